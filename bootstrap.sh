@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Sets everything up in ./.venv (only python3 with its venv module is needed), then:
+#   ./bootstrap.sh run [ARGS...]   runs gpusetup: the wizard where there is a display, else the diagnose report
+#   ./bootstrap.sh test [ARGS...]  runs the whole test suite (extra ARGS go to pytest)
+set -euo pipefail
+cd "$(dirname "$0")"
+
+mode="${1:-run}"
+[ $# -gt 0 ] && shift
+
+PY="${PYTHON:-python3}"
+VENV=".venv"
+
+die() { printf 'bootstrap: %s\n' "$*" >&2; exit 1; }
+
+command -v "$PY" >/dev/null || die "python3 is not installed. Install it with: sudo apt-get install -y python3 python3-venv"
+"$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
+  || die "gpusetup needs Python 3.10 or newer; this is $("$PY" --version 2>&1)."
+
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "bootstrap: creating $VENV ..."
+  if ! "$PY" -m venv "$VENV" 2>/tmp/gpusetup-venv.err; then
+    rm -rf "$VENV"
+    ver=$("$PY" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
+    die "could not create a virtual environment ($(tail -1 /tmp/gpusetup-venv.err)). On Debian/Ubuntu: sudo apt-get install -y python${ver}-venv"
+  fi
+fi
+VPY="$VENV/bin/python"
+
+extras=""
+[ "$mode" = "test" ] && extras="[test]"
+stamp="$VENV/.installed${extras:+-test}"
+want=$(cat pyproject.toml | sha256sum | cut -c1-16)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "bootstrap: installing gpusetup${extras} and its dependencies into $VENV ..."
+  "$VPY" -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
+  "$VPY" -m pip install --quiet --disable-pip-version-check -e ".${extras}"
+  echo "$want" > "$stamp"
+fi
+
+# Qt needs a few system libraries that a minimal Debian/Ubuntu lacks. Name them exactly, install them
+# when we are root, never end in a bare traceback.
+qt_check() {
+  QT_QPA_PLATFORM="${1}" "$VPY" - <<'PY' 2>&1
+import sys
+try:
+    from PySide6 import QtWidgets  # noqa: F401
+except ImportError as exc:
+    print(exc)
+    sys.exit(1)
+PY
+}
+qt_packages() {  # missing .so -> Debian package
+  case "$1" in
+    *libEGL.so*) echo libegl1 ;; *libGL.so*) echo libgl1 ;; *libOpenGL.so*) echo libopengl0 ;;
+    *libxkbcommon.so*) echo libxkbcommon0 ;; *libxkbcommon-x11*) echo libxkbcommon-x11-0 ;;
+    *libfontconfig*) echo libfontconfig1 ;; *libfreetype*) echo libfreetype6 ;;
+    *libdbus-1*) echo libdbus-1-3 ;; *libglib-2.0*|*libgthread*) echo libglib2.0-0 ;;
+    *libxcb-cursor*) echo libxcb-cursor0 ;; *libX11*) echo libx11-6 libx11-xcb1 ;;
+    *) echo "libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3 libglib2.0-0" ;;
+  esac
+}
+ensure_qt() {
+  local platform="$1" err pkgs
+  for _ in 1 2 3 4 5 6; do
+    err=$(qt_check "$platform") && return 0
+    pkgs=$(qt_packages "$err")
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      echo "bootstrap: Qt needs system libraries ($err); installing: $pkgs"
+      [ -n "${_apt_updated:-}" ] || { apt-get update -qq >/dev/null || true; _apt_updated=1; }
+      # shellcheck disable=SC2086
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $pkgs >/dev/null || break
+    else
+      break
+    fi
+  done
+  echo "bootstrap: the Qt user interface cannot load: $err" >&2
+  echo "bootstrap: install its system libraries with: sudo apt-get install -y $(qt_packages "$err")" >&2
+  return 1
+}
+
+case "$mode" in
+  run)
+    if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+      ensure_qt "" || { echo "bootstrap: showing the text report instead." >&2; exec "$VPY" -m gpusetup diagnose "$@"; }
+    fi
+    exec "$VPY" -m gpusetup "$@"
+    ;;
+  test)
+    export QT_QPA_PLATFORM=offscreen
+    ensure_qt offscreen || die "the GUI tests need Qt's system libraries (see above)."
+    set +e
+    "$VPY" -m pytest -q "$@"
+    rc=$?
+    set -e
+    if [ $rc -eq 5 ]; then
+      die "pytest collected no tests: that is a failure, not a pass."
+    fi
+    exit $rc
+    ;;
+  *)
+    die "unknown mode '$mode'. Use: ./bootstrap.sh run   or   ./bootstrap.sh test"
+    ;;
+esac

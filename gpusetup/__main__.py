@@ -1,0 +1,3 @@
+from gpusetup.cli import main
+
+raise SystemExit(main())

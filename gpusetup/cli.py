@@ -1,0 +1,104 @@
+"""Command line: argparse only, no logic. Each sub-command lives in ``gpusetup/commands/<name>.py``.
+
+Exit codes follow the monitoring convention: 0 healthy, 1 warnings, 2 errors, 3 gpusetup itself could not
+run (bad arguments, unreadable input, an internal error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from gpusetup import __version__
+
+EXIT_OK, EXIT_WARN, EXIT_ERROR, EXIT_TOOL = 0, 1, 2, 3
+
+# Sub-command modules, in the order `gpusetup --help` lists them.
+COMMANDS: tuple[str, ...] = (
+    "diagnose",
+    "plan",
+    "selftest",
+    "install",
+    "docker",
+    "analyze",
+    "bundle",
+    "db",
+    "gui",
+)
+
+
+class ToolError(Exception):
+    """A problem the user can fix (bad input, unreadable file). Printed without a traceback, exit 3."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2, which we reserve for "errors found"
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_TOOL, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="gpusetup",
+        description="Detect your GPU setup, choose working CUDA/framework versions, install and verify them.",
+        epilog="With no command: opens the wizard when a display is available, otherwise prints the diagnose report.",
+    )
+    parser.add_argument("--version", action="version", version=f"gpusetup {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what is run to stderr")
+    parser.add_argument("--diagnose", action="store_true", help="same as the 'diagnose' command")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"gpusetup.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"gpusetup.commands.{name}":
+                continue  # not built yet in this version
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--diagnose" in argv:
+        argv = ["diagnose", *[a for a in argv if a != "--diagnose"]]
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if args.command is None:
+        if _display_available() and "gui" in parser._subparsers._group_actions[0].choices:  # type: ignore[union-attr]
+            args = parser.parse_args(["gui"])
+        else:
+            args = parser.parse_args(["diagnose"])
+    try:
+        return int(args.handler(args))
+    except ToolError as exc:
+        print(f"gpusetup: {exc}", file=sys.stderr)
+        return EXIT_TOOL
+    except KeyboardInterrupt:
+        print("gpusetup: cancelled.", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+def gui_main() -> int:
+    """Entry point for the double-clickable launcher (no console window on Windows)."""
+    return main(["gui"])
+
+
+def _display_available() -> bool:
+    if sys.platform in ("win32", "darwin"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

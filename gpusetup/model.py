@@ -1,0 +1,519 @@
+"""The facts gpusetup works with, as plain JSON-serialisable dataclasses.
+
+Probes fill a :class:`Machine`; rules turn it into :class:`Finding` s; the resolver into a :class:`Plan`;
+the self-test into a :class:`SelfTestResult`. Everything here is data: no I/O, no Qt, no numpy.
+
+Unknown is a value (``None``), never an exception. Every fact that came from somewhere carries
+:class:`Evidence` saying where, and the error when the source failed, so a report can show *why* a value
+is missing. The JSON form is versioned by :data:`SCHEMA_VERSION` and described by
+``resources/schema/report.schema.json`` (generated from these classes by ``gpusetup.schema``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = "1.0"
+
+
+class Severity(str, enum.Enum):
+    """How bad a finding is; ordered so that ``max()`` gives the worst."""
+
+    OK = "ok"
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        return _SEVERITY_RANK[self]
+
+    @property
+    def exit_code(self) -> int:
+        """Monitoring-style exit code: 0 healthy, 1 warnings, 2 errors."""
+        return {Severity.OK: 0, Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}[self]
+
+
+_SEVERITY_RANK = {Severity.OK: 0, Severity.INFO: 1, Severity.WARNING: 2, Severity.ERROR: 3}
+
+
+@dataclass
+class Evidence:
+    """Where a fact came from (``nvml``, ``nvidia-smi -q -x``, ``/proc/driver/nvidia/version``…).
+
+    ``ok`` is False when the source was tried and failed; ``error`` then says why in plain words.
+    ``detail`` holds the raw line(s) that the fact was read from, for support teams.
+    """
+
+    source: str
+    ok: bool = True
+    error: str | None = None
+    detail: str | None = None
+
+
+@dataclass
+class Reading:
+    """One value as reported by one source, for facts that several sources report (driver version)."""
+
+    value: str | None
+    source: str
+    error: str | None = None
+
+
+# --------------------------------------------------------------------------------------------- GPUs
+
+
+@dataclass
+class PciInfo:
+    """A PCI display device as the bus sees it: works with no driver installed."""
+
+    address: str | None = None  # 0000:01:00.0
+    vendor_id: str | None = None  # "10de" (lower-case hex, no 0x)
+    device_id: str | None = None  # "2204"
+    subsystem_vendor_id: str | None = None
+    subsystem_device_id: str | None = None
+    class_code: str | None = None  # "030000"
+    revision: str | None = None
+    vendor_name: str | None = None  # from pci.ids
+    device_name: str | None = None  # from pci.ids, e.g. "GA102 [GeForce RTX 3090]"
+    kernel_driver: str | None = None  # module bound to the device: nvidia, nouveau, amdgpu, vfio-pci…
+
+    @property
+    def pci_id(self) -> str | None:
+        if self.vendor_id and self.device_id:
+            return f"{self.vendor_id}:{self.device_id}"
+        return None
+
+
+@dataclass
+class PcieLink:
+    gen_current: int | None = None
+    gen_max: int | None = None  # what GPU and slot can do together (NVML "max")
+    gen_device_max: int | None = None  # what the GPU alone can do
+    width_current: int | None = None
+    width_max: int | None = None
+    replay_counter: int | None = None
+
+
+@dataclass
+class Clocks:
+    graphics_mhz: int | None = None
+    sm_mhz: int | None = None
+    memory_mhz: int | None = None
+    graphics_max_mhz: int | None = None
+    sm_max_mhz: int | None = None
+    memory_max_mhz: int | None = None
+
+
+@dataclass
+class Ecc:
+    mode_current: str | None = None  # Enabled / Disabled / N/A
+    mode_pending: str | None = None
+    volatile_corrected: int | None = None
+    volatile_uncorrected: int | None = None
+    aggregate_corrected: int | None = None
+    aggregate_uncorrected: int | None = None
+    retired_pages_sbe: int | None = None
+    retired_pages_dbe: int | None = None
+    retired_pages_pending: bool | None = None
+    remapped_rows_correctable: int | None = None
+    remapped_rows_uncorrectable: int | None = None
+    remapped_rows_pending: bool | None = None
+    remapped_rows_failure: bool | None = None
+
+
+@dataclass
+class Gpu:
+    """One GPU. NVIDIA GPUs are filled from NVML/nvidia-smi; every vendor at least from PCI."""
+
+    vendor: str  # nvidia / amd / intel / apple / other
+    name: str | None = None
+    index: int | None = None  # NVML index when the driver sees it
+    pci: PciInfo = field(default_factory=PciInfo)
+    uuid: str | None = None
+    serial: str | None = None
+    chip: str | None = None  # GA102, AD107, gfx1100…
+    architecture: str | None = None  # Ampere, Ada Lovelace…
+    compute_capability: str | None = None  # "8.6"
+    compute_capability_source: str | None = None  # nvml / nvidia-smi / chip rule (pci.ids)
+    gfx_target: str | None = None  # AMD only
+    memory_total_mib: int | None = None
+    memory_used_mib: int | None = None
+    memory_free_mib: int | None = None
+    sm_count: int | None = None
+    vbios: str | None = None
+    clocks: Clocks = field(default_factory=Clocks)
+    pcie: PcieLink = field(default_factory=PcieLink)
+    ecc: Ecc = field(default_factory=Ecc)
+    throttle_reasons: list[str] = field(default_factory=list)
+    temperature_c: int | None = None
+    power_draw_w: float | None = None
+    power_limit_w: float | None = None
+    utilization_gpu_pct: int | None = None
+    persistence_mode: bool | None = None
+    mig_mode: str | None = None  # Enabled / Disabled / N/A
+    mig_devices: list[str] = field(default_factory=list)
+    driver_model: str | None = None  # WDDM / TCC / MCDM on Windows
+    display_active: bool | None = None
+    processes: int | None = None
+    evidence: list[Evidence] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------------------------- driver
+
+
+@dataclass
+class KernelModule:
+    name: str  # nvidia, nouveau, nova_core, amdgpu…
+    loaded: bool | None = None
+    version: str | None = None
+    flavour: str | None = None  # open / proprietary (NVIDIA only)
+    available_for_running_kernel: bool | None = None  # a .ko exists under /lib/modules/$(uname -r)
+    signer: str | None = None
+    dkms_status: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Driver:
+    """The NVIDIA driver as each source sees it; disagreement between sources is itself a finding."""
+
+    version: str | None = None  # best single answer (user-space first)
+    versions: list[Reading] = field(default_factory=list)  # each source's answer
+    cuda_driver_version: str | None = None  # highest CUDA the driver supports, "12.8"
+    cuda_driver_version_source: str | None = None
+    nvml_version: str | None = None
+    nvml_error: str | None = None  # plain-words reason NVML could not start, when it could not
+    cuinit_error: str | None = None  # CUresult name when cuInit failed
+    modules: list[KernelModule] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------------------- CUDA and libs
+
+
+@dataclass
+class Toolkit:
+    path: str
+    version: str | None = None
+    source: str = ""  # /usr/local/cuda-*, CUDA_HOME, nvcc on PATH, conda
+    nvcc: str | None = None
+
+
+@dataclass
+class Library:
+    """A CUDA-family shared library found on the system (loader cache, pip wheel, toolkit dir)."""
+
+    name: str  # libcudnn, libcublas, libnccl…
+    version: str | None = None
+    path: str | None = None
+    source: str = ""  # ldconfig / pip wheel nvidia-cudnn-cu12 / toolkit
+
+
+@dataclass
+class PipPackage:
+    name: str
+    version: str
+
+
+@dataclass
+class CudaStack:
+    toolkits: list[Toolkit] = field(default_factory=list)
+    libraries: list[Library] = field(default_factory=list)
+    nvidia_wheels: list[PipPackage] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, CUDA_HOME…
+    evidence: list[Evidence] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------------------- frameworks
+
+
+@dataclass
+class FrameworkInstall:
+    name: str  # torch, tensorflow, jax, jaxlib, cupy, onnxruntime
+    version: str | None = None
+    build_cuda: str | None = None  # CUDA the wheel was built against ("12.6"), None for CPU builds
+    build_rocm: str | None = None
+    cudnn: str | None = None
+    arch_list: list[str] = field(default_factory=list)  # sm_50 … compiled in
+    gpu_available: bool | None = None  # torch.cuda.is_available() and friends
+    device_count: int | None = None
+    devices: list[str] = field(default_factory=list)
+    location: str | None = None
+    installer: str | None = None  # pip / conda
+    probed: bool = False  # False: read from dist-info only, not imported
+    error: str | None = None
+
+
+@dataclass
+class PythonEnv:
+    executable: str
+    version: str | None = None
+    is_venv: bool | None = None
+    is_conda: bool | None = None
+    frameworks: list[FrameworkInstall] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------------------------- system
+
+
+@dataclass
+class Cpu:
+    model: str | None = None
+    vendor: str | None = None
+    cores_physical: int | None = None
+    cores_logical: int | None = None
+    flags: list[str] = field(default_factory=list)  # only the ones that matter: avx2, avx512f, fma…
+
+
+@dataclass
+class System:
+    os: str | None = None  # linux / windows / macos
+    os_version: str | None = None
+    distro_id: str | None = None  # ubuntu, debian, fedora…
+    distro_version: str | None = None
+    distro_name: str | None = None
+    distro_like: list[str] = field(default_factory=list)
+    kernel: str | None = None
+    arch: str | None = None  # x86_64 / aarch64 / arm64
+    hostname: str | None = None
+    wsl: bool | None = None
+    wsl_version: int | None = None
+    container: str | None = None  # docker / podman / kubernetes / lxc / None
+    secure_boot: bool | None = None
+    secure_boot_source: str | None = None
+    python: str | None = None
+    cpu: Cpu = field(default_factory=Cpu)
+    ram_total_mib: int | None = None
+    ram_available_mib: int | None = None
+    disk_free_mib: dict[str, int] = field(default_factory=dict)  # path -> MiB free
+    is_jetson: bool | None = None
+    evidence: list[Evidence] = field(default_factory=list)
+
+
+@dataclass
+class Containers:
+    docker: str | None = None  # version, None when absent
+    docker_daemon_reachable: bool | None = None
+    podman: str | None = None
+    nvidia_runtime_registered: bool | None = None
+    default_runtime: str | None = None
+    cdi_specs: list[str] = field(default_factory=list)
+    toolkit_version: str | None = None  # nvidia-ctk / nvidia-container-cli
+    evidence: list[Evidence] = field(default_factory=list)
+
+
+@dataclass
+class CommandRecord:
+    """What the runner ran: for the log, the bundle and the report's 'how we know'."""
+
+    argv: list[str]
+    returncode: int | None
+    duration_ms: float
+    timed_out: bool = False
+    error: str | None = None  # could not start (not found, no permission)
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+
+
+@dataclass
+class ProbeRun:
+    name: str
+    duration_ms: float
+    ok: bool = True
+    error: str | None = None
+
+
+@dataclass
+class Machine:
+    """Everything detected about one machine."""
+
+    schema_version: str = SCHEMA_VERSION
+    tool_version: str | None = None
+    collected_at: str | None = None  # ISO-8601 UTC
+    system: System = field(default_factory=System)
+    gpus: list[Gpu] = field(default_factory=list)
+    driver: Driver = field(default_factory=Driver)
+    cuda: CudaStack = field(default_factory=CudaStack)
+    python_envs: list[PythonEnv] = field(default_factory=list)
+    containers: Containers = field(default_factory=Containers)
+    kernel_log: list[str] = field(default_factory=list)  # NVRM/Xid/nouveau lines only, never the whole log
+    packages: list[str] = field(default_factory=list)  # distro packages of the NVIDIA stack, "ii nvidia-driver-550 550.120…"
+    probes: list[ProbeRun] = field(default_factory=list)
+    commands: list[CommandRecord] = field(default_factory=list)
+
+    @property
+    def nvidia_gpus(self) -> list[Gpu]:
+        return [g for g in self.gpus if g.vendor == "nvidia"]
+
+
+# ------------------------------------------------------------------------------------------ findings
+
+
+@dataclass
+class Finding:
+    """A diagnosis: what is wrong (or notable), what it means, and the exact fix for this machine."""
+
+    id: str  # stable slug, e.g. "driver-missing"
+    severity: Severity
+    title: str  # one plain line
+    detail: str = ""  # what it means, why it matters
+    fix: str = ""  # exact steps/commands for this machine
+    catalogue: str | None = None  # F01…F35 from the failure catalogue
+    evidence: list[str] = field(default_factory=list)  # the lines that triggered it
+    gpu_index: int | None = None
+
+
+# ------------------------------------------------------------------------------------------- plans
+
+
+@dataclass
+class Step:
+    """One action of a plan. Prepared first, shown, then executed; ``undo`` puts it back."""
+
+    id: str
+    title: str
+    argv: list[str] = field(default_factory=list)
+    needs_root: bool = False
+    explain: str = ""
+    undo: list[str] = field(default_factory=list)
+    kind: str = "command"  # command / venv / pip / script / reboot / manual
+
+
+@dataclass
+class Plan:
+    steps: list[Step] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------- self-test
+
+
+@dataclass
+class Measurement:
+    """One self-test number against its rated peak, with a verdict in words."""
+
+    name: str  # "h2d_pinned", "matmul_fp32", "cpu_triad"…
+    value: float | None
+    unit: str  # GB/s, TFLOP/s, GFLOP/s
+    rated: float | None = None
+    fraction: float | None = None  # value / rated
+    verdict: str = "info"  # pass / warn / fail / info / skipped
+    reason: str = ""
+    samples: list[float] = field(default_factory=list)
+    spread: float | None = None  # (max - min) / median
+    device: int | None = None
+    tier: str = ""  # driver / cublas / framework / cpu
+
+
+@dataclass
+class SelfTestResult:
+    mode: str = "quick"
+    measurements: list[Measurement] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    cancelled: bool = False
+    gpu_tested: bool = False
+    verdict: str = "info"  # worst of the measurements
+
+
+@dataclass
+class Report:
+    machine: Machine
+    findings: list[Finding] = field(default_factory=list)
+    plans: list[dict[str, Any]] = field(default_factory=list)  # resolver output per framework
+    selftest: SelfTestResult | None = None
+
+    @property
+    def worst(self) -> Severity:
+        return max((f.severity for f in self.findings), key=lambda s: s.rank, default=Severity.OK)
+
+
+# ------------------------------------------------------------------------------- (de)serialisation
+
+
+def to_dict(obj: Any) -> Any:
+    """Dataclass tree → JSON-ready dict (enums as their values)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if isinstance(obj, dict):
+        return {str(k): to_dict(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_dict(v) for v in obj]
+    return obj
+
+
+class SchemaError(ValueError):
+    """The JSON does not have the shape of a gpusetup object."""
+
+
+_T = typing.TypeVar("_T")
+
+
+def from_dict(cls: type[_T], data: Any, path: str = "$") -> _T:
+    """JSON dict → dataclass tree, checking types as it goes; unknown keys are ignored (newer writers)."""
+    return typing.cast(_T, _convert(cls, data, path))
+
+
+def _convert(tp: Any, data: Any, path: str) -> Any:
+    origin = typing.get_origin(tp)
+    if tp is Any:
+        return data
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if data is None and type(None) in args:
+            return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _convert(arg, data, path)
+            except SchemaError as exc:
+                errors.append(str(exc))
+        raise SchemaError("; ".join(errors) or f"{path}: unexpected null")
+    if origin is list:
+        if not isinstance(data, list):
+            raise SchemaError(f"{path}: expected a list, got {type(data).__name__}")
+        (item,) = typing.get_args(tp) or (Any,)
+        return [_convert(item, v, f"{path}[{i}]") for i, v in enumerate(data)]
+    if origin is dict:
+        if not isinstance(data, dict):
+            raise SchemaError(f"{path}: expected an object, got {type(data).__name__}")
+        _, val = typing.get_args(tp) or (str, Any)
+        return {str(k): _convert(val, v, f"{path}.{k}") for k, v in data.items()}
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        if not isinstance(data, dict):
+            raise SchemaError(f"{path}: expected an object for {tp.__name__}, got {type(data).__name__}")
+        hints = typing.get_type_hints(tp)
+        kwargs = {}
+        for f in dataclasses.fields(tp):
+            if f.name in data:
+                kwargs[f.name] = _convert(hints[f.name], data[f.name], f"{path}.{f.name}")
+            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise SchemaError(f"{path}: missing required field '{f.name}'")
+        return tp(**kwargs)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        try:
+            return tp(data)
+        except ValueError as exc:
+            raise SchemaError(f"{path}: {data!r} is not one of {[m.value for m in tp]}") from exc
+    if tp is float:
+        if isinstance(data, bool) or not isinstance(data, (int, float)):
+            raise SchemaError(f"{path}: expected a number, got {data!r}")
+        return float(data)
+    if tp is int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            raise SchemaError(f"{path}: expected an integer, got {data!r}")
+        return data
+    if tp in (str, bool):
+        if not isinstance(data, tp):
+            raise SchemaError(f"{path}: expected {tp.__name__}, got {data!r}")
+        return data
+    raise SchemaError(f"{path}: cannot read type {tp!r}")

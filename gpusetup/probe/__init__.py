@@ -1,0 +1,166 @@
+"""Detection: many small probes, each filling its part of one :class:`~gpusetup.model.Machine`.
+
+Each probe module exposes ``probe(ctx: ProbeContext, machine: Machine) -> None``. ``detect()`` runs them
+in order, times each, and turns any exception into a recorded probe error, so one failing source never
+hides the others. Probes read the filesystem through ``ctx.path()`` (tests point ``ctx.root`` at fixture
+trees), run commands through ``ctx.runner`` and reach NVML / libcuda through injectable factories.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpusetup import __version__
+from gpusetup.model import Gpu, Machine, PciInfo, ProbeRun
+from gpusetup.runner import Runner, SubprocessRunner
+
+log = logging.getLogger("gpusetup.probe")
+
+# Order matters: system first (platform facts), PCI before NVML (NVML enriches PCI devices), NVML before
+# nvidia-smi (the fallback runs only when NVML gave nothing), driver last among NVIDIA sources (it
+# cross-checks every version reading the others left).
+PROBE_ORDER: tuple[str, ...] = (
+    "system",
+    "pci",
+    "nvml",
+    "smi",
+    "libcuda",
+    "driver",
+    "toolkit",
+    "frameworks",
+    "containers",
+    "rocm",
+    "kernel_log",
+    "packages",
+)
+
+
+@dataclass
+class ProbeContext:
+    """Everything a probe may touch, injected so tests can replace each piece with a fake."""
+
+    runner: Runner = field(default_factory=SubprocessRunner)
+    root: Path = Path("/")
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    os_name: str = field(default_factory=lambda: _os_name())
+    # Returns an NVML facade (gpusetup.probe.nvml.Nvml-like) or raises; None means "use the real pynvml".
+    nvml_factory: Callable[[], Any] | None = None
+    # Loads a shared library by path/name (ctypes.CDLL in real life; a fake C library in tests).
+    library_loader: Callable[[str], Any] | None = None
+    python: str | None = None  # target interpreter for the framework probe (default: this one)
+    deep: bool = False  # import frameworks in a subprocess (slower, tells is_available())
+    timeout: float = 8.0  # per external command
+    only: tuple[str, ...] | None = None  # restrict to these probes (tests, benchmarks)
+    _platform: Any = None
+
+    def path(self, p: str | os.PathLike[str]) -> Path:
+        """An absolute system path resolved under ``root`` (``/proc/x`` → ``<root>/proc/x``)."""
+        s = os.fspath(p)
+        if self.root == Path("/"):
+            return Path(s)
+        return self.root / s.lstrip("/\\")
+
+    @property
+    def platform(self) -> Any:
+        """The :class:`~gpusetup.probe.platform.Platform` for this OS (chosen once)."""
+        if self._platform is None:
+            from gpusetup.probe.platform import get_platform
+
+            self._platform = get_platform(self)
+        return self._platform
+
+
+def _os_name() -> str:
+    if sys.platform.startswith("linux"):
+        return "linux"
+    if sys.platform == "win32":
+        return "windows"
+    if sys.platform == "darwin":
+        return "macos"
+    return sys.platform
+
+
+def detect(ctx: ProbeContext | None = None, progress: Callable[[str, float], None] | None = None) -> Machine:
+    """Run every probe and return the machine's facts. Never raises for a failing source."""
+    ctx = ctx or ProbeContext()
+    machine = Machine(
+        tool_version=__version__,
+        collected_at=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+    )
+    names = [n for n in PROBE_ORDER if ctx.only is None or n in ctx.only]
+    for i, name in enumerate(names):
+        if progress:
+            progress(name, i / len(names))
+        machine.probes.append(run_probe(name, ctx, machine))
+    if progress:
+        progress("done", 1.0)
+    records = getattr(ctx.runner, "records", None)
+    if records is not None:
+        machine.commands = list(records)
+    return machine
+
+
+def run_probe(name: str, ctx: ProbeContext, machine: Machine) -> ProbeRun:
+    start = time.perf_counter()
+    try:
+        module = importlib.import_module(f"gpusetup.probe.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"gpusetup.probe.{name}":
+            return ProbeRun(name, 0.0, ok=False, error="not available in this version")
+        raise
+    try:
+        module.probe(ctx, machine)
+    except Exception as exc:  # noqa: BLE001 - a probe bug must not hide the rest of the report
+        log.exception("probe %s failed", name)
+        return ProbeRun(name, _ms(start), ok=False, error=f"{type(exc).__name__}: {exc}")
+    return ProbeRun(name, _ms(start))
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 1)
+
+
+# ------------------------------------------------------------------------------ shared GPU helpers
+
+
+def normalize_pci_address(addr: str | None) -> str | None:
+    """``00000000:01:00.0`` (NVML), ``0000:01:00.0`` (sysfs), ``01:00.0`` (lspci) → ``0000:01:00.0``."""
+    if not addr:
+        return None
+    a = addr.strip().lower()
+    parts = a.split(":")
+    if len(parts) == 2:
+        parts = ["0000", *parts]
+    if len(parts) != 3:
+        return a
+    domain, bus, devfn = parts
+    try:
+        domain = f"{int(domain, 16):04x}"
+        bus = f"{int(bus, 16):02x}"
+        if "." in devfn:
+            dev, fn = devfn.split(".", 1)
+            devfn = f"{int(dev, 16):02x}.{int(fn, 16):x}"
+    except ValueError:
+        return a
+    return f"{domain}:{bus}:{devfn}"
+
+
+def find_or_add_gpu(machine: Machine, vendor: str, address: str | None) -> Gpu:
+    """The GPU at this PCI address (so NVML/nvidia-smi enrich the PCI entry), or a new one."""
+    norm = normalize_pci_address(address)
+    if norm:
+        for gpu in machine.gpus:
+            if normalize_pci_address(gpu.pci.address) == norm:
+                return gpu
+    gpu = Gpu(vendor=vendor, pci=PciInfo(address=norm))
+    machine.gpus.append(gpu)
+    return gpu

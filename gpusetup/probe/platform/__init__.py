@@ -1,0 +1,49 @@
+"""Platform-specific detection behind one small interface (no ``sys.platform`` checks elsewhere).
+
+One implementation per platform: ``linux.py`` (sysfs/procfs), ``wsl.py`` (Linux under WSL2: GPU through
+``/dev/dxg`` and ``/usr/lib/wsl/lib``), ``windows.py`` (CIM ``Win32_VideoController`` via PowerShell,
+registry), ``macos.py`` (``system_profiler -json``). ``get_platform(ctx)`` picks one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from gpusetup.model import KernelModule, PciInfo, System
+    from gpusetup.probe import ProbeContext
+
+
+class Platform(Protocol):
+    name: str  # linux / wsl / windows / macos
+
+    def system(self, ctx: ProbeContext) -> System:
+        """OS, distro, kernel, architecture, WSL, container, Secure Boot, CPU, RAM, disk."""
+        ...
+
+    def pci_display_devices(self, ctx: ProbeContext) -> list[PciInfo]:
+        """Every display/3D controller on the bus (PCI class 0x03), with the bound kernel driver."""
+        ...
+
+    def libcuda_candidates(self, ctx: ProbeContext) -> list[str]:
+        """Where the CUDA driver library may be, most likely first (``libcuda.so.1``, ``nvcuda.dll``…)."""
+        ...
+
+    def kernel_modules(self, ctx: ProbeContext) -> list[KernelModule]:
+        """State of the GPU kernel modules (nvidia, nouveau, nova_core, amdgpu…); empty where none apply."""
+        ...
+
+
+def get_platform(ctx: ProbeContext) -> Platform:
+    if ctx.os_name == "windows":
+        from gpusetup.probe.platform.windows import WindowsPlatform
+
+        return WindowsPlatform()
+    if ctx.os_name == "macos":
+        from gpusetup.probe.platform.macos import MacPlatform
+
+        return MacPlatform()
+    from gpusetup.probe.platform.linux import LinuxPlatform
+    from gpusetup.probe.platform.wsl import WslPlatform, is_wsl
+
+    return WslPlatform() if is_wsl(ctx) else LinuxPlatform()

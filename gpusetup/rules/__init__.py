@@ -1,0 +1,81 @@
+"""Diagnosis rules: small pure functions ``Machine -> list[Finding]``, listed in one registry.
+
+A rule module registers its functions with :func:`rule`; :func:`evaluate` runs them all over a machine's
+facts (from live detection, a saved report, or text pasted by a user) and returns the findings, most
+severe first. A failing rule becomes an ``info`` finding about itself, never a crash.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gpusetup.model import Finding, Machine, Severity
+
+log = logging.getLogger("gpusetup.rules")
+
+RuleFn = Callable[[Machine], list[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str  # stable slug of the rule (findings it emits may use this id or a more specific one)
+    fn: RuleFn
+    catalogue: str | None = None  # F01…F35
+
+
+_REGISTRY: dict[str, Rule] = {}
+
+# Modules whose import registers rules. Each is optional while it is being built.
+RULE_MODULES: tuple[str, ...] = ("basic", "catalogue")
+
+
+def rule(rule_id: str, catalogue: str | None = None) -> Callable[[RuleFn], RuleFn]:
+    def deco(fn: RuleFn) -> RuleFn:
+        if rule_id in _REGISTRY and _REGISTRY[rule_id].fn is not fn:
+            raise ValueError(f"duplicate rule id {rule_id}")
+        _REGISTRY[rule_id] = Rule(rule_id, fn, catalogue)
+        return fn
+
+    return deco
+
+
+def all_rules() -> list[Rule]:
+    for name in RULE_MODULES:
+        try:
+            importlib.import_module(f"gpusetup.rules.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"gpusetup.rules.{name}":
+                raise
+    return list(_REGISTRY.values())
+
+
+def evaluate(machine: Machine, only: set[str] | None = None) -> list[Finding]:
+    findings: list[Finding] = []
+    for r in all_rules():
+        if only is not None and r.id not in only:
+            continue
+        try:
+            out = r.fn(machine) or []
+        except Exception as exc:  # noqa: BLE001 - a rule bug must not hide the report
+            log.exception("rule %s failed", r.id)
+            out = [
+                Finding(
+                    id="rule-crashed",
+                    severity=Severity.INFO,
+                    title=f"gpusetup's check '{r.id}' could not run",
+                    detail=f"{type(exc).__name__}: {exc}. This is a bug in gpusetup, not a problem with your machine.",
+                    fix="Please report it with `gpusetup bundle`.",
+                )
+            ]
+        for f in out:
+            if f.catalogue is None and r.catalogue:
+                f.catalogue = r.catalogue
+        findings.extend(out)
+    return sort_findings(findings)
+
+
+def sort_findings(findings: list[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: (-f.severity.rank, f.catalogue or "~", f.id))

@@ -1,0 +1,1 @@
+"""Fakes for the core's chokepoints (runner, NVML, libcuda, filesystem roots), fed by recorded outputs."""
