@@ -391,6 +391,51 @@ class Plan:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass
+class Choice:
+    """The build the resolver picked for one framework."""
+
+    version: str  # "2.9.1"
+    variant: str  # cu126 / cu130 / rocm6.4 / cpu / xpu / cuda12 (JAX) / and-cuda (TensorFlow)
+    index_url: str | None = None
+    packages: list[str] = field(default_factory=list)  # exact pip requirement strings
+    commands: list[str] = field(default_factory=list)  # ready-to-paste install commands
+    conda: list[str] = field(default_factory=list)  # conda alternative, when one exists
+    python: str | None = None
+
+
+@dataclass
+class Action:
+    """Something the user must do first (install/upgrade a driver, use WSL2, change Python, reboot)."""
+
+    kind: str  # install-driver / upgrade-driver / use-wsl2 / change-python / reboot / install-rocm / …
+    why: str
+    min_version: str | None = None
+    branch: str | None = None  # driver branch to choose, e.g. "580" or "470 (legacy)"
+    commands: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Rejected:
+    option: str  # "cu130", "torch 2.8 cu128", "tensorflow on native Windows"
+    reason: str  # plain words a beginner understands
+
+
+@dataclass
+class FrameworkPlan:
+    """The resolver's answer for one framework: what works now, what to do first, what not and why."""
+
+    framework: str  # pytorch / tensorflow / jax
+    ok: bool  # a GPU build is possible now (no action needed first)
+    choice: Choice | None = None
+    gpu_choice: Choice | None = None  # the GPU build that would work after the actions (when ok is False)
+    actions: list[Action] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    gpus_covered: list[int] = field(default_factory=list)  # indices into Machine.gpus
+    gpus_left_out: list[int] = field(default_factory=list)
+
+
 # ---------------------------------------------------------------------------------------- self-test
 
 
@@ -425,7 +470,7 @@ class SelfTestResult:
 class Report:
     machine: Machine
     findings: list[Finding] = field(default_factory=list)
-    plans: list[dict[str, Any]] = field(default_factory=list)  # resolver output per framework
+    plans: list[FrameworkPlan] = field(default_factory=list)  # resolver output per framework
     selftest: SelfTestResult | None = None
 
     @property
