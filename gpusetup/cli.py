@@ -28,6 +28,7 @@ COMMANDS: tuple[str, ...] = (
     "bundle",
     "db",
     "gui",
+    "desktop_entry",
 )
 
 
