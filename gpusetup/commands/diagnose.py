@@ -1,0 +1,74 @@
+"""`gpusetup diagnose`: detect everything, run the rules, print findings first, then the facts."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "diagnose",
+        help="detect GPUs, driver, CUDA, frameworks and problems (text or JSON)",
+        description="Detect GPUs, driver, CUDA stack, frameworks, system and containers; report problems "
+        "with their fixes. Exit code: 0 healthy, 1 warnings, 2 errors, 3 gpusetup could not run.",
+    )
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="write JSON (schema: resources/schema/report.schema.json)")
+    fmt.add_argument("--format", choices=["text", "json", "markdown", "html"], help="output format (default text)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of the terminal")
+    p.add_argument("--python", metavar="PATH", help="check the frameworks of this Python interpreter")
+    p.add_argument("--deep", action="store_true", help="import each framework (in a subprocess) to ask it whether it sees the GPU; slower")
+    p.add_argument("--show-ids", action="store_true", help="show GPU UUIDs, serials and the host name (masked by default)")
+    p.add_argument("--timeout", type=float, default=8.0, metavar="SECONDS", help="time limit for each external command (default 8)")
+    color = p.add_mutually_exclusive_group()
+    color.add_argument("--color", dest="color", action="store_true", default=None, help="force colour")
+    color.add_argument("--no-color", dest="color", action="store_false", help="no colour")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpusetup.cli import EXIT_TOOL, ToolError
+    from gpusetup.model import Report
+    from gpusetup.probe import ProbeContext, detect
+    from gpusetup.report import render
+    from gpusetup.rules import evaluate
+
+    fmt = "json" if args.json else (args.format or "text")
+    if args.python and not Path(args.python).exists():
+        raise ToolError(f"--python {args.python}: no such file. Give the path of a python executable, e.g. ~/venv/bin/python")
+    if args.timeout <= 0:
+        raise ToolError("--timeout must be a positive number of seconds")
+    ctx = ProbeContext(python=args.python, deep=args.deep, timeout=args.timeout)
+    try:
+        machine = detect(ctx)
+    except Exception as exc:  # noqa: BLE001 - detect() already isolates probes; this is a last resort
+        print(f"gpusetup: detection failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_TOOL
+    report = Report(machine=machine, findings=evaluate(machine))
+    use_color = args.color if args.color is not None else (
+        fmt == "text" and not args.output and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    )
+    text = render(report, fmt, color=bool(use_color), show_ids=args.show_ids)
+    if args.output:
+        write_atomic(Path(args.output), text)
+        print(f"Report written to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return report.worst.exit_code
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file and rename, so an interrupted write never leaves half a report."""
+    from gpusetup.cli import ToolError
+
+    path = path.expanduser()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise ToolError(f"cannot write {path}: {exc.strerror or exc}") from exc

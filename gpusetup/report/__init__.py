@@ -1,0 +1,47 @@
+"""Turn a :class:`~gpusetup.model.Report` into text people and programs read.
+
+``render(report, fmt)`` is the one entry point used by the CLI, the wizard ("copy report") and the support
+bundle. Identifiers (GPU UUIDs, serials, host name) are masked unless ``show_ids`` is set: a report gets
+pasted into public issue trackers.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+from gpusetup.model import Report, to_dict
+from gpusetup.report.privacy import mask_identifiers
+
+FORMATS: dict[str, str] = {
+    "text": "gpusetup.report.text",
+    "json": "",
+    "markdown": "gpusetup.report.markdown",
+    "html": "gpusetup.report.html",
+}
+
+
+def render(report: Report, fmt: str = "text", *, color: bool = False, show_ids: bool = False) -> str:
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    shown = report if show_ids else mask_identifiers(report)
+    if fmt == "json":
+        return json.dumps(to_dict(shown), indent=2, ensure_ascii=False) + "\n"
+    module = importlib.import_module(FORMATS[fmt])
+    if fmt == "text":
+        return module.render_text(shown, color=color)
+    return module.render(shown)
+
+
+def available_formats() -> list[str]:
+    out = []
+    for fmt, mod in FORMATS.items():
+        if not mod:
+            out.append(fmt)
+            continue
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError:
+            continue
+        out.append(fmt)
+    return out
