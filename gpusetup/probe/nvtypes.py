@@ -1,0 +1,81 @@
+"""Small shared tables for the NVIDIA probes (NVML, nvidia-smi, fakes): pure data, no imports of note.
+
+Kept apart from ``nvml.py``/``smi.py`` so that the text parsers (reused by ``gpusetup analyze`` on pasted
+output) and the NVML facade agree on names without importing each other.
+"""
+
+from __future__ import annotations
+
+# Clock event ("throttle") reasons: NVML bit → the name nvidia-smi uses in its XML tags
+# (``clocks_event_reason_<name>`` since R535, ``clocks_throttle_reason_<name>`` before). Bits from nvml.h
+# (nvmlClocksEventReason*), as mirrored in nvidia-ml-py.
+THROTTLE_REASON_BITS: dict[int, str] = {
+    0x001: "gpu_idle",
+    0x002: "applications_clocks_setting",
+    0x004: "sw_power_cap",
+    0x008: "hw_slowdown",
+    0x010: "sync_boost",
+    0x020: "sw_thermal_slowdown",
+    0x040: "hw_thermal_slowdown",
+    0x080: "hw_power_brake_slowdown",
+    0x100: "display_clocks_setting",
+}
+THROTTLE_NAME_BITS: dict[str, int] = {v: k for k, v in THROTTLE_REASON_BITS.items()}
+
+# `nvidia-smi -q` text labels of the same reasons.
+THROTTLE_TEXT_LABELS: dict[str, str] = {
+    "idle": "gpu_idle",
+    "applications clocks setting": "applications_clocks_setting",
+    "sw power cap": "sw_power_cap",
+    "hw slowdown": "hw_slowdown",
+    "hw thermal slowdown": "hw_thermal_slowdown",
+    "hw power brake slowdown": "hw_power_brake_slowdown",
+    "sync boost": "sync_boost",
+    "sw thermal slowdown": "sw_thermal_slowdown",
+    "display clock setting": "display_clocks_setting",
+}
+
+
+def decode_throttle_reasons(mask: int | None) -> list[str]:
+    """NVML bitmask → reason names, lowest bit first; unknown bits become ``unknown_0x...``."""
+    if mask is None:
+        return []
+    names = []
+    rest = int(mask)
+    for bit, name in THROTTLE_REASON_BITS.items():
+        if rest & bit:
+            names.append(name)
+            rest &= ~bit
+    bit = 1
+    while rest:
+        if rest & bit:
+            names.append(f"unknown_0x{bit:x}")
+            rest &= ~bit
+        bit <<= 1
+    return names
+
+
+def encode_throttle_reasons(names: list[str]) -> int:
+    """Reason names → NVML bitmask (names we do not know are ignored)."""
+    mask = 0
+    for n in names:
+        mask |= THROTTLE_NAME_BITS.get(n, 0)
+    return mask
+
+
+# NVML driver model values (nvmlDriverModel_t): 0 WDDM, 1 WDM (shown by nvidia-smi as TCC), 2 MCDM.
+DRIVER_MODELS: dict[int, str] = {0: "WDDM", 1: "TCC", 2: "MCDM"}
+DRIVER_MODEL_CODES: dict[str, int] = {"WDDM": 0, "TCC": 1, "WDM": 1, "MCDM": 2}
+
+
+def cuda_version_from_int(v: int | None) -> str | None:
+    """12080 → "12.8", 11040 → "11.4", 13020 → "13.2" (the CUDA driver API / NVML encoding)."""
+    if v is None or isinstance(v, bool):
+        return None
+    try:
+        v = int(v)
+    except (TypeError, ValueError):
+        return None
+    if v <= 0:
+        return None
+    return f"{v // 1000}.{(v % 1000) // 10}"
