@@ -245,7 +245,11 @@ def parse_smi_xml(text: str) -> SmiSnapshot:
             snap.gpus.append(_gpu_from_xml(g, i))
         except Exception as exc:  # noqa: BLE001 - one odd <gpu> must not hide the others
             snap.gpus.append(
-                Gpu(vendor="nvidia", index=i, evidence=[Evidence(SOURCE, ok=False, error=f"unreadable GPU entry: {exc}")])
+                Gpu(
+                    vendor="nvidia",
+                    index=i,
+                    evidence=[Evidence(SOURCE, ok=False, error=f"unreadable GPU entry: {exc}")],
+                )
             )
     return snap
 
@@ -373,7 +377,9 @@ def _ecc_counts(sec: ET.Element | None) -> tuple[int | None, int | None]:
 
 
 def _ecc_from_xml(g: ET.Element) -> Ecc:
-    ecc = Ecc(mode_current=_mode(_x(g, "ecc_mode/current_ecc")), mode_pending=_mode(_x(g, "ecc_mode/pending_ecc")))
+    ecc = Ecc(
+        mode_current=_mode(_x(g, "ecc_mode/current_ecc")), mode_pending=_mode(_x(g, "ecc_mode/pending_ecc"))
+    )
     ecc.volatile_corrected, ecc.volatile_uncorrected = _ecc_counts(g.find("ecc_errors/volatile"))
     ecc.aggregate_corrected, ecc.aggregate_uncorrected = _ecc_counts(g.find("ecc_errors/aggregate"))
     ecc.retired_pages_sbe = _int(_x(g, "retired_pages/multiple_single_bit_retirement/retired_count"))
@@ -462,10 +468,7 @@ def _indent_tree(text: str) -> _Node:
         indent = len(raw) - len(raw.lstrip(" \t"))
         line = raw.strip()
         m = _KV.match(line)
-        if m:
-            node = _Node(m.group(1).strip(), (m.group(2) or "").strip())
-        else:
-            node = _Node(line, None)
+        node = _Node(m.group(1).strip(), (m.group(2) or "").strip()) if m else _Node(line, None)
         while stack and stack[-1][0] >= indent:
             stack.pop()
         parent = stack[-1][1] if stack else root
@@ -578,7 +581,13 @@ def parse_smi_q(text: str) -> SmiSnapshot:
             )
         procs = n.get("Processes")
         if procs is not None:
-            gpu.processes = len([c for c in procs.children if c.get("Process ID") is not None or "process id" in c.key.lower()])
+            gpu.processes = len(
+                [
+                    c
+                    for c in procs.children
+                    if c.get("Process ID") is not None or "process id" in c.key.lower()
+                ]
+            )
             if not procs.children and (procs.value or "").strip().lower() == "none":
                 gpu.processes = 0
         gpu.evidence.append(Evidence(SOURCE, detail="nvidia-smi -q"))
@@ -623,8 +632,12 @@ def _ecc_from_q(n: _Node) -> Ecc:
         # Old drivers nest a count under "Single Bit ECC"; newer print the count on the line itself.
         sbe = rp.get("Single Bit ECC")
         dbe = rp.get("Double Bit ECC")
-        ecc.retired_pages_sbe = _int(sbe.value) if sbe and sbe.value else _int(rp.v("Single Bit ECC", "Retired Count"))
-        ecc.retired_pages_dbe = _int(dbe.value) if dbe and dbe.value else _int(rp.v("Double Bit ECC", "Retired Count"))
+        ecc.retired_pages_sbe = (
+            _int(sbe.value) if sbe and sbe.value else _int(rp.v("Single Bit ECC", "Retired Count"))
+        )
+        ecc.retired_pages_dbe = (
+            _int(dbe.value) if dbe and dbe.value else _int(rp.v("Double Bit ECC", "Retired Count"))
+        )
         ecc.retired_pages_pending = _yes(rp.first(("Pending Page Blacklist",), ("Pending Retirement",)))
     rr = n.get("Remapped Rows")
     if rr is not None:
@@ -767,7 +780,9 @@ def _table_mig_and_processes(lines: list[str], snap: SmiSnapshot) -> None:
                 g.processes = 0
             continue
         if section == "mig":
-            m = re.match(r"^\|\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(\d+)\s", ln)
+            m = re.match(
+                r"^\|\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(\d+)\s", ln
+            )
             if m and int(m.group(1)) in by_index:
                 by_index[int(m.group(1))].mig_devices.append(
                     describe_mig_device(
@@ -857,7 +872,7 @@ def parse_smi_csv(text: str) -> list[dict[str, str | None]]:
         vals = [v.strip() for v in ln.split(",")]
         if len(vals) != len(header):
             continue
-        rows.append({h: _clean(v) for h, v in zip(header, vals)})
+        rows.append({h: _clean(v) for h, v in zip(header, vals, strict=False)})
     return rows
 
 
@@ -878,7 +893,7 @@ _FAILURES: tuple[tuple[str, str], ...] = (
     ),
     (
         "gpu is lost",
-        "A GPU stopped answering (\"GPU is lost\"): it fell off the PCIe bus. This needs a reboot and often "
+        'A GPU stopped answering ("GPU is lost"): it fell off the PCIe bus. This needs a reboot and often '
         "points to power, cooling or seating problems.",
     ),
     (
@@ -967,7 +982,9 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
         return
     exe = ctx.runner.which("nvidia-smi")
     if exe is None:
-        machine.driver.evidence.append(Evidence(SOURCE, ok=False, error="nvidia-smi is not installed (not on PATH)"))
+        machine.driver.evidence.append(
+            Evidence(SOURCE, ok=False, error="nvidia-smi is not installed (not on PATH)")
+        )
         return
     timeout = min(ctx.timeout, SMI_TIMEOUT) if ctx.timeout else SMI_TIMEOUT
     res = ctx.runner.run(["nvidia-smi", "-q", "-x"], timeout=timeout)
@@ -991,7 +1008,9 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
         if msg is None:
             tail = (res.stderr or res.stdout).strip().splitlines()[-1:] or [""]
             msg = f"nvidia-smi failed (exit code {res.returncode}): {tail[0][:200]}".rstrip(": ")
-        machine.driver.evidence.append(Evidence(SOURCE, ok=False, error=msg, detail=(res.stdout + res.stderr)[-500:]))
+        machine.driver.evidence.append(
+            Evidence(SOURCE, ok=False, error=msg, detail=(res.stdout + res.stderr)[-500:])
+        )
         machine.driver.versions.append(Reading(None, SOURCE, error=msg))
         return
     machine.driver.versions.append(Reading(snap.driver_version, SOURCE, error=snap.error))
@@ -999,7 +1018,12 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
         machine.driver.cuda_driver_version = snap.cuda_version
         machine.driver.cuda_driver_version_source = SOURCE
     machine.driver.evidence.append(
-        Evidence(SOURCE, ok=snap.error is None, error=snap.error, detail=f"nvidia-smi -q -x ({len(snap.gpus)} GPU(s))")
+        Evidence(
+            SOURCE,
+            ok=snap.error is None,
+            error=snap.error,
+            detail=f"nvidia-smi -q -x ({len(snap.gpus)} GPU(s))",
+        )
     )
     for src in snap.gpus:
         dst = find_or_add_gpu(machine, "nvidia", src.pci.address)
