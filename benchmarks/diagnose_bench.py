@@ -1,0 +1,93 @@
+"""Wall time and peak memory of `gpusetup diagnose --json`, beside `python -m torch.utils.collect_env`.
+
+collect_env is what support teams ask for today; we must be at least 5x faster while reporting more.
+Targets (issue 2): median under 0.6 s and under 60 MB peak RSS on a 2-core machine without a GPU.
+
+Usage (from the repository root):
+    .venv/bin/python benchmarks/diagnose_bench.py [--runs 7] [--no-collect-env]
+
+collect_env runs in its own venv with the CPU build of torch (benchmarks/out/torch-venv), created on the
+first run: `pip install torch` from the CPU wheel index (or from a local wheel/constraint the machine's pip
+is configured with).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "benchmarks" / "out"
+
+
+def measure(argv: list[str], runs: int, env: dict[str, str] | None = None) -> tuple[list[float], list[float], int]:
+    """Run argv `runs` times; return wall seconds, peak RSS MB per run, and the last exit code."""
+    times, rss = [], []
+    rc = 0
+    for _ in range(runs):
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        times.append(time.perf_counter() - start)
+        rss.append(usage.ru_maxrss / 1024)  # Linux: KiB
+        rc = os.waitstatus_to_exitcode(status)
+        proc.returncode = rc
+    return times, rss, rc
+
+
+def torch_venv() -> Path | None:
+    venv = OUT / "torch-venv"
+    py = venv / "bin" / "python"
+    if py.exists() and subprocess.run([py, "-c", "import torch"], capture_output=True).returncode == 0:
+        return py
+    print("creating a venv with the CPU build of torch for collect_env (once) ...", file=sys.stderr)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # Prefer a CPU wheel already available to this machine's pip; fall back to the CPU index.
+    for extra in ([], ["--index-url", "https://download.pytorch.org/whl/cpu"]):
+        r = subprocess.run([py, "-m", "pip", "install", "-q", "torch==2.13.0" if not extra else "torch", *extra])
+        if r.returncode == 0:
+            return py
+    print("could not install torch; skipping collect_env", file=sys.stderr)
+    return None
+
+
+def summary(name: str, times: list[float], rss: list[float]) -> str:
+    return (
+        f"{name:<34} median {statistics.median(times):6.3f} s  "
+        f"(min {min(times):.3f}, max {max(times):.3f})  peak RSS median {statistics.median(rss):5.1f} MB"
+    )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--no-collect-env", action="store_true")
+    args = ap.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+
+    print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
+    gp = [sys.executable, "-m", "gpusetup", "diagnose", "--json"]
+    measure(gp, 1)  # warm the file cache, like a second invocation would be
+    t, r, rc = measure(gp, args.runs)
+    print(summary("gpusetup diagnose --json", t, r) + f"  exit {rc}")
+    ok = statistics.median(t) < 0.6 and statistics.median(r) < 60
+    print(f"  targets (median < 0.6 s, < 60 MB): {'met' if ok else 'NOT met'}")
+
+    if not args.no_collect_env:
+        py = torch_venv()
+        if py:
+            measure([str(py), "-m", "torch.utils.collect_env"], 1)
+            ct, cr, _ = measure([str(py), "-m", "torch.utils.collect_env"], args.runs)
+            print(summary("python -m torch.utils.collect_env", ct, cr))
+            ratio = statistics.median(ct) / statistics.median(t)
+            print(f"  gpusetup is {ratio:.1f}x faster (target: at least 5x)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
