@@ -6,6 +6,8 @@ output) and the NVML facade agree on names without importing each other.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 # Clock event ("throttle") reasons: NVML bit → the name nvidia-smi uses in its XML tags
 # (``clocks_event_reason_<name>`` since R535, ``clocks_throttle_reason_<name>`` before). Bits from nvml.h
 # (nvmlClocksEventReason*), as mirrored in nvidia-ml-py.
@@ -79,3 +81,35 @@ def cuda_version_from_int(v: int | None) -> str | None:
     if v <= 0:
         return None
     return f"{v // 1000}.{(v % 1000) // 10}"
+
+
+@dataclass
+class MigInfo:
+    """One MIG device as NVML (or nvidia-smi) describes it."""
+
+    index: int | None
+    name: str | None = None  # "NVIDIA H100 80GB HBM3 MIG 3g.40gb" (NVML) or None (nvidia-smi XML)
+    uuid: str | None = None
+    gpu_instance_id: int | None = None
+    compute_instance_id: int | None = None
+    sm_count: int | None = None
+    memory_total_mib: int | None = None
+
+
+def describe_mig(m: MigInfo) -> str:
+    """One line per MIG device, the same from NVML and nvidia-smi: ``"MIG 0: GI 2, CI 0, 60 SMs, 40448 MiB"``."""
+    parts = []
+    if m.name:
+        parts.append(m.name)
+    if m.gpu_instance_id is not None:
+        parts.append(f"GI {m.gpu_instance_id}")
+    if m.compute_instance_id is not None:
+        parts.append(f"CI {m.compute_instance_id}")
+    if m.sm_count is not None:
+        parts.append(f"{m.sm_count} SMs")
+    if m.memory_total_mib is not None:
+        parts.append(f"{m.memory_total_mib} MiB")
+    if m.uuid:
+        parts.append(m.uuid)
+    head = f"MIG {m.index}" if m.index is not None else "MIG"
+    return f"{head}: {', '.join(parts)}" if parts else head

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpusetup.model import Clocks, Ecc, Evidence, Gpu, PcieLink, PciInfo, Reading
-from gpusetup.probe.nvtypes import THROTTLE_NAME_BITS, THROTTLE_TEXT_LABELS
+from gpusetup.probe.nvtypes import THROTTLE_NAME_BITS, THROTTLE_TEXT_LABELS, MigInfo, describe_mig
 
 if TYPE_CHECKING:
     from gpusetup.model import Machine
@@ -61,6 +61,7 @@ class SmiSnapshot:
     cuda_version: str | None = None  # highest CUDA the driver supports ("CUDA Version" / "CUDA UMD Version")
     attached_gpus: int | None = None
     gpus: list[Gpu] = field(default_factory=list)
+    mig: dict[int, list[MigInfo]] = field(default_factory=dict)  # per GPU position: MIG devices in detail
     dtd_version: str | None = None  # "v12" from nvsmi_device_v12.dtd (XML only)
     timestamp: str | None = None
     kind: str = "xml"  # xml / table / q
@@ -241,8 +242,10 @@ def parse_smi_xml(text: str) -> SmiSnapshot:
     snap.cuda_version = _x_first(root, "cuda_version", "cuda_umd_version")
     snap.attached_gpus = _int(_x(root, "attached_gpus"))
     for i, g in enumerate(root.findall("gpu")):
+        migs: list[MigInfo] = []
+        snap.mig[i] = migs
         try:
-            snap.gpus.append(_gpu_from_xml(g, i))
+            snap.gpus.append(_gpu_from_xml(g, i, migs))
         except Exception as exc:  # noqa: BLE001 - one odd <gpu> must not hide the others
             snap.gpus.append(
                 Gpu(
@@ -254,7 +257,7 @@ def parse_smi_xml(text: str) -> SmiSnapshot:
     return snap
 
 
-def _gpu_from_xml(g: ET.Element, index: int) -> Gpu:
+def _gpu_from_xml(g: ET.Element, index: int, migs: list[MigInfo]) -> Gpu:
     from gpusetup.probe import normalize_pci_address
 
     gpu = Gpu(vendor="nvidia", index=index)
@@ -339,17 +342,18 @@ def _gpu_from_xml(g: ET.Element, index: int) -> Gpu:
     mig = g.find("mig_devices")
     if mig is not None:
         for d in mig.findall("mig_device"):
-            gpu.mig_devices.append(
-                describe_mig_device(
+            migs.append(
+                MigInfo(
                     index=_int(_x(d, "index")),
                     name=None,
-                    gi=_int(_x(d, "gpu_instance_id")),
-                    ci=_int(_x(d, "compute_instance_id")),
+                    gpu_instance_id=_int(_x(d, "gpu_instance_id")),
+                    compute_instance_id=_int(_x(d, "compute_instance_id")),
                     sm_count=_int(_x(d, "device_attributes/shared/multiprocessor_count")),
-                    memory_mib=_int(_x(d, "fb_memory_usage/total")),
+                    memory_total_mib=_int(_x(d, "fb_memory_usage/total")),
                     uuid=None,
                 )
             )
+    gpu.mig_devices = [describe_mig(m) for m in migs]
     procs = g.find("processes")
     if procs is not None:
         gpu.processes = len(procs.findall("process_info"))
@@ -391,34 +395,6 @@ def _ecc_from_xml(g: ET.Element) -> Ecc:
     ecc.remapped_rows_pending = _yes(_x(g, "remapped_rows/remapped_row_pending"))
     ecc.remapped_rows_failure = _yes(_x(g, "remapped_rows/remapped_row_failure"))
     return ecc
-
-
-def describe_mig_device(
-    *,
-    index: int | None,
-    name: str | None,
-    gi: int | None,
-    ci: int | None,
-    sm_count: int | None,
-    memory_mib: int | None,
-    uuid: str | None,
-) -> str:
-    """One line per MIG device, the same from NVML and from nvidia-smi: ``"MIG 0: 3g.40gb, GI 2, CI 0, 60 SMs, 40448 MiB"``."""
-    parts = []
-    if name:
-        parts.append(name)
-    if gi is not None:
-        parts.append(f"GI {gi}")
-    if ci is not None:
-        parts.append(f"CI {ci}")
-    if sm_count is not None:
-        parts.append(f"{sm_count} SMs")
-    if memory_mib is not None:
-        parts.append(f"{memory_mib} MiB")
-    if uuid:
-        parts.append(uuid)
-    head = f"MIG {index}" if index is not None else "MIG"
-    return f"{head}: {', '.join(parts)}" if parts else head
 
 
 # ------------------------------------------------------------------------------------- -q (text)
@@ -567,18 +543,20 @@ def parse_smi_q(text: str) -> SmiSnapshot:
         )
         gpu.utilization_gpu_pct = _int(n.v("Utilization", "GPU"))
         gpu.ecc = _ecc_from_q(n)
+        snap.mig[i] = migs = []
         for d in n.all("MIG Device"):
-            gpu.mig_devices.append(
-                describe_mig_device(
+            migs.append(
+                MigInfo(
                     index=_int(d.v("Index")),
                     name=None,
-                    gi=_int(d.v("GPU Instance ID")),
-                    ci=_int(d.v("Compute Instance ID")),
+                    gpu_instance_id=_int(d.v("GPU Instance ID")),
+                    compute_instance_id=_int(d.v("Compute Instance ID")),
                     sm_count=_int(d.v("Device Attributes", "Shared", "Multiprocessor count")),
-                    memory_mib=_int(d.v("Shared FB Memory Usage", "Total")),
+                    memory_total_mib=_int(d.v("Shared FB Memory Usage", "Total")),
                     uuid=None,
                 )
             )
+        gpu.mig_devices = [describe_mig(m) for m in migs]
         procs = n.get("Processes")
         if procs is not None:
             gpu.processes = len(
@@ -784,17 +762,17 @@ def _table_mig_and_processes(lines: list[str], snap: SmiSnapshot) -> None:
                 r"^\|\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(\d+)\s", ln
             )
             if m and int(m.group(1)) in by_index:
-                by_index[int(m.group(1))].mig_devices.append(
-                    describe_mig_device(
-                        index=int(m.group(4)),
-                        name=None,
-                        gi=int(m.group(2)),
-                        ci=int(m.group(3)),
-                        sm_count=int(m.group(7)),
-                        memory_mib=int(m.group(6)),
-                        uuid=None,
-                    )
+                info = MigInfo(
+                    index=int(m.group(4)),
+                    name=None,
+                    gpu_instance_id=int(m.group(2)),
+                    compute_instance_id=int(m.group(3)),
+                    sm_count=int(m.group(7)),
+                    memory_total_mib=int(m.group(6)),
+                    uuid=None,
                 )
+                snap.mig.setdefault(int(m.group(1)), []).append(info)
+                by_index[int(m.group(1))].mig_devices.append(describe_mig(info))
         elif section == "proc":
             m = re.match(r"^\|\s+(\d+)\s+(?:\S+\s+\S+\s+)?\d+\s+(?:C\+G|C|G|M|M\+C)\s", ln)
             if m and int(m.group(1)) in by_index:
