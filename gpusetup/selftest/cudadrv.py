@@ -1,0 +1,675 @@
+"""The CUDA driver API through ctypes: just enough for the self-test, with no toolkit or framework needed.
+
+Why ctypes on ``libcuda`` and not a binding package: this tier must run *before* anything is installed,
+on any driver from R384 on. Signatures below follow ``cuda.h`` (CUDA 13.0 header, checked line by line);
+the 64-bit memory entry points are the ``_v2`` symbols, because their unversioned ancestors take 32-bit
+sizes and pointers (cuda.h, ``__CUDA_API_VERSION_INTERNAL`` block) and must never be called from 64-bit
+code. Entry points whose ``_v2`` form has the *same* signature as the old one fall back to the old symbol
+when a driver lacks the new one (``cuEventElapsedTime_v2`` exists only from CUDA 12.8 drivers on).
+
+Everything a :class:`Session` allocates is tracked and freed by :meth:`Session.close`, so a cancelled or
+failed self-test never leaves GPU memory behind. Managed memory is never used.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# ------------------------------------------------------------------------------------------ CUresult
+
+# code -> (name, first sentence of its description in cuda.h, CUDA 13.0). Generated from the header.
+CU_RESULTS: dict[int, tuple[str, str]] = {
+    0: ("CUDA_SUCCESS", 'The API call returned with no errors.'),
+    1: ("CUDA_ERROR_INVALID_VALUE", 'This indicates that one or more of the parameters passed to the API call is not within an acceptable range of values.'),
+    2: ("CUDA_ERROR_OUT_OF_MEMORY", 'The API call failed because it was unable to allocate enough memory or other resources to perform the requested operation.'),
+    3: ("CUDA_ERROR_NOT_INITIALIZED", 'This indicates that the CUDA driver has not been initialized with cuInit() or that initialization has failed.'),
+    4: ("CUDA_ERROR_DEINITIALIZED", 'This indicates that the CUDA driver is in the process of shutting down.'),
+    5: ("CUDA_ERROR_PROFILER_DISABLED", 'This indicates profiler is not initialized for this run.'),
+    6: ("CUDA_ERROR_PROFILER_NOT_INITIALIZED", '(deprecated) This error return is deprecated as of CUDA 5.0.'),
+    7: ("CUDA_ERROR_PROFILER_ALREADY_STARTED", '(deprecated) This error return is deprecated as of CUDA 5.0.'),
+    8: ("CUDA_ERROR_PROFILER_ALREADY_STOPPED", '(deprecated) This error return is deprecated as of CUDA 5.0.'),
+    34: ("CUDA_ERROR_STUB_LIBRARY", 'This indicates that the CUDA driver that the application has loaded is a stub library.'),
+    36: ("CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER", 'This indicates that the API call requires a newer CUDA driver than the one currently installed.'),
+    46: ("CUDA_ERROR_DEVICE_UNAVAILABLE", 'This indicates that requested CUDA device is unavailable at the current time.'),
+    100: ("CUDA_ERROR_NO_DEVICE", 'This indicates that no CUDA-capable devices were detected by the installed CUDA driver.'),
+    101: ("CUDA_ERROR_INVALID_DEVICE", 'This indicates that the device ordinal supplied by the user does not correspond to a valid CUDA device or that the action requested is invalid for the specified device.'),
+    102: ("CUDA_ERROR_DEVICE_NOT_LICENSED", 'This error indicates that the Grid license is not applied.'),
+    200: ("CUDA_ERROR_INVALID_IMAGE", 'This indicates that the device kernel image is invalid.'),
+    201: ("CUDA_ERROR_INVALID_CONTEXT", 'This most frequently indicates that there is no context bound to the current thread.'),
+    202: ("CUDA_ERROR_CONTEXT_ALREADY_CURRENT", 'This indicated that the context being supplied as a parameter to the API call was already the active context.'),
+    205: ("CUDA_ERROR_MAP_FAILED", 'This indicates that a map or register operation has failed.'),
+    206: ("CUDA_ERROR_UNMAP_FAILED", 'This indicates that an unmap or unregister operation has failed.'),
+    207: ("CUDA_ERROR_ARRAY_IS_MAPPED", 'This indicates that the specified array is currently mapped and thus cannot be destroyed.'),
+    208: ("CUDA_ERROR_ALREADY_MAPPED", 'This indicates that the resource is already mapped.'),
+    209: ("CUDA_ERROR_NO_BINARY_FOR_GPU", 'This indicates that there is no kernel image available that is suitable for the device.'),
+    210: ("CUDA_ERROR_ALREADY_ACQUIRED", 'This indicates that a resource has already been acquired.'),
+    211: ("CUDA_ERROR_NOT_MAPPED", 'This indicates that a resource is not mapped.'),
+    212: ("CUDA_ERROR_NOT_MAPPED_AS_ARRAY", 'This indicates that a mapped resource is not available for access as an array.'),
+    213: ("CUDA_ERROR_NOT_MAPPED_AS_POINTER", 'This indicates that a mapped resource is not available for access as a pointer.'),
+    214: ("CUDA_ERROR_ECC_UNCORRECTABLE", 'This indicates that an uncorrectable ECC error was detected during execution.'),
+    215: ("CUDA_ERROR_UNSUPPORTED_LIMIT", 'This indicates that the CUlimit passed to the API call is not supported by the active device.'),
+    216: ("CUDA_ERROR_CONTEXT_ALREADY_IN_USE", 'This indicates that the CUcontext passed to the API call can only be bound to a single CPU thread at a time but is already bound to a CPU thread.'),
+    217: ("CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", 'This indicates that peer access is not supported across the given devices.'),
+    218: ("CUDA_ERROR_INVALID_PTX", 'This indicates that a PTX JIT compilation failed.'),
+    219: ("CUDA_ERROR_INVALID_GRAPHICS_CONTEXT", 'This indicates an error with OpenGL or DirectX context.'),
+    220: ("CUDA_ERROR_NVLINK_UNCORRECTABLE", 'This indicates that an uncorrectable NVLink error was detected during the execution.'),
+    221: ("CUDA_ERROR_JIT_COMPILER_NOT_FOUND", 'This indicates that the PTX JIT compiler library was not found.'),
+    222: ("CUDA_ERROR_UNSUPPORTED_PTX_VERSION", 'This indicates that the provided PTX was compiled with an unsupported toolchain.'),
+    223: ("CUDA_ERROR_JIT_COMPILATION_DISABLED", 'This indicates that the PTX JIT compilation was disabled.'),
+    224: ("CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY", 'This indicates that the CUexecAffinityType passed to the API call is not supported by the active device.'),
+    225: ("CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC", 'This indicates that the code to be compiled by the PTX JIT contains unsupported call to cudaDeviceSynchronize.'),
+    226: ("CUDA_ERROR_CONTAINED", "This indicates that an exception occurred on the device that is now contained by the GPU's error containment capability."),
+    300: ("CUDA_ERROR_INVALID_SOURCE", 'This indicates that the device kernel source is invalid.'),
+    301: ("CUDA_ERROR_FILE_NOT_FOUND", 'This indicates that the file specified was not found.'),
+    302: ("CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND", 'This indicates that a link to a shared object failed to resolve.'),
+    303: ("CUDA_ERROR_SHARED_OBJECT_INIT_FAILED", 'This indicates that initialization of a shared object failed.'),
+    304: ("CUDA_ERROR_OPERATING_SYSTEM", 'This indicates that an OS call failed.'),
+    400: ("CUDA_ERROR_INVALID_HANDLE", 'This indicates that a resource handle passed to the API call was not valid.'),
+    401: ("CUDA_ERROR_ILLEGAL_STATE", 'This indicates that a resource required by the API call is not in a valid state to perform the requested operation.'),
+    402: ("CUDA_ERROR_LOSSY_QUERY", 'This indicates an attempt was made to introspect an object in a way that would discard semantically important information.'),
+    500: ("CUDA_ERROR_NOT_FOUND", 'This indicates that a named symbol was not found.'),
+    600: ("CUDA_ERROR_NOT_READY", 'This indicates that asynchronous operations issued previously have not completed yet.'),
+    700: ("CUDA_ERROR_ILLEGAL_ADDRESS", 'While executing a kernel, the device encountered a load or store instruction on an invalid memory address.'),
+    701: ("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", 'This indicates that a launch did not occur because it did not have appropriate resources.'),
+    702: ("CUDA_ERROR_LAUNCH_TIMEOUT", 'This indicates that the device kernel took too long to execute.'),
+    703: ("CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING", 'This error indicates a kernel launch that uses an incompatible texturing mode.'),
+    704: ("CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", 'This error indicates that a call to cuCtxEnablePeerAccess() is trying to re-enable peer access to a context which has already had peer access to it enabled.'),
+    705: ("CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", 'This error indicates that cuCtxDisablePeerAccess() is trying to disable peer access which has not been enabled yet via cuCtxEnablePeerAccess().'),
+    708: ("CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE", 'This error indicates that the primary context for the specified device has already been initialized.'),
+    709: ("CUDA_ERROR_CONTEXT_IS_DESTROYED", 'This error indicates that the context current to the calling thread has been destroyed using cuCtxDestroy, or is a primary context which has not yet been initialized.'),
+    710: ("CUDA_ERROR_ASSERT", 'A device-side assert triggered during kernel execution.'),
+    711: ("CUDA_ERROR_TOO_MANY_PEERS", 'This error indicates that the hardware resources required to enable peer access have been exhausted for one or more of the devices passed to cuCtxEnablePeerAccess().'),
+    712: ("CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", 'This error indicates that the memory range passed to cuMemHostRegister() has already been registered.'),
+    713: ("CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", 'This error indicates that the pointer passed to cuMemHostUnregister() does not correspond to any currently registered memory region.'),
+    714: ("CUDA_ERROR_HARDWARE_STACK_ERROR", 'While executing a kernel, the device encountered a stack error.'),
+    715: ("CUDA_ERROR_ILLEGAL_INSTRUCTION", 'While executing a kernel, the device encountered an illegal instruction.'),
+    716: ("CUDA_ERROR_MISALIGNED_ADDRESS", 'While executing a kernel, the device encountered a load or store instruction on a memory address which is not aligned.'),
+    717: ("CUDA_ERROR_INVALID_ADDRESS_SPACE", 'While executing a kernel, the device encountered an instruction which can only operate on memory locations in certain address spaces (global, shared, or local), but was supplied a memory address not belonging to an allowed address space.'),
+    718: ("CUDA_ERROR_INVALID_PC", 'While executing a kernel, the device program counter wrapped its address space.'),
+    719: ("CUDA_ERROR_LAUNCH_FAILED", 'An exception occurred on the device while executing a kernel.'),
+    720: ("CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", 'This error indicates that the number of blocks launched per grid for a kernel that was launched via either cuLaunchCooperativeKernel or cuLaunchCooperativeKernelMultiDevice exceeds the maximum number of blocks as allowed by cuOccupancyMaxActiveBlocksPerMultiprocessor or cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors as specified by the device attribute CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT.'),
+    721: ("CUDA_ERROR_TENSOR_MEMORY_LEAK", 'An exception occurred on the device while exiting a kernel using tensor memory: the tensor memory was not completely deallocated.'),
+    800: ("CUDA_ERROR_NOT_PERMITTED", 'This error indicates that the attempted operation is not permitted.'),
+    801: ("CUDA_ERROR_NOT_SUPPORTED", 'This error indicates that the attempted operation is not supported on the current system or device.'),
+    802: ("CUDA_ERROR_SYSTEM_NOT_READY", 'This error indicates that the system is not yet ready to start any CUDA work.'),
+    803: ("CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", 'This error indicates that there is a mismatch between the versions of the display driver and the CUDA driver.'),
+    804: ("CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE", 'This error indicates that the system was upgraded to run with forward compatibility but the visible hardware detected by CUDA does not support this configuration.'),
+    805: ("CUDA_ERROR_MPS_CONNECTION_FAILED", 'This error indicates that the MPS client failed to connect to the MPS control daemon or the MPS server.'),
+    806: ("CUDA_ERROR_MPS_RPC_FAILURE", 'This error indicates that the remote procedural call between the MPS server and the MPS client failed.'),
+    807: ("CUDA_ERROR_MPS_SERVER_NOT_READY", 'This error indicates that the MPS server is not ready to accept new MPS client requests.'),
+    808: ("CUDA_ERROR_MPS_MAX_CLIENTS_REACHED", 'This error indicates that the hardware resources required to create MPS client have been exhausted.'),
+    809: ("CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED", 'This error indicates the the hardware resources required to support device connections have been exhausted.'),
+    810: ("CUDA_ERROR_MPS_CLIENT_TERMINATED", 'This error indicates that the MPS client has been terminated by the server.'),
+    811: ("CUDA_ERROR_CDP_NOT_SUPPORTED", 'This error indicates that the module is using CUDA Dynamic Parallelism, but the current configuration, like MPS, does not support it.'),
+    812: ("CUDA_ERROR_CDP_VERSION_MISMATCH", 'This error indicates that a module contains an unsupported interaction between different versions of CUDA Dynamic Parallelism.'),
+    900: ("CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", 'This error indicates that the operation is not permitted when the stream is capturing.'),
+    901: ("CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", 'This error indicates that the current capture sequence on the stream has been invalidated due to a previous error.'),
+    902: ("CUDA_ERROR_STREAM_CAPTURE_MERGE", 'This error indicates that the operation would have resulted in a merge of two independent capture sequences.'),
+    903: ("CUDA_ERROR_STREAM_CAPTURE_UNMATCHED", 'This error indicates that the capture was not initiated in this stream.'),
+    904: ("CUDA_ERROR_STREAM_CAPTURE_UNJOINED", 'This error indicates that the capture sequence contains a fork that was not joined to the primary stream.'),
+    905: ("CUDA_ERROR_STREAM_CAPTURE_ISOLATION", 'This error indicates that a dependency would have been created which crosses the capture sequence boundary.'),
+    906: ("CUDA_ERROR_STREAM_CAPTURE_IMPLICIT", 'This error indicates a disallowed implicit dependency on a current capture sequence from cudaStreamLegacy.'),
+    907: ("CUDA_ERROR_CAPTURED_EVENT", 'This error indicates that the operation is not permitted on an event which was last recorded in a capturing stream.'),
+    908: ("CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD", 'A stream capture sequence not initiated with the CU_STREAM_CAPTURE_MODE_RELAXED argument to cuStreamBeginCapture was passed to cuStreamEndCapture in a different thread.'),
+    909: ("CUDA_ERROR_TIMEOUT", 'This error indicates that the timeout specified for the wait operation has lapsed.'),
+    910: ("CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE", 'This error indicates that the graph update was not performed because it included changes which violated constraints specific to instantiated graph update.'),
+    911: ("CUDA_ERROR_EXTERNAL_DEVICE", 'This indicates that an async error has occurred in a device outside of CUDA.'),
+    912: ("CUDA_ERROR_INVALID_CLUSTER_SIZE", 'Indicates a kernel launch error due to cluster misconfiguration.'),
+    913: ("CUDA_ERROR_FUNCTION_NOT_LOADED", 'Indiciates a function handle is not loaded when calling an API that requires a loaded function.'),
+    914: ("CUDA_ERROR_INVALID_RESOURCE_TYPE", 'This error indicates one or more resources passed in are not valid resource types for the operation.'),
+    915: ("CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION", 'This error indicates one or more resources are insufficient or non-applicable for the operation.'),
+    916: ("CUDA_ERROR_KEY_ROTATION", 'This error indicates that an error happened during the key rotation sequence.'),
+    999: ("CUDA_ERROR_UNKNOWN", 'This indicates that an unknown internal error has occurred.'),
+}
+
+# Plain words for the codes a user actually meets, with the fix. Others fall back to cuda.h's sentence.
+_HINTS: dict[int, str] = {
+    2: "The GPU ran out of memory. Close other programs using the GPU (see `nvidia-smi`) and try again.",
+    3: "The CUDA driver did not start. Run `nvidia-smi`; if it fails too, (re)install the NVIDIA driver.",
+    4: "The CUDA driver is shutting down; run the self-test again.",
+    34: "This libcuda is the CUDA toolkit's *stub* library, not the driver's. Install the NVIDIA driver, "
+    "and remove the toolkit's `stubs` folder from LD_LIBRARY_PATH.",
+    36: "This needs a newer NVIDIA driver than the one installed. Update the driver.",
+    46: "The GPU is busy or unavailable (exclusive-process compute mode, or another program holds it). "
+    "Check `nvidia-smi -q -d COMPUTE`.",
+    100: "The NVIDIA driver is installed but sees no usable GPU. Check `nvidia-smi`; in a container, start it "
+    "with `--gpus all`; check that CUDA_VISIBLE_DEVICES is not empty or wrong.",
+    101: "There is no GPU with that number. `gpusetup diagnose` lists the GPUs and their numbers.",
+    200: "The driver rejected the self-test's kernel image; the driver may be too old or damaged.",
+    209: "The driver has no code for this GPU; the GPU is too old or too new for this driver.",
+    214: "The GPU reported an uncorrectable memory (ECC) error. This is a hardware problem: check "
+    "`nvidia-smi -q -d ECC` and contact the vendor if it repeats.",
+    218: "The driver's PTX compiler failed on the self-test kernels. Update the NVIDIA driver.",
+    221: "The driver's PTX compiler library (libnvidia-ptxjitcompiler) is missing: the driver is installed "
+    "incompletely. Reinstall the NVIDIA driver.",
+    222: "The driver is older than the PTX version of the self-test kernels. Update the NVIDIA driver.",
+    223: "PTX compilation is disabled (CUDA_DISABLE_PTX_JIT is set). Unset it and run again.",
+    304: "An operating-system call inside the driver failed; check `dmesg` for NVRM messages.",
+    700: "A kernel touched an invalid memory address. If it repeats, check `dmesg` for Xid errors.",
+    702: "The display watchdog stopped a kernel (this GPU also drives a screen). Use `--quick`, or run on a "
+    "GPU without a display.",
+    719: "The GPU failed while running a kernel. Check `dmesg` for Xid errors; this can be a hardware or "
+    "power problem.",
+    800: "The operation is not permitted here (restricted container or virtual GPU).",
+    801: "This GPU or system does not support the operation.",
+    802: "The system is not ready for CUDA work. On NVSwitch servers start nvidia-fabricmanager.",
+    803: "The driver's kernel module and its user-space library have different versions (usually after a "
+    "driver update). Reboot; if it stays, reinstall the driver.",
+    804: "A CUDA forward-compatibility package is installed but this GPU does not support it (it is for "
+    "data-centre GPUs). Remove the cuda-compat package from the library path.",
+    999: "The driver reported an unknown error. After suspend/resume this often needs a reboot; also check "
+    "that the nvidia-uvm module is loaded (`lsmod | grep nvidia_uvm`).",
+}
+
+# Codes that mean the GPU itself misbehaved (a hardware finding, not a set-up problem).
+HARDWARE_CODES = frozenset({214, 220, 700, 714, 715, 716, 717, 718, 719})
+
+
+def result_name(code: int) -> str:
+    return CU_RESULTS.get(code, (f"CUresult {code}", ""))[0]
+
+
+def result_message(code: int) -> str:
+    """Plain words for a CUresult: the fix when we know one, else cuda.h's description."""
+    if code in _HINTS:
+        return _HINTS[code]
+    return CU_RESULTS.get(code, ("", "The CUDA driver returned an error code gpusetup does not know."))[1]
+
+
+class CudaError(Exception):
+    """A driver call failed: ``code`` (CUresult), ``name`` (CUDA_ERROR_…), ``function`` and plain words."""
+
+    def __init__(self, code: int, function: str, detail: str = "") -> None:
+        self.code = code
+        self.name = result_name(code)
+        self.function = function
+        self.message = result_message(code)
+        self.detail = detail
+        text = f"{function} failed with {self.name} ({code}): {self.message}"
+        if detail:
+            text += f"\n{detail}"
+        super().__init__(text)
+
+    @property
+    def hardware(self) -> bool:
+        return self.code in HARDWARE_CODES
+
+
+class DriverNotFound(Exception):
+    """No loadable libcuda: no NVIDIA driver (or not this OS); the self-test falls back to the CPU tier."""
+
+
+class DriverTooOld(Exception):
+    """libcuda lacks an entry point the self-test needs and has no safe older equivalent."""
+
+
+# ------------------------------------------------------------------------------------------ bindings
+
+CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13
+CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
+CU_DEVICE_ATTRIBUTE_INTEGRATED = 18
+CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36
+CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37
+CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38
+CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT = 40
+CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
+CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+CU_MEMHOSTALLOC_PORTABLE = 0x01
+CU_JIT_INFO_LOG_BUFFER = 3
+CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4
+CU_JIT_ERROR_LOG_BUFFER = 5
+CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
+CU_JIT_TARGET_FROM_CUCONTEXT = 8
+
+_P = ctypes.c_void_p
+_I = ctypes.c_int
+_U = ctypes.c_uint
+_SZ = ctypes.c_size_t
+# cuda.h: CUdeviceptr_v2 is `unsigned long long` on 64-bit hosts, `unsigned int` otherwise.
+CUdeviceptr = ctypes.c_uint64 if ctypes.sizeof(ctypes.c_void_p) == 8 else ctypes.c_uint32
+_PI = ctypes.POINTER(ctypes.c_int)
+_PP = ctypes.POINTER(ctypes.c_void_p)
+_PSZ = ctypes.POINTER(ctypes.c_size_t)
+
+# name -> argtypes, exactly as cuda.h declares them. Handles (CUcontext, CUstream…) are opaque pointers.
+_PROTOTYPES: dict[str, list[Any]] = {
+    "cuInit": [_U],
+    "cuDriverGetVersion": [_PI],
+    "cuDeviceGetCount": [_PI],
+    "cuDeviceGet": [_PI, _I],
+    "cuDeviceGetName": [ctypes.c_char_p, _I, _I],
+    "cuDeviceGetAttribute": [_PI, _I, _I],
+    "cuDeviceTotalMem_v2": [_PSZ, _I],
+    "cuDeviceGetPCIBusId": [ctypes.c_char_p, _I, _I],
+    "cuDevicePrimaryCtxRetain": [_PP, _I],
+    "cuDevicePrimaryCtxRelease_v2": [_I],
+    "cuCtxCreate_v2": [_PP, _U, _I],
+    "cuCtxDestroy_v2": [_P],
+    "cuCtxSetCurrent": [_P],
+    "cuCtxSynchronize": [],
+    "cuMemGetInfo_v2": [_PSZ, _PSZ],
+    "cuMemAlloc_v2": [ctypes.POINTER(CUdeviceptr), _SZ],
+    "cuMemFree_v2": [CUdeviceptr],
+    "cuMemHostAlloc": [_PP, _SZ, _U],
+    "cuMemFreeHost": [_P],
+    "cuMemcpyHtoD_v2": [CUdeviceptr, _P, _SZ],
+    "cuMemcpyDtoH_v2": [_P, CUdeviceptr, _SZ],
+    "cuMemcpyDtoD_v2": [CUdeviceptr, CUdeviceptr, _SZ],
+    "cuMemcpyHtoDAsync_v2": [CUdeviceptr, _P, _SZ, _P],
+    "cuMemcpyDtoHAsync_v2": [_P, CUdeviceptr, _SZ, _P],
+    "cuMemcpyDtoDAsync_v2": [CUdeviceptr, CUdeviceptr, _SZ, _P],
+    "cuMemsetD32_v2": [CUdeviceptr, _U, _SZ],
+    "cuMemsetD16_v2": [CUdeviceptr, ctypes.c_ushort, _SZ],
+    "cuStreamCreate": [_PP, _U],
+    "cuStreamDestroy_v2": [_P],
+    "cuStreamSynchronize": [_P],
+    "cuEventCreate": [_PP, _U],
+    "cuEventRecord": [_P, _P],
+    "cuEventSynchronize": [_P],
+    "cuEventElapsedTime_v2": [ctypes.POINTER(ctypes.c_float), _P, _P],
+    "cuEventDestroy_v2": [_P],
+    "cuModuleLoadDataEx": [_PP, _P, _U, ctypes.POINTER(_I), _PP],
+    "cuModuleUnload": [_P],
+    "cuModuleGetFunction": [_PP, _P, ctypes.c_char_p],
+    "cuLaunchKernel": [_P, _U, _U, _U, _U, _U, _U, _U, _P, _PP, _PP],
+    "cuGetErrorName": [_I, ctypes.POINTER(ctypes.c_char_p)],
+}
+
+# _v2 symbol -> older symbol with the identical C signature (cuda.h declares both the same way).
+FALLBACKS: dict[str, str] = {
+    "cuEventElapsedTime_v2": "cuEventElapsedTime",  # _v2 only in CUDA >= 12.8 drivers
+    "cuDevicePrimaryCtxRelease_v2": "cuDevicePrimaryCtxRelease",  # _v2 from CUDA 11.0
+    "cuCtxCreate_v2": "cuCtxCreate",
+    "cuCtxDestroy_v2": "cuCtxDestroy",
+    "cuStreamDestroy_v2": "cuStreamDestroy",
+    "cuEventDestroy_v2": "cuEventDestroy",
+}
+# Entry points we can live without (used only when present).
+OPTIONAL = frozenset({"cuGetErrorName", "cuCtxCreate_v2", "cuDevicePrimaryCtxRetain",
+                      "cuDevicePrimaryCtxRelease_v2", "cuDeviceGetPCIBusId", "cuMemsetD16_v2"})
+
+
+def default_candidates(platform: str | None = None) -> list[str]:
+    """Where the driver library lives: loader cache, WSL's driver folder, Windows' system32."""
+    platform = platform or sys.platform
+    override = os.environ.get("GPUSETUP_LIBCUDA")
+    if override:
+        return [override]
+    if platform == "win32":
+        return ["nvcuda.dll"]
+    if platform == "darwin":
+        return []
+    # Never the unversioned libcuda.so: that name is usually the toolkit's stub.
+    return ["libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1"]
+
+
+Loader = Callable[[str], Any]
+
+
+class CudaDriver:
+    """Bound entry points of one libcuda, plus which ones came from a fallback."""
+
+    def __init__(self, lib: Any, path: str) -> None:
+        self.lib = lib
+        self.path = path
+        self.fallbacks_used: dict[str, str] = {}
+        self.missing: list[str] = []
+        self._fn: dict[str, Any] = {}
+        for name, argtypes in _PROTOTYPES.items():
+            fn, used = self._resolve(name)
+            if fn is None:
+                if name not in OPTIONAL:
+                    raise DriverTooOld(
+                        f"The NVIDIA driver library {path} has no {name}, which the self-test needs. "
+                        "Update the NVIDIA driver."
+                    )
+                self.missing.append(name)
+                continue
+            fn.argtypes = argtypes
+            fn.restype = ctypes.c_int
+            self._fn[name] = fn
+            if used != name:
+                self.fallbacks_used[name] = used
+        self._initialised = False
+
+    def _resolve(self, name: str) -> tuple[Any, str]:
+        for candidate in (name, FALLBACKS.get(name)):
+            if candidate is None:
+                continue
+            try:
+                return getattr(self.lib, candidate), candidate
+            except AttributeError:
+                continue
+        return None, name
+
+    @classmethod
+    def load(cls, loader: Loader | None = None, candidates: Sequence[str] | None = None) -> CudaDriver:
+        """Open the first libcuda that loads. Raises :class:`DriverNotFound` with every reason tried."""
+        loader = loader or ctypes.CDLL
+        names = list(candidates) if candidates is not None else default_candidates()
+        if not names:
+            raise DriverNotFound("CUDA is not available on this operating system.")
+        reasons = []
+        for name in names:
+            try:
+                lib = loader(name)
+            except OSError as exc:
+                reasons.append(f"{name}: {exc}")
+                continue
+            return cls(lib, name)
+        raise DriverNotFound("No NVIDIA driver library found (" + "; ".join(reasons) + ").")
+
+    def has(self, name: str) -> bool:
+        return name in self._fn
+
+    def call(self, name: str, *args: Any) -> None:
+        """Call an entry point; a non-zero CUresult raises :class:`CudaError`."""
+        rc = self._fn[name](*args)
+        if rc != 0:
+            raise CudaError(int(rc), name)
+
+    # ------------------------------------------------------------------------------ device queries
+
+    def init(self) -> None:
+        if not self._initialised:
+            self.call("cuInit", 0)
+            self._initialised = True
+
+    def version(self) -> int:
+        """cuDriverGetVersion: 12080 means the driver supports CUDA 12.8. Works before cuInit."""
+        v = ctypes.c_int()
+        self.call("cuDriverGetVersion", ctypes.byref(v))
+        return v.value
+
+    def device_count(self) -> int:
+        n = ctypes.c_int()
+        self.call("cuDeviceGetCount", ctypes.byref(n))
+        return n.value
+
+    def device(self, ordinal: int) -> int:
+        d = ctypes.c_int()
+        self.call("cuDeviceGet", ctypes.byref(d), ordinal)
+        return d.value
+
+    def attribute(self, dev: int, attr: int) -> int | None:
+        """One device attribute; None when this driver does not know it (attributes come and go)."""
+        v = ctypes.c_int()
+        try:
+            self.call("cuDeviceGetAttribute", ctypes.byref(v), attr, dev)
+        except CudaError as exc:
+            if exc.code == 1:  # CUDA_ERROR_INVALID_VALUE: attribute unknown to this driver
+                return None
+            raise
+        return v.value
+
+    def device_info(self, ordinal: int) -> DeviceInfo:
+        dev = self.device(ordinal)
+        name = ctypes.create_string_buffer(256)
+        self.call("cuDeviceGetName", name, 256, dev)
+        total = ctypes.c_size_t()
+        self.call("cuDeviceTotalMem_v2", ctypes.byref(total), dev)
+        bus_id = None
+        if self.has("cuDeviceGetPCIBusId"):
+            buf = ctypes.create_string_buffer(64)
+            try:
+                self.call("cuDeviceGetPCIBusId", buf, 64, dev)
+                bus_id = buf.value.decode("ascii", "replace") or None
+            except CudaError:
+                bus_id = None
+        major = self.attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+        minor = self.attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+        return DeviceInfo(
+            ordinal=ordinal,
+            handle=dev,
+            name=name.value.decode("utf-8", "replace"),
+            compute_capability=f"{major}.{minor}" if major is not None and minor is not None else None,
+            sm_count=self.attribute(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+            clock_khz=self.attribute(dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE),
+            memory_clock_khz=self.attribute(dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
+            bus_width_bits=self.attribute(dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH),
+            l2_bytes=self.attribute(dev, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE),
+            async_engines=self.attribute(dev, CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT),
+            integrated=bool(self.attribute(dev, CU_DEVICE_ATTRIBUTE_INTEGRATED)),
+            total_bytes=total.value,
+            pci_bus_id=bus_id,
+        )
+
+    def open(self, ordinal: int) -> Session:
+        return Session(self, ordinal)
+
+
+@dataclass
+class DeviceInfo:
+    ordinal: int
+    handle: int
+    name: str
+    compute_capability: str | None
+    sm_count: int | None
+    clock_khz: int | None  # CU_DEVICE_ATTRIBUTE_CLOCK_RATE: the maximum SM clock the driver reports
+    memory_clock_khz: int | None
+    bus_width_bits: int | None
+    l2_bytes: int | None
+    async_engines: int | None
+    integrated: bool
+    total_bytes: int
+    pci_bus_id: str | None = None
+
+
+@dataclass
+class Kernel:
+    name: str
+    handle: int
+
+
+@dataclass
+class _Tracked:
+    device: list[int] = field(default_factory=list)
+    host: list[int] = field(default_factory=list)
+    streams: list[int] = field(default_factory=list)
+    events: list[int] = field(default_factory=list)
+    modules: list[int] = field(default_factory=list)
+
+
+class Session:
+    """A current context on one device; tracks every allocation and frees all of it on :meth:`close`."""
+
+    def __init__(self, drv: CudaDriver, ordinal: int) -> None:
+        self.drv = drv
+        drv.init()
+        self.dev = drv.device(ordinal)
+        self.ordinal = ordinal
+        self._owned = _Tracked()
+        self._primary = False
+        ctx = ctypes.c_void_p()
+        if drv.has("cuDevicePrimaryCtxRetain"):
+            # The primary context is shared with the runtime (cuBLAS), so both tiers see the same memory.
+            drv.call("cuDevicePrimaryCtxRetain", ctypes.byref(ctx), self.dev)
+            self._primary = True
+        elif drv.has("cuCtxCreate_v2"):
+            drv.call("cuCtxCreate_v2", ctypes.byref(ctx), 0, self.dev)
+        else:
+            raise DriverTooOld("The NVIDIA driver offers no way to create a CUDA context. Update the driver.")
+        self.ctx = ctx.value
+        try:
+            drv.call("cuCtxSetCurrent", ctypes.c_void_p(self.ctx))
+        except CudaError:
+            self._release_context()
+            raise
+        self.closed = False
+
+    # --------------------------------------------------------------------------------- memory
+
+    def mem_info(self) -> tuple[int, int]:
+        """(free, total) bytes as the driver sees them now."""
+        free, total = ctypes.c_size_t(), ctypes.c_size_t()
+        self.drv.call("cuMemGetInfo_v2", ctypes.byref(free), ctypes.byref(total))
+        return free.value, total.value
+
+    def alloc(self, nbytes: int) -> int:
+        ptr = CUdeviceptr()
+        self.drv.call("cuMemAlloc_v2", ctypes.byref(ptr), nbytes)
+        self._owned.device.append(ptr.value)
+        return ptr.value
+
+    def free(self, ptr: int) -> None:
+        if ptr in self._owned.device:
+            self._owned.device.remove(ptr)
+            self.drv.call("cuMemFree_v2", CUdeviceptr(ptr))
+
+    def host_alloc(self, nbytes: int) -> int:
+        """Pinned (page-locked) host memory, portable across contexts, as nvbandwidth allocates it."""
+        p = ctypes.c_void_p()
+        self.drv.call("cuMemHostAlloc", ctypes.byref(p), nbytes, CU_MEMHOSTALLOC_PORTABLE)
+        assert p.value is not None
+        self._owned.host.append(p.value)
+        return p.value
+
+    def host_free(self, ptr: int) -> None:
+        if ptr in self._owned.host:
+            self._owned.host.remove(ptr)
+            self.drv.call("cuMemFreeHost", ctypes.c_void_p(ptr))
+
+    def htod(self, dst: int, src: int, nbytes: int, stream: int | None = None) -> None:
+        if stream is None:
+            self.drv.call("cuMemcpyHtoD_v2", CUdeviceptr(dst), ctypes.c_void_p(src), nbytes)
+        else:
+            self.drv.call("cuMemcpyHtoDAsync_v2", CUdeviceptr(dst), ctypes.c_void_p(src), nbytes,
+                          ctypes.c_void_p(stream))
+
+    def dtoh(self, dst: int, src: int, nbytes: int, stream: int | None = None) -> None:
+        if stream is None:
+            self.drv.call("cuMemcpyDtoH_v2", ctypes.c_void_p(dst), CUdeviceptr(src), nbytes)
+        else:
+            self.drv.call("cuMemcpyDtoHAsync_v2", ctypes.c_void_p(dst), CUdeviceptr(src), nbytes,
+                          ctypes.c_void_p(stream))
+
+    def dtod(self, dst: int, src: int, nbytes: int, stream: int | None = None) -> None:
+        if stream is None:
+            self.drv.call("cuMemcpyDtoD_v2", CUdeviceptr(dst), CUdeviceptr(src), nbytes)
+        else:
+            self.drv.call("cuMemcpyDtoDAsync_v2", CUdeviceptr(dst), CUdeviceptr(src), nbytes,
+                          ctypes.c_void_p(stream))
+
+    def memset32(self, dst: int, value: int, count: int) -> None:
+        self.drv.call("cuMemsetD32_v2", CUdeviceptr(dst), value & 0xFFFFFFFF, count)
+
+    def memset16(self, dst: int, value: int, count: int) -> None:
+        self.drv.call("cuMemsetD16_v2", CUdeviceptr(dst), value & 0xFFFF, count)
+
+    # ------------------------------------------------------------------------- streams and events
+
+    def stream(self) -> int:
+        s = ctypes.c_void_p()
+        self.drv.call("cuStreamCreate", ctypes.byref(s), 0)
+        self._owned.streams.append(s.value or 0)
+        return s.value or 0
+
+    def sync_stream(self, stream: int) -> None:
+        self.drv.call("cuStreamSynchronize", ctypes.c_void_p(stream))
+
+    def synchronize(self) -> None:
+        self.drv.call("cuCtxSynchronize")
+
+    def event(self) -> int:
+        e = ctypes.c_void_p()
+        self.drv.call("cuEventCreate", ctypes.byref(e), 0)
+        self._owned.events.append(e.value or 0)
+        return e.value or 0
+
+    def record(self, event: int, stream: int = 0) -> None:
+        self.drv.call("cuEventRecord", ctypes.c_void_p(event), ctypes.c_void_p(stream))
+
+    def elapsed_ms(self, start: int, stop: int) -> float:
+        """Milliseconds between two recorded events (waits for ``stop``)."""
+        self.drv.call("cuEventSynchronize", ctypes.c_void_p(stop))
+        ms = ctypes.c_float()
+        self.drv.call("cuEventElapsedTime_v2", ctypes.byref(ms), ctypes.c_void_p(start), ctypes.c_void_p(stop))
+        return float(ms.value)
+
+    # -------------------------------------------------------------------------------- kernels
+
+    def load_ptx(self, ptx: str) -> int:
+        """JIT the PTX for this GPU; a JIT failure raises CudaError with the compiler's log as detail."""
+        image = ctypes.create_string_buffer(ptx.encode("ascii"))
+        log = ctypes.create_string_buffer(8192)
+        opts = (ctypes.c_int * 2)(CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        vals = (ctypes.c_void_p * 2)(ctypes.cast(log, ctypes.c_void_p), ctypes.c_void_p(8192))
+        mod = ctypes.c_void_p()
+        try:
+            self.drv.call("cuModuleLoadDataEx", ctypes.byref(mod), image, 2, opts, vals)
+        except CudaError as exc:
+            exc.detail = log.value.decode("utf-8", "replace").strip()
+            if exc.detail:
+                exc.args = (f"{exc.args[0]}\nPTX compiler said: {exc.detail}",)
+            raise
+        self._owned.modules.append(mod.value or 0)
+        return mod.value or 0
+
+    def function(self, module: int, name: str) -> Kernel:
+        f = ctypes.c_void_p()
+        self.drv.call("cuModuleGetFunction", ctypes.byref(f), ctypes.c_void_p(module), name.encode("ascii"))
+        return Kernel(name, f.value or 0)
+
+    def launch(self, kernel: Kernel, grid: tuple[int, int, int], block: tuple[int, int, int],
+               args: Iterable[Any], stream: int = 0, shared_bytes: int = 0) -> None:
+        """cuLaunchKernel with ``args`` as ctypes scalars (CUdeviceptr, c_int…) in the kernel's order."""
+        keep = list(args)
+        params = (ctypes.c_void_p * max(1, len(keep)))(
+            *[ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in keep]
+        )
+        self.drv.call("cuLaunchKernel", ctypes.c_void_p(kernel.handle), *grid, *block, shared_bytes,
+                      ctypes.c_void_p(stream), params, None)
+
+    # -------------------------------------------------------------------------------- cleanup
+
+    def close(self) -> list[str]:
+        """Free everything this session made, newest first. Returns the errors met (never raises)."""
+        if self.closed:
+            return []
+        errors: list[str] = []
+
+        def attempt(name: str, *args: Any) -> None:
+            try:
+                self.drv.call(name, *args)
+            except CudaError as exc:
+                errors.append(str(exc))
+
+        try:
+            self.drv.call("cuCtxSynchronize")
+        except CudaError as exc:
+            errors.append(str(exc))
+        for e in reversed(self._owned.events):
+            attempt("cuEventDestroy_v2", ctypes.c_void_p(e))
+        for s in reversed(self._owned.streams):
+            attempt("cuStreamDestroy_v2", ctypes.c_void_p(s))
+        for p in reversed(self._owned.device):
+            attempt("cuMemFree_v2", CUdeviceptr(p))
+        for h in reversed(self._owned.host):
+            attempt("cuMemFreeHost", ctypes.c_void_p(h))
+        for m in reversed(self._owned.modules):
+            attempt("cuModuleUnload", ctypes.c_void_p(m))
+        self._owned = _Tracked()
+        errors.extend(self._release_context())
+        self.closed = True
+        return errors
+
+    def _release_context(self) -> list[str]:
+        try:
+            if self._primary and self.drv.has("cuDevicePrimaryCtxRelease_v2"):
+                self.drv.call("cuDevicePrimaryCtxRelease_v2", self.dev)
+            elif not self._primary:
+                self.drv.call("cuCtxDestroy_v2", ctypes.c_void_p(self.ctx))
+        except CudaError as exc:
+            return [str(exc)]
+        return []
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
