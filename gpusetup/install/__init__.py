@@ -1,0 +1,26 @@
+"""Installing a resolved plan safely: exact steps, dry-run, progress, journal, resume and rollback.
+
+Public API (see /tmp/apis.md): :func:`build_plan`, :func:`execute`, :func:`resume`, :func:`rollback`,
+:func:`render_script`, :class:`ExecResult`, :class:`InstallPlan`.
+"""
+
+from __future__ import annotations
+
+from gpusetup.install.execute import ExecResult, display_argv, execute, free_bytes, resume, rollback
+from gpusetup.install.journal import default_state_dir
+from gpusetup.install.plan import InstallPlan, PlanError, build_plan
+from gpusetup.install.script import render_script
+
+__all__ = [
+    "ExecResult",
+    "InstallPlan",
+    "PlanError",
+    "build_plan",
+    "default_state_dir",
+    "display_argv",
+    "execute",
+    "free_bytes",
+    "render_script",
+    "resume",
+    "rollback",
+]

@@ -1,0 +1,465 @@
+"""Run an :class:`InstallPlan` step by step with a journal; resume it after a crash or reboot; roll it back.
+
+Order of business for every run: take the lock, check disk and network *before* changing anything, then
+for each step write a ``start`` record (command, planned undo, what was there before), run it, and write an
+``end`` record (exit code, output tail, the real undo). A failed step stops the plan with the command, the
+exit code and its last lines. Rollback walks the journal backwards and removes only what this install
+created: a venv it made, packages that were not there before, files it wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from gpusetup.cancel import CancelToken, Progress
+from gpusetup.install import snippets
+from gpusetup.install.journal import LOG, PLAN, InstallLock, Journal, LockBusy, default_state_dir
+from gpusetup.install.net import check_index
+from gpusetup.install.plan import InstallPlan
+from gpusetup.install.progress import PipProgress
+from gpusetup.install.stream import StreamResult, run_streaming
+from gpusetup.model import Plan, Step, from_dict, to_dict
+
+STEP_TIMEOUT = 3 * 3600.0  # a multi-GB download on a slow line; cancel is always available
+SNAPSHOT_TIMEOUT = 60.0
+MIB = 1024 * 1024
+
+FreeSpace = Callable[[str], int]  # path → free bytes
+
+
+@dataclass
+class ExecResult:
+    ok: bool
+    failed_step: str | None = None
+    message: str = ""
+    cancelled: bool = False
+    reboot_needed: bool = False
+    log_path: str | None = None
+    journal_dir: str | None = None
+    done: list[str] = field(default_factory=list)  # ids of steps completed in this call
+
+
+_SNIPPET_NAMES = {
+    snippets.VERIFY: "<gpusetup: compare installed versions with the plan>",
+    snippets.LIST: "<gpusetup: list installed packages>",
+    snippets.PROTECT: "<gpusetup: write the constraints file>",
+    snippets.REMOVE_OURS: "<gpusetup: remove files gpusetup wrote>",
+    snippets.RMTREE_VENV: "<gpusetup: delete the virtual environment>",
+}
+
+
+def display_argv(argv: list[str], needs_root: bool = False, elevation: str | None = "sudo") -> str:
+    """A command as the user reads it: inline Python programs are named rather than printed in full."""
+    shown = [_SNIPPET_NAMES.get(a, a) for a in argv]
+    text = " ".join(a if a.startswith("<gpusetup:") else shlex.quote(a) for a in shown)
+    return f"{elevation} {text}" if needs_root and elevation else text
+
+
+def free_bytes(path: str) -> int:
+    """Free space where ``path`` is (or would be created): the nearest existing parent's filesystem."""
+    p = Path(path).expanduser().absolute()
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    return shutil.disk_usage(p).free
+
+
+def _elevation(mode: str) -> list[str]:
+    if mode == "none" or (hasattr(os, "geteuid") and os.geteuid() == 0) or os.name == "nt":
+        return []
+    if mode == "auto":
+        gui = os.environ.get("GPUSETUP_GUI") == "1"
+        mode = "pkexec" if gui and shutil.which("pkexec") else "sudo"
+    return [mode]
+
+
+class _Run:
+    """One execute/resume/rollback call: journal, log file, progress and cancel in one place."""
+
+    def __init__(self, plan: InstallPlan, jdir: Path, progress: Progress | None, cancel: CancelToken | None,
+                 log: IO[str] | None, elevate: str, timeout: float) -> None:
+        self.plan = plan
+        self.jdir = jdir
+        self.journal = Journal(jdir)
+        self.progress = progress or (lambda label, frac: None)
+        self.cancel = cancel or CancelToken()
+        self.log_path = jdir / LOG
+        self.log_fh = log or open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        self._own_log = log is None
+        self.elevate = elevate
+        self.timeout = timeout
+
+    def close(self) -> None:
+        if self._own_log:
+            self.log_fh.close()
+
+    def result(self, ok: bool, **kw: Any) -> ExecResult:
+        return ExecResult(ok=ok, log_path=str(self.log_path), journal_dir=str(self.jdir), **kw)
+
+    def run(self, argv: list[str], needs_root: bool = False, on_line: Callable[[str], None] | None = None,
+            timeout: float | None = None) -> StreamResult:
+        prefix = _elevation(self.elevate) if needs_root else []
+        full = [*prefix, *argv]
+        self.log_fh.write(f"\n$ {display_argv(full)}\n")
+        self.log_fh.flush()
+        res = run_streaming(full, timeout=timeout or self.timeout, cancel=self.cancel, on_line=on_line,
+                            log=self.log_fh, own_session=not prefix)
+        status = (res.error or ("timed out" if res.timed_out else "cancelled" if res.cancelled
+                                else f"exit code {res.returncode}"))
+        self.log_fh.write(f"[{status}, {res.duration_s:.1f} s]\n")
+        self.log_fh.flush()
+        return res
+
+    def snapshot(self) -> dict[str, str] | None:
+        """{package: version} of the target environment, or None when it cannot be read (yet)."""
+        if not self.plan.python:
+            return None
+        res = run_streaming([*self.plan.python, "-c", snippets.LIST], timeout=SNAPSHOT_TIMEOUT)
+        if not res.ok:
+            return None
+        try:
+            return json.loads(res.tail[-1])
+        except (json.JSONDecodeError, IndexError):
+            return None
+
+
+# ------------------------------------------------------------------------------------------ execute
+
+
+def execute(
+    plan: Plan,
+    *,
+    journal_dir: Path | None = None,
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+    log: IO[str] | None = None,
+    free_space: FreeSpace | None = None,
+    check_network: bool = True,
+    elevate: str = "auto",
+    step_timeout: float = STEP_TIMEOUT,
+    boot_id: Callable[[], str | None] | None = None,
+) -> ExecResult:
+    """Run ``plan`` from the start. Refuses while an earlier install is unfinished (resume or roll it back)."""
+    iplan = plan if isinstance(plan, InstallPlan) else InstallPlan(steps=plan.steps, notes=plan.notes)
+    jdir = Path(journal_dir) if journal_dir else default_state_dir()
+    try:
+        with InstallLock(jdir):
+            journal = Journal(jdir)
+            status = journal.status()
+            if status == "unfinished":
+                return ExecResult(ok=False, journal_dir=str(jdir), message=_unfinished_message(journal))
+            if status != "none":
+                journal.archive()
+            (jdir / PLAN).write_text(json.dumps(to_dict(iplan), indent=1), encoding="utf-8")
+            journal.append("plan", target=iplan.target, steps=[s.id for s in iplan.steps])
+            run = _Run(iplan, jdir, progress, cancel, log, elevate, step_timeout)
+            try:
+                failure = _preflight(run, free_space or free_bytes, check_network)
+                if failure:
+                    journal.append("finished", ok=False, reason="preflight", message=failure)
+                    return run.result(False, failed_step="preflight", message=failure)
+                return _run_steps(run, 0, {}, boot_id or read_boot_id)
+            finally:
+                run.close()
+    except LockBusy as exc:
+        return ExecResult(ok=False, journal_dir=str(jdir), message=str(exc))
+
+
+def _unfinished_message(journal: Journal) -> str:
+    last = [r for r in journal.read() if r["event"] in ("start", "end", "paused")]
+    where = f" (it stopped at step '{last[-1].get('step')}')" if last else ""
+    return (f"An earlier install did not finish{where}. Run `gpusetup install --resume` to continue it, or "
+            "`gpusetup install --rollback` to undo what it did; then start again.")
+
+
+def _preflight(run: _Run, free_space: FreeSpace, check_network: bool) -> str | None:
+    plan = run.plan
+    need = plan.download_mib + plan.installed_mib
+    if need and plan.space_path:
+        run.progress("Checking free disk space", None)
+        free = free_space(plan.space_path) // MIB
+        run.log_fh.write(f"disk: {free} MiB free at {plan.space_path}, about {need} MiB needed\n")
+        if free < need:
+            return (f"Not enough free disk space at {plan.space_path}: {free / 1024:.1f} GB free, about "
+                    f"{need / 1024:.1f} GB needed (downloads plus the installed packages). Free some space or "
+                    "choose a folder on another disk with --target venv:PATH. Nothing was changed.")
+    if check_network and plan.indexes and not plan.offline:
+        for url in plan.indexes:
+            run.progress(f"Checking that {url} can be reached", None)
+            chk = check_index(url, plan.probe_package or "pip")
+            run.log_fh.write(f"network: {url}: {'ok' if chk.ok else chk.message}\n")
+            if not chk.ok:
+                return chk.message + " Nothing was changed."
+    return None
+
+
+def _pre_state(run: _Run, step: Step) -> dict[str, Any]:
+    if step.kind == "venv" and step.argv[1:3] == ["-m", "venv"]:
+        target = next(a for a in step.argv[3:] if not a.startswith("--"))
+        return {"existed": Path(target).exists()}
+    if step.kind == "pip" and "install" in step.argv:
+        return {"packages": run.snapshot()}
+    return {}
+
+
+def _actual_undo(run: _Run, step: Step, pre: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(undo argv, notes) for a step that ran (fully or partly), from what was there before it."""
+    if step.kind == "venv":
+        return ([] if pre.get("existed") else list(step.undo)), []
+    if step.kind == "pip" and "install" in step.argv:
+        before = pre.get("packages")
+        after = run.snapshot()
+        if before is None or after is None:
+            return list(step.undo), ["could not list the environment's packages; undo uses the plan's list"]
+        new = sorted(set(after) - set(before))
+        changed = [f"{n} was {before[n]} before (now {after[n]}); to go back: pip install '{n}=={before[n]}'"
+                   for n in sorted(set(after) & set(before)) if after[n] != before[n]]
+        return ([*run.plan.pip, "uninstall", "-y", *new] if new else []), changed
+    return list(step.undo), []
+
+
+def read_boot_id() -> str | None:
+    """Changes at every boot (Linux); lets --resume tell whether the machine was restarted."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+
+
+def _run_steps(run: _Run, start: int, carried: dict[str, dict[str, Any]],
+               boot_id: Callable[[], str | None]) -> ExecResult:
+    steps = run.plan.steps
+    n = len(steps)
+    done: list[str] = []
+    for i in range(start, n):
+        step = steps[i]
+        label = f"Step {i + 1} of {n}: {step.title}"
+        if run.cancel.cancelled:
+            run.journal.append("stopped", step=step.id, reason="cancelled")
+            return run.result(False, cancelled=True, failed_step=step.id, done=done,
+                              message=_cancel_message(step, run))
+        run.progress(label, i / n)
+        if step.kind == "reboot":
+            run.journal.append("paused", step=step.id, reason="reboot", boot_id=boot_id())
+            return run.result(False, reboot_needed=True, failed_step=step.id, done=done, message=(
+                "Restart the computer now so the new driver loads. After the restart, run "
+                "`gpusetup install --resume` to finish (it checks that the driver loaded)."))
+        if step.kind == "manual" or not step.argv:
+            run.journal.append("end", step=step.id, rc=0, ok=True, undo=[], notes=[step.explain])
+            done.append(step.id)
+            continue
+        pre = carried.get(step.id) or _pre_state(run, step)
+        run.journal.append("start", step=step.id, argv=step.argv, needs_root=step.needs_root,
+                           undo=step.undo, pre=pre)
+        parser = PipProgress() if step.kind == "pip" else None
+        reboot_flag: list[bool] = []
+
+        def on_line(line: str, i: int = i, label: str = label, parser: PipProgress | None = parser,
+                    reboot_flag: list[bool] = reboot_flag) -> None:
+            if "gpusetup: reboot-needed" in line:
+                reboot_flag.append(True)
+            if parser is not None and parser.feed(line):
+                frac = parser.fraction or 0.0
+                run.progress(f"{label} — {parser.label}", (i + frac) / n)
+
+        res = run.run(step.argv, step.needs_root, on_line)
+        undo, notes = _actual_undo(run, step, pre)
+        run.journal.append("end", step=step.id, rc=res.returncode, ok=res.ok, cancelled=res.cancelled,
+                           timed_out=res.timed_out, error=res.error, tail=res.tail[-15:], undo=undo,
+                           notes=notes, reboot_needed=bool(reboot_flag))
+        if res.cancelled:
+            run.journal.append("stopped", step=step.id, reason="cancelled")
+            return run.result(False, cancelled=True, failed_step=step.id, done=done,
+                              message=_cancel_message(step, run))
+        if not res.ok:
+            run.journal.append("stopped", step=step.id, reason="failed")
+            return run.result(False, failed_step=step.id, done=done, message=_failure_message(step, res, run))
+        done.append(step.id)
+    run.progress("Done", 1.0)
+    run.journal.append("finished", ok=True)
+    return run.result(True, done=done, message=f"All {n} steps finished. Log: {run.log_path}")
+
+
+def _cancel_message(step: Step, run: _Run) -> str:
+    return (f"Cancelled during '{step.title}'; that step was stopped and nothing after it ran. To undo what "
+            f"this install did so far: gpusetup install --rollback. To continue later: gpusetup install "
+            f"--resume. Log: {run.log_path}")
+
+
+def _failure_message(step: Step, res: StreamResult, run: _Run) -> str:
+    if res.error:
+        what = res.error
+    elif res.timed_out:
+        what = f"it took longer than {run.timeout:g} s and was stopped"
+    else:
+        what = f"exit code {res.returncode}"
+    tail = "\n".join("    " + line for line in res.tail[-12:]) or "    (no output)"
+    return (f"Step '{step.title}' failed ({what}).\n  Command: {display_argv(step.argv, step.needs_root)}\n"
+            f"  Last lines of its output:\n{tail}\n  Full log: {run.log_path}\n"
+            "Nothing after this step was run. Undo what was done: gpusetup install --rollback; or fix the "
+            "cause and continue: gpusetup install --resume.")
+
+
+# ------------------------------------------------------------------------------------------- resume
+
+
+def _load(jdir: Path) -> InstallPlan | None:
+    try:
+        return from_dict(InstallPlan, json.loads((jdir / PLAN).read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return None
+
+
+def resume(
+    journal_dir: Path | None = None,
+    *,
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+    log: IO[str] | None = None,
+    check_network: bool = True,
+    elevate: str = "auto",
+    step_timeout: float = STEP_TIMEOUT,
+    boot_id: Callable[[], str | None] | None = None,
+) -> ExecResult:
+    """Continue an unfinished install: after a crash, a failed or cancelled step, or the driver's reboot.
+
+    Steps that ended well are skipped; a step that started but has no end record (a crash) is run again
+    (every step is idempotent) and keeps its original "what was there before" record for rollback.
+    """
+    jdir = Path(journal_dir) if journal_dir else default_state_dir()
+    boot = boot_id or read_boot_id
+    try:
+        with InstallLock(jdir):
+            journal = Journal(jdir)
+            if journal.status() != "unfinished":
+                return ExecResult(ok=False, journal_dir=str(jdir), message="There is no unfinished install to "
+                                  "resume. Start one with `gpusetup install`.")
+            plan = _load(jdir)
+            if plan is None:
+                return ExecResult(ok=False, journal_dir=str(jdir), message=f"The saved plan in {jdir} is "
+                                  "missing or damaged, so the install cannot be resumed. Use --rollback.")
+            recs = journal.read()
+            ok_ids = {r["step"] for r in recs if r["event"] == "end" and r.get("ok")}
+            carried: dict[str, dict[str, Any]] = {}
+            for r in recs:
+                if r["event"] == "start" and r["step"] not in carried:
+                    carried[r["step"]] = r.get("pre") or {}
+            paused = [r for r in recs if r["event"] in ("paused", "reboot-done")]
+            if paused and paused[-1]["event"] == "paused":
+                now = boot()
+                if now is not None and now == paused[-1].get("boot_id"):
+                    return ExecResult(ok=False, reboot_needed=True, journal_dir=str(jdir),
+                                      failed_step=paused[-1]["step"], message="The computer has not been "
+                                      "restarted yet. Restart it, then run `gpusetup install --resume`.")
+                journal.append("reboot-done", step=paused[-1]["step"], boot_id=now)
+                ok_ids.add(paused[-1]["step"])
+            for r in recs:
+                if r["event"] == "reboot-done":
+                    ok_ids.add(r["step"])
+            start = next((i for i, s in enumerate(plan.steps) if s.id not in ok_ids), len(plan.steps))
+            journal.append("resume", from_step=plan.steps[start].id if start < len(plan.steps) else None)
+            run = _Run(plan, jdir, progress, cancel, log, elevate, step_timeout)
+            try:
+                remaining = plan.steps[start:]
+                if check_network and any(s.kind == "pip" for s in remaining):
+                    failure = _preflight(run, lambda p: sys.maxsize, True)
+                    if failure:
+                        journal.append("stopped", step=remaining[0].id, reason="preflight")
+                        return run.result(False, failed_step="preflight", message=failure)
+                return _run_steps(run, start, carried, boot)
+            finally:
+                run.close()
+    except LockBusy as exc:
+        return ExecResult(ok=False, journal_dir=str(jdir), message=str(exc))
+
+
+# ----------------------------------------------------------------------------------------- rollback
+
+
+def rollback(
+    journal_dir: Path | None = None,
+    *,
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+    log: IO[str] | None = None,
+    elevate: str = "auto",
+    step_timeout: float = 600.0,
+) -> ExecResult:
+    """Undo the last install (finished or not), newest step first, touching only what it created."""
+    jdir = Path(journal_dir) if journal_dir else default_state_dir()
+    try:
+        with InstallLock(jdir):
+            journal = Journal(jdir)
+            status = journal.status()
+            if status in ("none", "rolled-back"):
+                return ExecResult(ok=False, journal_dir=str(jdir), message="There is no install to roll back"
+                                  + (" (the last one was already rolled back)." if status == "rolled-back"
+                                     else "."))
+            plan = _load(jdir) or InstallPlan()
+            by_id = {s.id: s for s in plan.steps}
+            recs = journal.read()
+            starts: dict[str, dict[str, Any]] = {}
+            ends: dict[str, dict[str, Any]] = {}
+            order: list[str] = []
+            for r in recs:
+                if r["event"] == "start":
+                    if r["step"] not in starts:
+                        starts[r["step"]] = r
+                        order.append(r["step"])
+                elif r["event"] == "end":
+                    ends[r["step"]] = r
+            run = _Run(plan, jdir, progress, cancel, log, elevate, step_timeout)
+            try:
+                journal.append("rollback-start", steps=list(reversed(order)))
+                removed_env = any(
+                    by_id.get(sid) is not None and by_id[sid].kind == "venv"
+                    and not (starts[sid].get("pre") or {}).get("existed") for sid in order
+                )
+                failures: list[str] = []
+                notes: list[str] = []
+                todo = list(reversed(order))
+                for k, sid in enumerate(todo):
+                    step = by_id.get(sid) or Step(id=sid, title=sid, argv=starts[sid].get("argv", []),
+                                                  undo=starts[sid].get("undo", []))
+                    run.progress(f"Undoing: {step.title}", k / max(1, len(todo)))
+                    if removed_env and step.kind in ("pip", "constraints"):
+                        continue  # the whole environment we created goes below
+                    if sid in ends:
+                        undo = ends[sid].get("undo") or []
+                        notes.extend(ends[sid].get("notes") or [])
+                    else:  # crashed mid-step: work out the undo from what is there now
+                        undo, extra = _actual_undo(run, step, starts[sid].get("pre") or {})
+                        notes.extend(extra)
+                    if not undo:
+                        continue
+                    res = run.run(undo, step.needs_root)
+                    journal.append("rollback-end", step=sid, argv=undo, rc=res.returncode, ok=res.ok,
+                                   tail=res.tail[-10:])
+                    if not res.ok:
+                        failures.append(f"'{step.title}': {display_argv(undo, step.needs_root)} → "
+                                        f"{res.error or res.returncode}; last line: "
+                                        f"{res.tail[-1] if res.tail else '(none)'}")
+                    if res.cancelled:
+                        break
+                if failures:
+                    journal.append("stopped", reason="rollback-failed")
+                    return run.result(False, failed_step="rollback", message="Some undo steps failed:\n  "
+                                      + "\n  ".join(failures) + f"\nLog: {run.log_path}")
+                journal.append("rolled-back", ok=True, notes=notes)
+                run.progress("Rolled back", 1.0)
+                msg = "Rolled back: everything this install created was removed; what you had before was " \
+                      "left alone."
+                if notes:
+                    msg += "\n  " + "\n  ".join(notes)
+                return run.result(True, message=msg)
+            finally:
+                run.close()
+    except LockBusy as exc:
+        return ExecResult(ok=False, journal_dir=str(jdir), message=str(exc))

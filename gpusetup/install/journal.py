@@ -1,0 +1,138 @@
+"""The install journal: JSON lines written (and fsynced) before and after every step, plus the lock.
+
+A crash or power cut between two lines still leaves a record of what started, what finished and how to undo
+it, which is all ``--resume`` and ``--rollback`` need. One install at a time: an OS-level file lock that
+the kernel releases if gpusetup dies, so a stale lock never blocks the next run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+JOURNAL = "journal.jsonl"
+PLAN = "plan.json"
+LOG = "install.log"
+LOCK = "install.lock"
+
+
+def default_state_dir() -> Path:
+    """Per-user state: ``$XDG_STATE_HOME/gpusetup/install`` (``%LOCALAPPDATA%`` on Windows)."""
+    override = os.environ.get("GPUSETUP_STATE_DIR")
+    if override:
+        return Path(override)
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA", str(Path.home() / "AppData" / "Local")))
+    else:
+        base = Path(os.environ.get("XDG_STATE_HOME", str(Path.home() / ".local" / "state")))
+    return base / "gpusetup" / "install"
+
+
+class Journal:
+    def __init__(self, directory: Path) -> None:
+        self.dir = Path(directory)
+        self.path = self.dir / JOURNAL
+
+    def append(self, event: str, **data: Any) -> None:
+        record = {"event": event, "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **data}
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, sort_keys=True) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def read(self) -> list[dict[str, Any]]:
+        """All complete records; a line torn by a crash mid-write is skipped, not fatal."""
+        if not self.path.exists():
+            return []
+        out = []
+        for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(rec, dict) and "event" in rec:
+                out.append(rec)
+        return out
+
+    def status(self) -> str:
+        """none / finished / rolled-back / unfinished (crashed, failed, cancelled or waiting for a reboot)."""
+        recs = self.read()
+        if not recs:
+            return "none"
+        for rec in reversed(recs):
+            if rec["event"] in ("finished", "rolled-back"):
+                return rec["event"]
+            if rec["event"] in ("start", "end", "paused", "stopped", "rollback-start", "rollback-end",
+                                "reboot-done", "plan", "resume"):
+                return "unfinished"
+        return "unfinished"
+
+    def archive(self) -> Path | None:
+        """Move a finished run aside (``history/<time>/``) so the next install starts a fresh journal."""
+        if not self.path.exists():
+            return None
+        dest = self.dir / "history" / time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        n = 1
+        while dest.exists():
+            dest = dest.with_name(dest.name.split(".")[0] + f".{n}")
+            n += 1
+        dest.mkdir(parents=True)
+        for name in (JOURNAL, PLAN, LOG):
+            if (self.dir / name).exists():
+                shutil.move(str(self.dir / name), str(dest / name))
+        return dest
+
+
+class LockBusy(Exception):
+    pass
+
+
+class InstallLock:
+    """Exclusive, non-blocking lock on ``install.lock``; holds the owner's pid for the error message."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = Path(directory) / LOCK
+        self._fh: Any = None
+
+    def __enter__(self) -> InstallLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the lock's lifetime
+        try:
+            if sys.platform == "win32":
+                import msvcrt
+
+                fh.seek(0)
+                msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
+            else:
+                import fcntl
+
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.seek(0)
+            owner = fh.read().strip() or "unknown"
+            fh.close()
+            raise LockBusy(
+                f"Another gpusetup install is running (process {owner}). Wait for it to finish, or cancel "
+                "it; only one install can run at a time."
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        self._fh = fh
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fh is not None:
+            try:
+                self._fh.seek(0)
+                self._fh.truncate()
+            finally:
+                self._fh.close()  # closing releases flock / msvcrt lock
+                self._fh = None

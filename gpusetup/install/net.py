@@ -1,0 +1,121 @@
+"""Network pre-flight: reach every package index *before* anything changes, through the same proxy pip uses.
+
+Failing early with "cannot reach X because Y; try Z" beats a pip that retries for minutes and leaves a
+half-installed environment (installers.md (c) 12: proxies, TLS interception).
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import ssl
+import sys
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def _pip_config_files() -> list[Path]:
+    """pip's config files, lowest priority first (global, user, then PIP_CONFIG_FILE)."""
+    if os.environ.get("PIP_CONFIG_FILE") == os.devnull:
+        return []
+    files: list[Path] = []
+    if sys.platform == "win32":
+        files.append(Path(os.environ.get("PROGRAMDATA", "C:/ProgramData")) / "pip" / "pip.ini")
+        appdata = os.environ.get("APPDATA")
+        if appdata:
+            files.append(Path(appdata) / "pip" / "pip.ini")
+    else:
+        for d in os.environ.get("XDG_CONFIG_DIRS", "/etc/xdg").split(":"):
+            files.append(Path(d) / "pip" / "pip.conf")
+        files.append(Path("/etc/pip.conf"))
+        home = Path(os.environ.get("HOME", str(Path.home())))
+        files.append(home / ".pip" / "pip.conf")
+        files.append(Path(os.environ.get("XDG_CONFIG_HOME", str(home / ".config"))) / "pip" / "pip.conf")
+    if os.environ.get("PIP_CONFIG_FILE"):
+        files.append(Path(os.environ["PIP_CONFIG_FILE"]))
+    return files
+
+
+def pip_config_value(key: str) -> str | None:
+    """``PIP_<KEY>`` or ``[global] key`` / ``[install] key`` from pip's config files; None when unset."""
+    env = os.environ.get("PIP_" + key.upper().replace("-", "_"))
+    if env:
+        return env
+    value = None
+    for f in _pip_config_files():
+        cp = configparser.ConfigParser()
+        try:
+            cp.read(f, encoding="utf-8")
+        except (configparser.Error, OSError, UnicodeDecodeError):
+            continue
+        for section in ("global", "install", "download"):
+            if cp.has_option(section, key):
+                value = cp.get(section, key)
+    return value
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy pip would use for ``url``: pip's own ``proxy`` setting, else the environment's."""
+    pip_proxy = pip_config_value("proxy")
+    if pip_proxy:
+        return pip_proxy
+    proxies = urllib.request.getproxies()
+    host = urllib.request.urlparse(url).hostname or ""
+    if urllib.request.proxy_bypass(host):
+        return None
+    scheme = urllib.request.urlparse(url).scheme
+    return proxies.get(scheme)
+
+
+@dataclass
+class IndexCheck:
+    url: str
+    ok: bool
+    message: str = ""
+
+
+def check_index(url: str, project: str, timeout: float = 10.0) -> IndexCheck:
+    """Fetch ``<index>/<project>/`` (PEP 503) and say in plain words why it failed, if it did."""
+    if url.startswith("file:"):
+        path = Path(urllib.request.url2pathname(urllib.request.urlparse(url).path))
+        ok = path.is_dir()
+        return IndexCheck(url, ok, "" if ok else f"The local index folder {path} does not exist.")
+    page = url.rstrip("/") + "/" + project + "/"
+    proxy = proxy_for(url)
+    handlers: list[urllib.request.BaseHandler] = [
+        urllib.request.ProxyHandler({"http": proxy, "https": proxy} if proxy else {})
+    ]
+    cert = pip_config_value("cert")
+    if url.startswith("https") and cert and Path(cert).exists():
+        handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=cert)))
+    opener = urllib.request.build_opener(*handlers)
+    via = f" through the proxy {proxy}" if proxy else " (no proxy configured: HTTPS_PROXY / pip's proxy setting)"
+    req = urllib.request.Request(page, headers={"Accept": "text/html", "User-Agent": "gpusetup"})
+    try:
+        with opener.open(req, timeout=timeout) as resp:
+            status = resp.status
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            return IndexCheck(url, False, f"The index {url} answers but does not have '{project}' "
+                                          "(wrong index URL or an incomplete mirror).")
+        if exc.code == 407:
+            return IndexCheck(url, False, f"The proxy {proxy} asks for a login (HTTP 407). Put the "
+                                          "credentials into HTTPS_PROXY or pip's proxy setting.")
+        return IndexCheck(url, False, f"The index {url} answered HTTP {exc.code}{via}.")
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        if isinstance(reason, ssl.SSLCertVerificationError):
+            return IndexCheck(url, False, f"The TLS certificate of {url} is not trusted ({reason.verify_message})"
+                                          f"{via}. A company proxy may be intercepting HTTPS: point pip at "
+                                          "its CA with PIP_CERT=/path/to/ca.pem (or `pip config set "
+                                          "global.cert ...`).")
+        return IndexCheck(url, False, f"Cannot reach {url}{via}: {reason}. Check the network or proxy, use a "
+                                      "mirror (--index-url / --pytorch-mirror), or install from a "
+                                      "wheelhouse prepared elsewhere (--download-only / --wheelhouse).")
+    except (TimeoutError, OSError) as exc:
+        return IndexCheck(url, False, f"Cannot reach {url}{via}: {exc}. Check the network or proxy.")
+    if status != 200:
+        return IndexCheck(url, False, f"The index {url} answered HTTP {status}{via}.")
+    return IndexCheck(url, True)

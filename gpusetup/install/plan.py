@@ -1,0 +1,415 @@
+"""Resolver answers → an ordered, reviewable :class:`InstallPlan` of exact commands (nothing runs here).
+
+The same plan is shown by ``--dry-run``, written by ``--script``, executed step by step and journalled, so
+what the user approved is exactly what runs. Steps that need root are marked and elevated only at run time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path, PureWindowsPath
+from typing import Any
+
+from gpusetup.install import snippets
+from gpusetup.model import Choice, FrameworkPlan, Machine, Plan, Step
+from gpusetup.resources import resource
+
+PYTORCH_INDEX_PREFIX = "https://download.pytorch.org/whl"
+PYPI_SIMPLE = "https://pypi.org/simple"
+CONSTRAINTS_NAME = "gpusetup-constraints.txt"
+
+
+class PlanError(ValueError):
+    """The request cannot be planned (bad target, nothing to install); the message says how to fix it."""
+
+
+@dataclass
+class InstallPlan(Plan):
+    """A :class:`Plan` plus what the executor checks before it starts (indexes, disk) and needs to undo."""
+
+    target: str = ""  # venv:PATH / conda:NAME / download:DIR
+    python: list[str] = field(default_factory=list)  # argv prefix that runs the target interpreter
+    pip: list[str] = field(default_factory=list)  # argv prefix that runs pip for the target
+    indexes: list[str] = field(default_factory=list)  # package indexes to reach before starting
+    probe_package: str = ""  # a project each index must list (its PEP 503 page is fetched)
+    download_mib: int = 0
+    installed_mib: int = 0
+    space_path: str = ""  # where the bytes land (checked for free space)
+    packages: list[str] = field(default_factory=list)  # exact requirement strings that are installed
+    os: str = "linux"
+    offline: bool = False
+
+
+def installers_dir() -> Path:
+    """The ``installers/`` scripts shipped beside the package (or bundled by PyInstaller)."""
+    frozen = getattr(sys, "_MEIPASS", None)
+    if frozen:
+        return Path(frozen) / "installers"
+    return Path(__file__).resolve().parent.parent.parent / "installers"
+
+
+def build_plan(
+    fplans: list[FrameworkPlan],
+    machine: Machine,
+    target: str = "venv:.venv-gpu",
+    *,
+    index_url: str | None = None,
+    pytorch_mirror: str | None = None,
+    wheelhouse: str | Path | None = None,
+    download_only: str | Path | None = None,
+    with_pip: bool = True,
+    host_pip: bool | None = None,
+    portable: bool = False,
+    foreign: bool = False,
+    driver: bool | None = None,
+    container_toolkit: bool = False,
+    cuda_toolkit: str | None = None,
+    cudnn: bool = False,
+    base_python: str | None = None,
+    conda_envs: list[str] | None = None,
+    uv: str | None = None,
+) -> InstallPlan:
+    """Turn the resolver's per-framework answers into the exact steps that install them into ``target``.
+
+    ``driver=None`` adds driver steps only when a plan's actions need them; ``container_toolkit`` and
+    ``cuda_toolkit`` only when asked. ``portable`` (for ``--script``/``--for``) uses only the target's own
+    pip. ``conda_envs`` lists existing conda env names (``conda env list``), so an absent one is created.
+    """
+    os_name = (machine.system.os or _current_os()).lower()
+    plan = InstallPlan(target=target, os=os_name)
+    choices: list[tuple[FrameworkPlan, Choice]] = []
+    driver_actions = []
+    for fp in fplans:
+        needs_driver = [a for a in fp.actions if a.kind in ("install-driver", "upgrade-driver")]
+        want_driver = driver is True or (driver is None and bool(needs_driver))
+        if needs_driver:
+            driver_actions.extend(needs_driver)
+        if fp.ok and fp.choice:
+            choices.append((fp, fp.choice))
+        elif fp.gpu_choice and needs_driver and want_driver and not machine.system.wsl:
+            choices.append((fp, fp.gpu_choice))
+            plan.notes.append(
+                f"{fp.framework}: installing the GPU build {fp.gpu_choice.version} ({fp.gpu_choice.variant}); "
+                "it works once the driver below is installed and the computer restarted."
+            )
+        elif fp.choice:
+            choices.append((fp, fp.choice))
+            if not fp.ok:
+                why = "; ".join(a.why for a in fp.actions) or "see `gpusetup plan`"
+                plan.notes.append(
+                    f"{fp.framework}: installing {fp.choice.version} ({fp.choice.variant}) for now: {why}"
+                )
+        else:
+            reasons = "; ".join(r.reason for r in fp.rejected[:3]) or "no build fits this machine"
+            plan.notes.append(f"{fp.framework}: nothing to install ({reasons}).")
+        for a in fp.actions:
+            if a.kind not in ("install-driver", "upgrade-driver"):
+                cmds = ("  " + "\n  ".join(a.commands)) if a.commands else ""
+                plan.notes.append(f"Do this yourself first ({a.kind}): {a.why}" + (f"\n{cmds}" if cmds else ""))
+
+    if download_only is not None:
+        _plan_download(plan, choices, Path(download_only), machine, index_url, pytorch_mirror, foreign, portable)
+        return plan
+    if not choices and driver is not True and not container_toolkit and not cuda_toolkit:
+        raise PlanError("Nothing to install: " + (" ".join(plan.notes) or "no framework was chosen."))
+
+    if choices:
+        _plan_env(plan, target, os_name, with_pip, host_pip, portable, base_python, conda_envs, machine)
+        _plan_pip(plan, choices, index_url, pytorch_mirror, wheelhouse, uv)
+        _plan_verify_protect(plan, choices)
+
+    want_driver = driver is True or (driver is None and bool(driver_actions))
+    if want_driver and driver is not False:
+        _plan_driver(plan, machine, driver_actions)
+    if container_toolkit:
+        _plan_script(plan, "container-toolkit", "nvidia-container-toolkit.sh", ["--runtime", "docker"],
+                     "Install the NVIDIA Container Toolkit",
+                     "Adds NVIDIA's package repository, installs nvidia-container-toolkit, registers the "
+                     "nvidia runtime with Docker (nvidia-ctk runtime configure) and restarts Docker, so "
+                     "containers can use the GPU with --gpus all.", machine)
+    if cuda_toolkit:
+        args = ["--version", cuda_toolkit] + (["--cudnn"] if cudnn else [])
+        _plan_script(plan, "cuda-toolkit", "cuda-toolkit.sh", args, f"Install the CUDA toolkit {cuda_toolkit}",
+                     "Only needed to compile CUDA code yourself (nvcc, custom extensions); the framework "
+                     "wheels bring their own CUDA libraries.", machine)
+    return plan
+
+
+# ------------------------------------------------------------------------------------------ pieces
+
+
+def _current_os() -> str:
+    return {"win32": "windows", "darwin": "macos"}.get(sys.platform, "linux")
+
+
+def _host_pip_version() -> tuple[int, ...] | None:
+    try:
+        return tuple(int(x) for x in re.findall(r"\d+", metadata.version("pip"))[:2])
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host_pip: bool | None,
+              portable: bool, base_python: str | None, conda_envs: list[str] | None, machine: Machine) -> None:
+    kind, _, where = target.partition(":")
+    if kind == "venv" and where:
+        windows = os_name == "windows"
+        venv = PureWindowsPath(where) if windows else Path(where).expanduser()
+        if not windows and not portable:
+            venv = Path(venv).absolute()
+        py = str(venv / ("Scripts/python.exe" if windows else "bin/python"))
+        plan.python = [py]
+        plan.space_path = str(venv)
+        base = base_python or ("python" if portable else sys.executable)
+        exists = not portable and (Path(str(venv)) / "pyvenv.cfg").is_file()
+        if not portable and Path(str(venv)).exists() and not exists:
+            raise PlanError(f"{venv} exists but is not a virtual environment. Choose a new folder with "
+                            "--target venv:PATH, or an existing venv.")
+        if not exists:
+            argv = [base, "-m", "venv", str(venv)] + ([] if with_pip or portable else ["--without-pip"])
+            plan.steps.append(Step(
+                id="create-venv", title=f"Create the virtual environment {venv}", argv=argv, kind="venv",
+                explain="A separate Python environment keeps this install away from your system Python and "
+                        "other projects; deleting the folder removes it completely.",
+                undo=[base, "-c", snippets.RMTREE_VENV, str(venv)],
+            ))
+        else:
+            plan.notes.append(f"Using your existing virtual environment {venv}; rollback will only remove "
+                              "packages this install adds, never ones you had.")
+        hp = _host_pip_version()
+        use_host = host_pip if host_pip is not None else (not with_pip)
+        if use_host and not portable and hp and hp >= (22, 3):
+            plan.pip = [sys.executable, "-m", "pip", "--python", py]
+        else:
+            plan.pip = [py, "-m", "pip"]
+    elif kind == "conda" and where:
+        name = where
+        plan.python = ["conda", "run", "--no-capture-output", "-n", name, "python"]
+        plan.pip = [*plan.python, "-m", "pip"]
+        plan.space_path = str(Path.home())
+        if conda_envs is not None and name not in conda_envs:
+            pyver = _target_python_version(machine) or f"{sys.version_info.major}.{sys.version_info.minor}"
+            plan.steps.append(Step(
+                id="create-conda-env", title=f"Create the conda environment {name}", kind="venv",
+                argv=["conda", "create", "-y", "-n", name, f"python={pyver}", "pip"],
+                explain="A separate conda environment for the framework; pip installs the framework inside "
+                        "it (PyTorch no longer publishes conda packages).",
+                undo=["conda", "env", "remove", "-y", "-n", name],
+            ))
+    else:
+        raise PlanError(f"--target {target!r}: use venv:PATH (a new or existing virtual environment) or "
+                        "conda:NAME (a conda environment).")
+
+
+def _target_python_version(machine: Machine) -> str | None:
+    v = machine.system.python or (machine.python_envs[0].version if machine.python_envs else None)
+    m = re.match(r"(\d+)\.(\d+)", v or "")
+    return f"{m.group(1)}.{m.group(2)}" if m else None
+
+
+def mirror_url(url: str | None, index_url: str | None, pytorch_mirror: str | None) -> str | None:
+    """The index a requirement really comes from, after applying the user's mirrors."""
+    if url and pytorch_mirror and url.startswith(PYTORCH_INDEX_PREFIX):
+        return pytorch_mirror.rstrip("/") + url[len(PYTORCH_INDEX_PREFIX):]
+    if url is None:
+        return index_url
+    return url
+
+
+def _groups(choices: list[tuple[FrameworkPlan, Choice]], index_url: str | None,
+            pytorch_mirror: str | None) -> dict[str | None, list[str]]:
+    groups: dict[str | None, list[str]] = {}
+    for fp, ch in choices:
+        if not ch.packages:
+            raise PlanError(f"The plan for {fp.framework} lists no packages to install.")
+        groups.setdefault(mirror_url(ch.index_url, index_url, pytorch_mirror), []).extend(ch.packages)
+    return groups
+
+
+def _req_name(req: str) -> str:
+    return re.split(r"[\[=<>!~; ]", req.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def _sizes(choices: list[tuple[FrameworkPlan, Choice]]) -> tuple[int, int]:
+    rows = json.loads(resource("install", "sizes.json").read_text())["tables"]["disk"]["rows"]
+    down = inst = 0
+    for _, ch in choices:
+        row = next(r for r in rows if ch.variant.startswith(r["variant_prefix"]))
+        down += row["download_mib"]
+        inst += row["installed_mib"]
+    return down, inst
+
+
+def _plan_pip(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]], index_url: str | None,
+              pytorch_mirror: str | None, wheelhouse: str | Path | None, uv: str | None) -> None:
+    plan.download_mib, plan.installed_mib = _sizes(choices)
+    for i, (url, reqs) in enumerate(_groups(choices, index_url, pytorch_mirror).items()):
+        plan.packages.extend(reqs)
+        names = ", ".join(reqs)
+        if wheelhouse is not None:
+            source = ["--no-index", "--find-links", str(wheelhouse)]
+            where = f"from the local wheelhouse {wheelhouse} (no network)"
+            plan.offline = True
+            plan.download_mib = 0
+        else:
+            source = ["--index-url", url] if url else []
+            where = f"from {url}" if url else "from PyPI (or the index in your pip configuration)"
+            if url and url not in plan.indexes:
+                plan.indexes.append(url)
+            if not url and PYPI_SIMPLE not in plan.indexes and not _pip_config("index-url"):
+                plan.indexes.append(PYPI_SIMPLE)
+            if not plan.probe_package:
+                plan.probe_package = _req_name(reqs[0])
+        if uv and plan.python and plan.python[0] != "conda":
+            argv = [uv, "pip", "install", "--python", plan.python[0], *source, *reqs]
+        else:
+            progress = ["--progress-bar", "raw"] if _pip_supports_raw(plan) else []
+            argv = [*plan.pip, "install", "--disable-pip-version-check", *progress, *source, *reqs]
+        plan.steps.append(Step(
+            id=f"pip-install-{i + 1}" if i else "pip-install", title=f"Install {names}", argv=argv, kind="pip",
+            explain=f"Downloads and installs exactly {names} {where}. pip's exit code is checked; a failure "
+                    "stops here.",
+            undo=[*plan.pip, "uninstall", "-y", *[_req_name(r) for r in reqs]],
+        ))
+
+
+def _pip_supports_raw(plan: InstallPlan) -> bool:
+    """``--progress-bar raw`` (pip ≥ 24.1) only when we know the pip that runs: the host's."""
+    if plan.pip[:1] != [sys.executable]:
+        return False
+    hp = _host_pip_version()
+    return bool(hp and hp >= (24, 1))
+
+
+def _plan_verify_protect(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]]) -> None:
+    pins = [re.sub(r"\[.*?\]", "", p).replace(" ", "") for _, ch in choices for p in ch.packages]
+    plan.steps.append(Step(
+        id="verify", title="Check that the installed builds are the planned ones", kind="verify",
+        argv=[*plan.python, "-c", snippets.VERIFY, *pins],
+        explain="Reads the installed versions from the environment's package metadata and compares them "
+                "with the plan, so a silently substituted build (e.g. +cpu instead of +cu126) is caught now, "
+                "not when your first training run is slow.",
+    ))
+    names = sorted({_req_name(p) for p in pins})
+    plan.steps.append(Step(
+        id="protect", title="Protect the installed build with a constraints file", kind="constraints",
+        argv=[*plan.python, "-c", snippets.PROTECT, CONSTRAINTS_NAME, *names],
+        explain=f"Writes {CONSTRAINTS_NAME} (exact versions of {', '.join(names)}) into the environment and "
+                "points the environment's pip.conf at it, so a later `pip install something` cannot swap "
+                "the framework for another build. With uv, set UV_CONSTRAINT to the same file.",
+        undo=[*plan.python, "-c", snippets.REMOVE_OURS, CONSTRAINTS_NAME,
+              "pip.ini" if plan.os == "windows" else "pip.conf"],
+    ))
+
+
+def _plan_download(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]], dest: Path,
+                   machine: Machine, index_url: str | None, pytorch_mirror: str | None, foreign: bool,
+                   portable: bool) -> None:
+    if not choices:
+        raise PlanError("Nothing to download: " + (" ".join(plan.notes) or "no framework was chosen."))
+    plan.target = f"download:{dest}"
+    plan.space_path = str(dest)
+    plan.download_mib, _ = _sizes(choices)
+    pip = ["python", "-m", "pip"] if portable else [sys.executable, "-m", "pip"]
+    plan.pip = pip
+    extra: list[str] = []
+    if foreign:
+        pyver = _target_python_version(machine)
+        extra = ["--only-binary=:all:"] + (["--python-version", pyver] if pyver else [])
+        for tag in _platform_tags(machine):
+            extra += ["--platform", tag]
+    for i, (url, reqs) in enumerate(_groups(choices, index_url, pytorch_mirror).items()):
+        plan.packages.extend(reqs)
+        if url:
+            plan.indexes.append(url)
+        elif not _pip_config("index-url") and PYPI_SIMPLE not in plan.indexes:
+            plan.indexes.append(PYPI_SIMPLE)
+        plan.probe_package = plan.probe_package or _req_name(reqs[0])
+        plan.steps.append(Step(
+            id=f"download-{i + 1}" if i else "download", title=f"Download {', '.join(reqs)} into {dest}",
+            kind="pip", argv=[*pip, "download", "--disable-pip-version-check", "--dest", str(dest),
+                              *(["--index-url", url] if url else []), *extra, *reqs],
+            explain="Fetches the wheels and all their dependencies into a folder you can copy to a machine "
+                    f"without internet; there run: gpusetup install --wheelhouse {dest}",
+        ))
+
+
+def _platform_tags(machine: Machine) -> list[str]:
+    arch = (machine.system.arch or "x86_64").lower().replace("amd64", "x86_64").replace("arm64", "aarch64")
+    os_name = (machine.system.os or "linux").lower()
+    if os_name == "windows":
+        return ["win_amd64"] if arch == "x86_64" else ["win_arm64"]
+    if os_name == "macos":
+        return ["macosx_11_0_arm64"] if arch == "aarch64" else ["macosx_10_15_x86_64"]
+    return [f"manylinux_2_28_{arch}", f"manylinux_2_17_{arch}", f"manylinux2014_{arch}"]
+
+
+def _pip_config(key: str) -> str | None:
+    """A value from the user's pip configuration (env var or pip.conf), so checks match what pip will do."""
+    from gpusetup.install.net import pip_config_value
+
+    return pip_config_value(key)
+
+
+def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> None:
+    sysinfo = machine.system
+    branch = None
+    for a in actions:
+        m = re.match(r"\d+", a.branch or a.min_version or "")
+        if m:
+            branch = m.group(0)
+            break
+    if sysinfo.wsl:
+        plan.notes.append(
+            "The NVIDIA driver for WSL comes from Windows: update the driver on the Windows side "
+            "(https://www.nvidia.com/Download/index.aspx or the NVIDIA App). Never install a Linux NVIDIA "
+            "driver inside WSL; it would break GPU access."
+        )
+        return
+    if (sysinfo.os or "").lower() == "windows":
+        args = ["-Branch", branch] if branch else []
+        plan.steps.append(Step(
+            id="driver", title="Install the NVIDIA driver (Windows)", needs_root=True, kind="script",
+            argv=["powershell", "-NoProfile", "-ExecutionPolicy", "Bypass", "-File",
+                  str(installers_dir() / "nvidia-driver.ps1"), *args],
+            explain="Uses winget when it is available; otherwise prints the exact NVIDIA download page.",
+        ))
+        plan.steps.append(Step(id="reboot", title="Restart Windows", kind="reboot",
+                               explain="The new driver is active after a restart."))
+        return
+    ccs = [g.compute_capability for g in machine.nvidia_gpus if g.compute_capability]
+    flavour = "auto"
+    if ccs:
+        flavour = "proprietary" if min(float(c) for c in ccs) < 7.5 else "open"
+    args = ["--flavour", flavour] + (["--branch", branch] if branch else [])
+    why = {"open": "your GPU is Turing or newer, so NVIDIA's open kernel modules are used (the default since 560)",
+           "proprietary": "your GPU is older than Turing, which the open kernel modules do not support",
+           "auto": "the kernel-module flavour is chosen by the distribution's tool"}[flavour]
+    _plan_script(plan, "driver", "nvidia-driver.sh", args,
+                 "Install the NVIDIA driver" + (f" (branch {branch})" if branch else ""),
+                 f"Needs administrator rights. Installs the driver from your distribution's packages; {why}. "
+                 "Secure Boot is checked first (signed modules are preferred; otherwise it explains the "
+                 "one-time key enrolment). nouveau is switched off.", machine)
+    plan.steps.append(Step(
+        id="reboot", title="Restart the computer", kind="reboot",
+        explain="The new driver loads at the next start. Afterwards run `gpusetup install --resume` "
+                "to finish (it checks that the driver loaded).",
+    ))
+    plan.steps.append(Step(
+        id="check-driver", title="Check that the driver is loaded", kind="command",
+        argv=["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+        explain="nvidia-smi answers only when the driver is loaded and matches its libraries.",
+    ))
+
+
+def _plan_script(plan: InstallPlan, sid: str, script: str, args: list[str], title: str, explain: str,
+                 machine: Machine) -> None:
+    path = str(installers_dir() / script)
+    plan.steps.append(Step(
+        id=sid, title=title, argv=["bash", path, *args], needs_root=True, kind="script", explain=explain,
+        undo=["bash", path, "--undo"],
+    ))

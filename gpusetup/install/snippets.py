@@ -1,0 +1,105 @@
+"""Small Python programs run *inside the target interpreter* (``python -c CODE args``).
+
+They are plain text so the same argv works from the executor, in ``--dry-run`` output and in a rendered
+``--script``: the target machine needs nothing but its own Python. They read installed versions from
+dist-info metadata (``importlib.metadata``) and never import the framework, so verification is fast and
+works without a GPU.
+"""
+
+from __future__ import annotations
+
+MARKER = "# written by gpusetup"
+
+# argv: name==version ...  → exit 0 when every package is installed at exactly the planned version.
+VERIFY = """\
+import sys, importlib.metadata as md
+bad, good = [], []
+for spec in sys.argv[1:]:
+    name, _, want = spec.partition('==')
+    name = name.split('[')[0].strip()
+    try:
+        got = md.version(name)
+    except md.PackageNotFoundError:
+        bad.append(f'{name} is not installed (planned {want or "any version"})')
+        continue
+    if want and got.lower() != want.strip().lower():
+        pub, _, loc = got.partition('+')
+        wpub, _, wloc = want.partition('+')
+        why = ''
+        if wloc and loc != wloc:
+            why = f' - this is the {loc or "default"} build, the plan asked for the {wloc} build'
+            if loc.startswith('cpu') or not loc:
+                why += ' (a CPU-only build would leave your GPU unused)'
+        bad.append(f'{name} {got} is installed, but the plan is {name} {want}{why}')
+    else:
+        good.append(f'{name} {got}')
+if bad:
+    print('Verification failed:', file=sys.stderr)
+    for line in bad:
+        print('  ' + line, file=sys.stderr)
+    sys.exit(1)
+print('Verified: ' + ', '.join(good))
+"""
+
+# argv: → prints {"name": "version"} of every distribution (names normalised to lower-case, - for _).
+LIST = """\
+import json, importlib.metadata as md
+out = {}
+for d in md.distributions():
+    n = (d.metadata['Name'] or '').lower().replace('_', '-')
+    if n:
+        out[n] = d.version
+print(json.dumps(out, sort_keys=True))
+"""
+
+# argv: CONSTRAINTS_FILE (relative to the env's prefix) name ... → writes name==installed-version lines; also the env's pip.conf (when the
+# env has none) so every later `pip install` in this env honours the constraints automatically.
+PROTECT = (
+    """\
+import sys, os, importlib.metadata as md
+path, names = os.path.join(sys.prefix, sys.argv[1]), sys.argv[2:]
+lines = ['MARKER - keeps these exact builds; pip refuses to swap them for another build.']
+for n in names:
+    lines.append(f'{n}=={md.version(n)}')
+with open(path, 'w', encoding='utf-8') as fh:
+    fh.write('\\n'.join(lines) + '\\n')
+conf = os.path.join(sys.prefix, 'pip.ini' if os.name == 'nt' else 'pip.conf')
+if not os.path.exists(conf):
+    with open(conf, 'w', encoding='utf-8') as fh:
+        fh.write('MARKER\\n[install]\\nconstraint = ' + path + '\\n')
+    print('Protected: ' + conf + ' makes pip in this environment honour ' + path)
+else:
+    print('This environment already has ' + conf + '; use: pip install -c ' + path + ' ...')
+"""
+).replace("MARKER", MARKER)
+
+# argv: FILE (relative to the env's prefix) ... → removes each file only when gpusetup wrote it (first line is the marker).
+REMOVE_OURS = (
+    """\
+import sys, os
+for p in sys.argv[1:]:
+    p = os.path.join(sys.prefix, p)
+    try:
+        with open(p, encoding='utf-8') as fh:
+            first = fh.readline()
+    except OSError:
+        continue
+    if first.startswith('MARKER'):
+        os.remove(p)
+        print('removed ' + p)
+"""
+).replace("MARKER", MARKER)
+
+# argv: VENV_DIR → removes a virtual environment, and refuses anything that does not look like one.
+RMTREE_VENV = """\
+import sys, os, shutil
+p = sys.argv[1]
+if not os.path.exists(p):
+    print('already gone: ' + p)
+    sys.exit(0)
+if not os.path.isfile(os.path.join(p, 'pyvenv.cfg')):
+    print('refusing to delete ' + p + ': it is not a virtual environment (no pyvenv.cfg)', file=sys.stderr)
+    sys.exit(1)
+shutil.rmtree(p)
+print('removed ' + p)
+"""
