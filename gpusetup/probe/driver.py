@@ -1,0 +1,266 @@
+"""The NVIDIA kernel driver as the kernel sees it, and the single best answer for "which driver?".
+
+Runs after the NVML, nvidia-smi and libcuda probes. It reads ``/proc/driver/nvidia/version`` (version and
+open vs proprietary flavour), ``/sys/module/nvidia/version``, ``/proc/driver/nvidia/gpus/*/information``
+(names of GPUs even when NVML cannot start) and the version in the file name of the installed
+``libnvidia-ml.so.<version>`` (what user space would load), merges the platform's kernel-module facts,
+then picks ``machine.driver.version``: NVML, else nvidia-smi, else the kernel module. Every source's
+:class:`Reading` is kept, so a kernel-module ≠ user-space mismatch (F-catalogue "driver/library version
+mismatch") stays visible as data; :func:`driver_mismatch` is the helper rules call.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gpusetup.model import Evidence, KernelModule, Reading
+
+if TYPE_CHECKING:
+    from gpusetup.model import Machine
+    from gpusetup.probe import ProbeContext
+
+log = logging.getLogger("gpusetup.probe.driver")
+
+PROC_VERSION = "/proc/driver/nvidia/version"
+SYS_VERSION = "/sys/module/nvidia/version"
+PROC_GPUS = "/proc/driver/nvidia/gpus"
+LIBNVML_SOURCE = "libnvidia-ml file name"
+
+# Sources that report the *driver* version (libcuda's reading is the CUDA API version, not comparable).
+USER_SPACE_SOURCES = ("nvml", "nvidia-smi", LIBNVML_SOURCE)
+KERNEL_SOURCES = (PROC_VERSION, SYS_VERSION)
+# Directories where distributions and the .run installer put libnvidia-ml.so.<version>.
+_LIB_DIRS = (
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/x86_64-linux-gnu/nvidia/current",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/usr/lib",
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib/wsl/lib",
+)
+
+_NVRM = re.compile(
+    r"NVRM version:\s*NVIDIA UNIX\s+(?P<open>Open\s+)?(?:(?P<arch1>\S+)\s+)?Kernel Module"
+    r"(?:\s+for\s+(?P<arch2>\S+))?\s+(?P<version>\d+\.\d+(?:\.\d+)?)"
+)
+_VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?$")
+
+
+@dataclass
+class ProcVersion:
+    """``/proc/driver/nvidia/version`` in fields."""
+
+    version: str | None = None
+    flavour: str | None = None  # open / proprietary
+    arch: str | None = None
+    gcc: str | None = None  # "gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)"
+    error: str | None = None
+
+
+def parse_proc_version(text: str) -> ProcVersion:
+    """Parse the NVRM version file (proprietary and open modules, x86_64 and aarch64). Never raises."""
+    out = ProcVersion()
+    if not isinstance(text, str) or not text.strip():
+        out.error = "the NVIDIA driver version file is empty"
+        return out
+    m = _NVRM.search(text)
+    if not m:
+        out.error = "no 'NVRM version' line found"
+    else:
+        out.version = m.group("version")
+        out.flavour = "open" if m.group("open") else "proprietary"
+        out.arch = m.group("arch2") or m.group("arch1")
+    g = re.search(r"^GCC version:\s*(.+?)\s*$", text, re.MULTILINE)
+    if g:
+        out.gcc = g.group(1)
+    return out
+
+
+def parse_gpu_information(text: str) -> dict[str, str]:
+    """``/proc/driver/nvidia/gpus/<bus>/information`` → {"Model": …, "GPU UUID": …, "Bus Location": …}."""
+    info: dict[str, str] = {}
+    if not isinstance(text, str):
+        return info
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() and not key.startswith(" "):
+            info[key.strip()] = value.strip()
+    return info
+
+
+def _read(ctx: ProbeContext, path: str, machine: Machine) -> str | None:
+    p = ctx.path(path)
+    try:
+        return p.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+    except PermissionError:
+        machine.driver.evidence.append(Evidence(path, ok=False, error=f"no permission to read {path}"))
+        return None
+    except OSError as exc:
+        machine.driver.evidence.append(
+            Evidence(path, ok=False, error=f"could not read {path}: {exc.strerror or exc}")
+        )
+        return None
+
+
+def _libnvml_versions(ctx: ProbeContext) -> list[str]:
+    found: list[str] = []
+    for d in _LIB_DIRS:
+        base = ctx.path(d)
+        try:
+            names = [p.name for p in base.glob("libnvidia-ml.so.*")]
+        except OSError:
+            continue
+        for n in names:
+            v = n.removeprefix("libnvidia-ml.so.")
+            if _VERSION.match(v) and v.count(".") >= 1 and v not in found:
+                found.append(v)
+    return found
+
+
+def _module(machine: Machine, name: str) -> KernelModule | None:
+    return next((m for m in machine.driver.modules if m.name == name), None)
+
+
+def _merge_platform_modules(ctx: ProbeContext, machine: Machine) -> None:
+    try:
+        fn = getattr(ctx.platform, "kernel_modules", None)
+    except Exception as exc:  # noqa: BLE001 - a broken platform module must not stop this probe
+        log.debug("platform unavailable: %s", exc)
+        return
+    if fn is None:
+        return
+    try:
+        modules = list(fn(ctx))
+    except Exception as exc:  # noqa: BLE001
+        machine.driver.evidence.append(
+            Evidence("kernel modules", ok=False, error=f"could not list kernel modules: {exc}")
+        )
+        return
+    for mod in modules:
+        existing = _module(machine, mod.name)
+        if existing is None:
+            machine.driver.modules.append(mod)
+            continue
+        for f in ("loaded", "version", "flavour", "available_for_running_kernel", "signer"):
+            if getattr(mod, f) is not None:
+                setattr(existing, f, getattr(mod, f))
+        existing.dkms_status = mod.dkms_status or existing.dkms_status
+
+
+def probe(ctx: ProbeContext, machine: Machine) -> None:
+    """Kernel-side driver facts; then the best version and the per-source readings."""
+    drv = machine.driver
+    _merge_platform_modules(ctx, machine)
+
+    text = _read(ctx, PROC_VERSION, machine)
+    proc = parse_proc_version(text) if text is not None else None
+    if proc is not None:
+        drv.versions.append(Reading(proc.version, PROC_VERSION, error=proc.error))
+        drv.evidence.append(
+            Evidence(
+                PROC_VERSION,
+                ok=proc.error is None,
+                error=proc.error,
+                detail=text.strip().splitlines()[0][:300] if text.strip() else None,
+            )
+        )
+        mod = _module(machine, "nvidia")
+        if mod is None:
+            mod = KernelModule("nvidia")
+            drv.modules.append(mod)
+        mod.loaded = True if proc.version else mod.loaded
+        mod.version = mod.version or proc.version
+        mod.flavour = proc.flavour or mod.flavour
+
+    sys_text = _read(ctx, SYS_VERSION, machine)
+    if sys_text is not None:
+        v = sys_text.strip()
+        ok = bool(_VERSION.match(v))
+        drv.versions.append(
+            Reading(v if ok else None, SYS_VERSION, error=None if ok else "unreadable version")
+        )
+        mod = _module(machine, "nvidia")
+        if mod is None:
+            mod = KernelModule("nvidia", loaded=True)
+            drv.modules.append(mod)
+        if ok:
+            mod.version = mod.version or v
+            mod.loaded = True
+
+    for v in _libnvml_versions(ctx):
+        drv.versions.append(Reading(v, LIBNVML_SOURCE))
+
+    _read_gpu_information(ctx, machine)
+
+    drv.version = best_driver_version(machine)
+    mismatch = driver_mismatch(machine)
+    if mismatch:
+        drv.evidence.append(
+            Evidence(
+                "driver versions",
+                ok=False,
+                error=f"the running kernel module is {mismatch[0]} but the user-space driver is {mismatch[1]}",
+                detail="; ".join(f"{r.source}={r.value}" for r in drv.versions if r.value),
+            )
+        )
+
+
+def _read_gpu_information(ctx: ProbeContext, machine: Machine) -> None:
+    from gpusetup.probe import find_or_add_gpu
+
+    base = ctx.path(PROC_GPUS)
+    try:
+        entries = sorted(base.iterdir()) if base.is_dir() else []
+    except OSError:
+        return
+    for d in entries:
+        text = _read(ctx, f"{PROC_GPUS}/{d.name}/information", machine)
+        if not text:
+            continue
+        info = parse_gpu_information(text)
+        gpu = find_or_add_gpu(machine, "nvidia", info.get("Bus Location") or d.name)
+        gpu.name = gpu.name or info.get("Model") or None
+        uuid = info.get("GPU UUID")
+        if uuid and not gpu.uuid and uuid.startswith("GPU-"):
+            gpu.uuid = uuid
+        vbios = info.get("Video BIOS")
+        if vbios and not gpu.vbios and vbios != "??.??.??.??.??":
+            gpu.vbios = vbios
+        if gpu.pci.kernel_driver is None:
+            gpu.pci.kernel_driver = "nvidia"
+        gpu.evidence.append(Evidence(PROC_GPUS, detail=f"{d.name}/information"))
+
+
+def _first(machine: Machine, sources: tuple[str, ...]) -> str | None:
+    for src in sources:
+        for r in machine.driver.versions:
+            if r.source == src and r.value:
+                return r.value
+    return None
+
+
+def best_driver_version(machine: Machine) -> str | None:
+    """NVML, then nvidia-smi, then the kernel module (what is running), then the library on disk."""
+    return _first(machine, ("nvml", "nvidia-smi", PROC_VERSION, SYS_VERSION, LIBNVML_SOURCE))
+
+
+def driver_mismatch(machine: Machine) -> tuple[str, str] | None:
+    """(kernel module version, user-space version) when they differ, else None.
+
+    User space is what NVML/nvidia-smi report, or, when they cannot start (which is what a mismatch
+    does to them), the version of the installed ``libnvidia-ml.so.<version>``.
+    """
+    kernel = _first(machine, KERNEL_SOURCES)
+    user = _first(machine, ("nvml", "nvidia-smi"))
+    if user is None:
+        on_disk = {r.value for r in machine.driver.versions if r.source == LIBNVML_SOURCE and r.value}
+        user = on_disk.pop() if len(on_disk) == 1 else None  # several versions on disk: no single answer
+    if kernel and user and kernel != user:
+        return kernel, user
+    return None

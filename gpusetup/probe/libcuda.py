@@ -1,0 +1,187 @@
+"""The CUDA driver API (``libcuda.so.1`` / ``nvcuda.dll``) through ctypes: version and ``cuInit`` only.
+
+This is what every CUDA program does first, so it is the most honest answer to "can CUDA start here?":
+NVML may work while ``cuInit`` fails (a missing ``nvidia-uvm`` module, a container without the device
+nodes, a forward-compatibility package on an unsupported GPU), and the reverse.
+
+Results:
+- ``machine.driver.versions`` gets a ``Reading(source="libcuda (cuDriverGetVersion)")`` whose value is the
+  CUDA version the driver library supports ("12.8", from 12080);
+- ``machine.driver.cuinit_error`` is the CUresult *name* (``CUDA_ERROR_NO_DEVICE``) when ``cuInit`` fails,
+  with the plain meaning in ``machine.driver.evidence``.
+Names and codes of :data:`CU_RESULTS` are those of ``cuda.h`` (checked against CUDA 13.0's header).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+from typing import TYPE_CHECKING, Any
+
+from gpusetup.model import Evidence, Reading
+from gpusetup.probe.nvtypes import cuda_version_from_int
+
+if TYPE_CHECKING:
+    from gpusetup.model import Machine
+    from gpusetup.probe import ProbeContext
+
+log = logging.getLogger("gpusetup.probe.libcuda")
+
+SOURCE = "libcuda (cuDriverGetVersion)"
+DEFAULT_CANDIDATES = ["libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1", "nvcuda.dll"]
+
+# CUresult codes from cuda.h → (name, what it means for someone setting up a GPU).
+CU_RESULTS: dict[int, tuple[str, str]] = {
+    0: ("CUDA_SUCCESS", "CUDA started."),
+    1: ("CUDA_ERROR_INVALID_VALUE", "CUDA rejected a value passed to it."),
+    2: ("CUDA_ERROR_OUT_OF_MEMORY", "CUDA ran out of memory while starting."),
+    3: (
+        "CUDA_ERROR_NOT_INITIALIZED",
+        "CUDA could not be initialised. This often means the NVIDIA kernel module is not loaded or the "
+        "driver is broken.",
+    ),
+    4: ("CUDA_ERROR_DEINITIALIZED", "CUDA is shutting down in this process."),
+    34: (
+        "CUDA_ERROR_STUB_LIBRARY",
+        "The libcuda found is the toolkit's stub library, not the real driver: the NVIDIA driver is not "
+        "installed, or a toolkit 'stubs' directory comes first in LD_LIBRARY_PATH.",
+    ),
+    36: (
+        "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER",
+        "The program needs a newer NVIDIA driver than the one installed.",
+    ),
+    46: (
+        "CUDA_ERROR_DEVICE_UNAVAILABLE",
+        "The GPU is busy or reserved: it is in an exclusive or prohibited compute mode, or another process "
+        "holds it.",
+    ),
+    100: (
+        "CUDA_ERROR_NO_DEVICE",
+        "CUDA found no usable GPU: none is installed or visible (check CUDA_VISIBLE_DEVICES, and that a "
+        "container was started with GPU access).",
+    ),
+    101: (
+        "CUDA_ERROR_INVALID_DEVICE",
+        "CUDA was asked for a GPU that does not exist (check CUDA_VISIBLE_DEVICES).",
+    ),
+    102: ("CUDA_ERROR_DEVICE_NOT_LICENSED", "This GPU needs a licence (vGPU) that is not active."),
+    304: ("CUDA_ERROR_OPERATING_SYSTEM", "The operating system refused a request CUDA made while starting."),
+    800: ("CUDA_ERROR_NOT_PERMITTED", "CUDA is not allowed to do this here."),
+    801: ("CUDA_ERROR_NOT_SUPPORTED", "This operation is not supported on this system."),
+    802: (
+        "CUDA_ERROR_SYSTEM_NOT_READY",
+        "The system is not ready for CUDA yet: a required service is not running (on NVSwitch systems, the "
+        "nvidia-fabricmanager service).",
+    ),
+    803: (
+        "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+        "The CUDA driver library and the NVIDIA kernel driver are different versions (often a CUDA "
+        "forward-compatibility package or a half-finished driver update). Reboot, or remove the mismatched "
+        "package.",
+    ),
+    804: (
+        "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+        "A CUDA forward-compatibility package is installed, but this GPU does not support forward "
+        "compatibility (it is meant for data-centre GPUs). Remove the cuda-compat package or hide this GPU.",
+    ),
+    999: (
+        "CUDA_ERROR_UNKNOWN",
+        "CUDA failed with an unknown error. Common causes: the nvidia-uvm kernel module is not loaded, the "
+        "kernel module and user-space driver differ after an update (reboot), or the GPU is in a bad state.",
+    ),
+}
+
+
+def cu_result(code: int) -> tuple[str, str]:
+    """A CUresult code → (name, plain meaning); unknown codes keep their number."""
+    return CU_RESULTS.get(code, (f"CUresult {code}", f"CUDA failed with error code {code}."))
+
+
+def _candidates(ctx: ProbeContext) -> list[str]:
+    """The platform's list (which may be empty: no CUDA on macOS); the default list if it has none."""
+    try:
+        platform = ctx.platform
+    except Exception as exc:  # noqa: BLE001 - a platform module that fails to load must not stop this probe
+        log.debug("platform unavailable: %s", exc)
+        platform = None
+    fn = getattr(platform, "libcuda_candidates", None)
+    if fn is not None:
+        try:
+            return list(fn(ctx))
+        except Exception as exc:  # noqa: BLE001
+            log.debug("libcuda_candidates failed: %s", exc)
+    return list(DEFAULT_CANDIDATES)
+
+
+def load_libcuda(ctx: ProbeContext) -> tuple[Any | None, str | None, list[str]]:
+    """(library, which candidate loaded, what failed for the others)."""
+    loader = ctx.library_loader or ctypes.CDLL
+    tried = []
+    for cand in _candidates(ctx):
+        try:
+            return loader(cand), cand, tried
+        except OSError as exc:
+            tried.append(f"{cand}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - odd loaders (tests, Windows) must not stop the report
+            tried.append(f"{cand}: {type(exc).__name__}: {exc}")
+    return None, None, tried
+
+
+def probe(ctx: ProbeContext, machine: Machine) -> None:
+    """Load libcuda, call ``cuInit(0)`` and ``cuDriverGetVersion``; record both with their source."""
+    drv = machine.driver
+    lib, name, tried = load_libcuda(ctx)
+    if lib is None and not tried:
+        return  # the platform has no CUDA driver library at all (macOS): nothing to report
+    if lib is None:
+        msg = "the CUDA driver library (libcuda) was not found: the NVIDIA driver is not installed or not visible"
+        drv.evidence.append(Evidence(SOURCE, ok=False, error=msg, detail="; ".join(tried)[:1000] or None))
+        drv.versions.append(Reading(None, SOURCE, error=msg))
+        return
+    cu_init = getattr(lib, "cuInit", None)
+    get_version = getattr(lib, "cuDriverGetVersion", None)
+    if cu_init is None or get_version is None:
+        missing = "cuInit" if cu_init is None else "cuDriverGetVersion"
+        msg = f"{name} has no {missing}: it is not a CUDA driver library"
+        drv.evidence.append(Evidence(SOURCE, ok=False, error=msg, detail=name))
+        drv.versions.append(Reading(None, SOURCE, error=msg))
+        return
+    # cuDriverGetVersion works without cuInit, so the version is known even when CUDA cannot start.
+    ver = ctypes.c_int(0)
+    try:
+        get_version.restype = ctypes.c_int
+        rc_ver = int(get_version(ctypes.byref(ver)))
+    except Exception as exc:  # noqa: BLE001
+        rc_ver, ver.value = -1, 0
+        log.debug("cuDriverGetVersion raised: %s", exc)
+    version = cuda_version_from_int(ver.value) if rc_ver == 0 else None
+    if version:
+        drv.versions.append(Reading(version, SOURCE))
+        if not drv.cuda_driver_version:
+            drv.cuda_driver_version = version
+            drv.cuda_driver_version_source = SOURCE
+    else:
+        err_name = cu_result(rc_ver)[0] if rc_ver >= 0 else "call failed"
+        drv.versions.append(Reading(None, SOURCE, error=f"cuDriverGetVersion failed ({err_name})"))
+    try:
+        cu_init.restype = ctypes.c_int
+        rc = int(cu_init(0))
+    except Exception as exc:  # noqa: BLE001
+        drv.cuinit_error = "CUDA_ERROR_UNKNOWN"
+        drv.evidence.append(
+            Evidence("libcuda (cuInit)", ok=False, error=f"cuInit could not be called: {exc}")
+        )
+        return
+    if rc == 0:
+        drv.evidence.append(
+            Evidence(
+                "libcuda (cuInit)",
+                detail=f"{name}: cuInit(0) = CUDA_SUCCESS, driver API CUDA {version or '?'}",
+            )
+        )
+        return
+    err_name, meaning = cu_result(rc)
+    drv.cuinit_error = err_name
+    drv.evidence.append(
+        Evidence("libcuda (cuInit)", ok=False, error=meaning, detail=f"{name}: cuInit(0) = {rc} ({err_name})")
+    )
