@@ -1,0 +1,210 @@
+"""Collect, redact and zip a support bundle."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import sys
+import time
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpusetup import __version__
+from gpusetup.bundle.redact import Redactor
+from gpusetup.model import Machine, Report, to_dict
+from gpusetup.paths import log_dir, state_dir
+from gpusetup.probe import ProbeContext
+
+BUNDLE_KIND = "gpusetup-bundle"
+BUNDLE_VERSION = "1"
+DEFAULT_SIZE_CAP = 20 * 1024 * 1024  # uncompressed bytes, all files together
+PER_FILE_CAP = 4 * 1024 * 1024
+_GPU_MODULES = ("nvidia", "nvidia_uvm", "nvidia_drm", "nvidia_modeset", "nvidia_peermem", "nouveau", "nova_core", "amdgpu", "i915", "xe", "vfio_pci")
+_DOCKER_KEYS = ("ServerVersion", "Runtimes", "DefaultRuntime", "CDISpecDirs", "DiscoveredDevices", "Driver", "OperatingSystem", "OSType", "KernelVersion", "Architecture", "Warnings")
+
+
+@dataclass
+class CollectItem:
+    """One file of the bundle: how it is made and why we want it."""
+
+    name: str  # path inside the zip
+    why: str
+    command: list[str] | None = None  # run through the runner; None for files/report parts
+    source_path: str | None = None  # a file read (under ctx.root)
+    produce: Callable[[], str | bytes] | None = None  # report parts and already-known facts
+    optional: bool = True  # skip silently when the command/file does not exist
+    transform: Callable[[str], str] | None = None  # applied to the command's stdout (keep only what matters)
+
+
+@dataclass
+class BundleResult:
+    path: Path
+    manifest: dict
+    redacted: bool
+    size: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+
+def planned_items(
+    machine: Machine, report: Report, ctx: ProbeContext, python: str | None = None, show_ids: bool = False
+) -> list[CollectItem]:
+    """Everything the bundle would contain, in priority order (what matters most first, for the size cap)."""
+    from gpusetup.report import available_formats, render
+
+    items = [
+        CollectItem("report.json", "the full diagnose report: every fact with where it came from", produce=lambda: render(report, "json", show_ids=show_ids), optional=False),
+        CollectItem("findings.json", "the problems found and their fixes", produce=lambda: json.dumps([to_dict(f) for f in report.findings], indent=2), optional=False),
+    ]
+    if "html" in available_formats():
+        items.append(CollectItem("report.html", "the same report for people to read", produce=lambda: render(report, "html", show_ids=show_ids)))
+    if report.plans:
+        items.append(CollectItem("plan.json", "the install plan that was resolved for this machine", produce=lambda: json.dumps([to_dict(p) for p in report.plans], indent=2)))
+    if report.selftest:
+        items.append(CollectItem("selftest.json", "self-test measurements against rated peaks", produce=lambda: json.dumps(to_dict(report.selftest), indent=2)))
+    items += [
+        CollectItem("raw/nvidia-smi-q.txt", "every GPU's state as the driver reports it", command=["nvidia-smi", "-q"]),
+        CollectItem("raw/nvidia-smi-topo-m.txt", "how GPUs, CPUs and NICs are connected", command=["nvidia-smi", "topo", "-m"]),
+    ]
+    for gpu in machine.gpus:
+        if gpu.pci.address:
+            safe = gpu.pci.address.replace(":", "-")
+            items.append(CollectItem(f"raw/lspci-{safe}.txt", "the PCI device: link speed/width, bound driver, errors", command=["lspci", "-nnvv", "-s", gpu.pci.address]))
+    items += [
+        CollectItem("raw/kernel-log-gpu.txt", "kernel messages from the GPU drivers (NVRM, Xid, nouveau) — not the whole log", produce=lambda: "\n".join(machine.kernel_log) + "\n" if machine.kernel_log else ""),
+        CollectItem("raw/proc-driver-nvidia-version.txt", "the loaded NVIDIA kernel module's version", source_path="/proc/driver/nvidia/version"),
+        CollectItem("raw/proc-driver-nvidia-params.txt", "the NVIDIA kernel module's parameters", source_path="/proc/driver/nvidia/params"),
+    ]
+    gpus_dir = ctx.path("/proc/driver/nvidia/gpus")
+    try:
+        for d in sorted(gpus_dir.iterdir()):
+            items.append(CollectItem(f"raw/proc-driver-nvidia-gpus-{d.name.replace(':', '-')}-information.txt", "the kernel module's view of this GPU", source_path=f"/proc/driver/nvidia/gpus/{d.name}/information"))
+    except OSError:
+        pass
+    items += [
+        CollectItem("raw/proc-modules-gpu.txt", "which GPU kernel modules are loaded", produce=lambda: _gpu_modules(ctx)),
+        CollectItem("raw/dkms-status.txt", "whether the driver module was built for each installed kernel", command=["dkms", "status"]),
+        CollectItem("raw/secure-boot.txt", "Secure Boot blocks unsigned kernel modules", command=["mokutil", "--sb-state"]),
+        CollectItem("raw/packages.txt", "installed NVIDIA/CUDA packages (a half-finished upgrade shows here)", produce=lambda: "\n".join(machine.packages) + "\n" if machine.packages else ""),
+        CollectItem("raw/docker-info.json", "Docker's GPU runtime configuration (GPU-related parts only)", command=["docker", "info", "--format", "{{json .}}"], transform=_docker_gpu_parts),
+        CollectItem("raw/pip-list.json", "Python packages of the target environment", command=[python or sys.executable, "-m", "pip", "list", "--format=json", "--disable-pip-version-check"]),
+        CollectItem("raw/cuda-env.txt", "CUDA-related environment variables", produce=lambda: "".join(f"{k}={v}\n" for k, v in sorted(machine.cuda.env.items()))),
+    ]
+    conda = ctx.env.get("CONDA_PREFIX")
+    if conda:
+        items.append(CollectItem("raw/conda-list.txt", "packages of the active conda environment", command=["conda", "list", "--prefix", conda]))
+    for d, why in ((state_dir(), "installer journal"), (log_dir(), "gpusetup's own log")):
+        try:
+            files = sorted((p for p in d.rglob("*") if p.is_file() and p.suffix in (".log", ".jsonl", ".json", ".txt")), key=lambda p: p.stat().st_mtime, reverse=True)
+        except OSError:
+            files = []
+        for p in files[:20]:
+            rel = p.relative_to(d).as_posix()
+            items.append(CollectItem(f"logs/{d.name}/{rel}", why, produce=(lambda p=p: p.read_bytes())))
+    return items
+
+
+def _gpu_modules(ctx: ProbeContext) -> str:
+    try:
+        text = ctx.path("/proc/modules").read_text(errors="replace")
+    except OSError:
+        return ""
+    return "".join(line + "\n" for line in text.splitlines() if line.split(" ", 1)[0] in _GPU_MODULES)
+
+
+def _docker_gpu_parts(text: str) -> str:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(data, dict):
+        return text
+    return json.dumps({k: data[k] for k in _DOCKER_KEYS if k in data}, indent=2) + "\n"
+
+
+def build_bundle(
+    out: Path,
+    report: Report,
+    ctx: ProbeContext | None = None,
+    *,
+    redact: bool = True,
+    python: str | None = None,
+    size_cap: int = DEFAULT_SIZE_CAP,
+    redactor: Redactor | None = None,
+) -> BundleResult:
+    """Collect everything, redact it (unless told not to), and write the zip atomically."""
+    ctx = ctx or ProbeContext()
+    machine = report.machine
+    red = redactor or Redactor.for_this_machine(extra_hosts=[machine.system.hostname or ""])
+    entries: list[dict] = []
+    cut: list[dict] = []
+    skipped: list[str] = []
+    total = 0
+    out = Path(out).expanduser()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.partial")
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for item in planned_items(machine, report, ctx, python, show_ids=not redact):
+            data, meta = _collect(item, ctx)
+            if data is None:
+                skipped.append(f"{item.name}: {meta.get('error', 'not available')}")
+                continue
+            text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+            if redact:
+                text = red.redact(text)
+            raw = text.encode("utf-8")
+            if len(raw) > PER_FILE_CAP:
+                cut.append({"file": item.name, "original_bytes": len(raw), "kept_bytes": PER_FILE_CAP, "how": "kept the last part"})
+                raw = raw[-PER_FILE_CAP:]
+            if total + len(raw) > size_cap:
+                cut.append({"file": item.name, "original_bytes": len(raw), "kept_bytes": 0, "how": "left out: the bundle reached its size cap"})
+                continue
+            total += len(raw)
+            zf.writestr(item.name, raw)
+            entries.append({"path": item.name, "sha256": hashlib.sha256(raw).hexdigest(), "bytes": len(raw), "why": item.why, **meta})
+        manifest = {
+            "kind": BUNDLE_KIND,
+            "bundle_version": BUNDLE_VERSION,
+            "tool_version": __version__,
+            "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+            "redacted": redact,
+            "redactions": red.kinds if redact else {},
+            "size_cap_bytes": size_cap,
+            "files": entries,
+            "cut": cut,
+            "not_collected": skipped,
+        }
+        zf.writestr("manifest.json", json.dumps(manifest, indent=2) + "\n")
+    os.replace(tmp, out)
+    return BundleResult(out, manifest, redact, out.stat().st_size, skipped)
+
+
+def _collect(item: CollectItem, ctx: ProbeContext) -> tuple[str | bytes | None, dict]:
+    if item.produce is not None:
+        try:
+            data = item.produce()
+        except OSError as exc:
+            return None, {"error": str(exc)}
+        if not data and item.optional:
+            return None, {"error": "nothing to collect"}
+        return data, {}
+    if item.source_path is not None:
+        try:
+            return ctx.path(item.source_path).read_bytes(), {"source": item.source_path}
+        except OSError as exc:
+            return None, {"error": exc.strerror or str(exc)}
+    assert item.command is not None
+    start = time.perf_counter()
+    res = ctx.runner.run(item.command, timeout=ctx.timeout)
+    meta = {"command": item.command, "exit_code": res.returncode, "duration_ms": round((time.perf_counter() - start) * 1000, 1)}
+    if res.error and not res.timed_out:
+        return None, {"error": res.error}
+    if res.timed_out:
+        meta["timed_out"] = True
+    body = item.transform(res.stdout) if item.transform else res.stdout
+    if res.stderr.strip():
+        body += ("\n" if body and not body.endswith("\n") else "") + "--- stderr ---\n" + res.stderr
+    return body, meta

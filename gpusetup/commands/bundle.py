@@ -1,0 +1,90 @@
+"""`gpusetup bundle`: one zip for a support team, redacted by default."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "bundle",
+        help="write a support bundle (.zip) with the report and raw outputs, private data removed",
+        description="Collect the diagnose report, the plan and raw outputs (each with its command, exit code "
+        "and duration) into one zip with a manifest. User names, host names, IP/MAC addresses, serial numbers, "
+        "GPU UUIDs, e-mail addresses and secrets are removed unless you pass --no-redact.",
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="where to write the zip (default: gpusetup-bundle-<time>.zip here)")
+    p.add_argument("--show", action="store_true", help="only list what would be collected and why; collect nothing")
+    p.add_argument("--no-redact", action="store_true", help="keep names, addresses and ids (only if you are sure)")
+    p.add_argument("--python", metavar="PATH", help="the Python environment to describe (default: this one)")
+    p.add_argument("--selftest", action="store_true", help="also run the quick self-test and include its results")
+    p.add_argument("--no-plan", action="store_true", help="do not include an install plan")
+    p.add_argument("--size-cap", type=float, default=20, metavar="MB", help="largest total size of the files (default 20 MB)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpusetup.bundle import build_bundle, planned_items
+    from gpusetup.cli import ToolError
+    from gpusetup.model import Report
+    from gpusetup.probe import ProbeContext, detect
+    from gpusetup.rules import evaluate
+
+    if args.size_cap <= 0:
+        raise ToolError("--size-cap must be a positive number of megabytes")
+    ctx = ProbeContext(python=args.python)
+    if args.show:
+        from gpusetup.model import Machine
+
+        # Listing needs no detection: show every item with its reason and command.
+        for item in planned_items(Machine(), Report(Machine()), ctx, args.python):
+            how = " ".join(item.command) if item.command else (f"read {item.source_path}" if item.source_path else "from the report")
+            print(f"{item.name:<44} {item.why}\n{'':<44} ({how})")
+        print("\nplus: lspci for each GPU, /proc/driver/nvidia/gpus/*, and gpusetup's own logs and install journals.")
+        print("Nothing was collected. Private data is removed before zipping unless --no-redact is given.")
+        return 0
+    machine = detect(ctx)
+    report = Report(machine=machine, findings=evaluate(machine))
+    if not args.no_plan:
+        report.plans = _plans(machine)
+    if args.selftest:
+        report.selftest = _selftest(machine)
+    out = args.output or f"gpusetup-bundle-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}.zip"
+    if args.no_redact:
+        print("gpusetup: --no-redact: the bundle keeps names, addresses, serials and ids. Share it only with people you trust.", file=sys.stderr)
+    try:
+        result = build_bundle(
+            out, report, ctx, redact=not args.no_redact, python=args.python, size_cap=int(args.size_cap * 1024 * 1024)
+        )
+    except OSError as exc:
+        raise ToolError(f"cannot write {out}: {exc.strerror or exc}") from exc
+    m = result.manifest
+    print(f"Wrote {result.path} ({result.size / 1024:.0f} KiB, {len(m['files'])} files).")
+    if result.redacted:
+        kinds = ", ".join(f"{k} ×{n}" for k, n in m["redactions"].items()) or "nothing needed removing"
+        print(f"Removed private data: {kinds}.")
+    if m["cut"]:
+        print(f"To stay under the size cap, {len(m['cut'])} file(s) were shortened or left out (listed in manifest.json).")
+    print("Send this file to your support contact. They can read it with: gpusetup analyze " + str(result.path))
+    return 0
+
+
+def _plans(machine):
+    try:
+        from gpusetup.compat.resolver import resolve
+    except ImportError:
+        return []
+    try:
+        return resolve(machine, ("pytorch", "tensorflow", "jax"))
+    except Exception:  # noqa: BLE001 - a bundle must still be written
+        return []
+
+
+def _selftest(machine):
+    try:
+        from gpusetup.selftest import run_selftest
+    except ImportError:
+        return None
+    return run_selftest(machine, mode="quick")

@@ -1,0 +1,157 @@
+"""A single self-contained HTML report (no external assets): findings first with severity colours, GPU cards,
+the plan, and self-test results as bars against rated peaks. Follows the reader's light/dark preference."""
+
+from __future__ import annotations
+
+from html import escape
+
+from gpusetup.model import Finding, Gpu, Report, Severity
+
+_CSS = """
+:root{--bg:#fff;--fg:#1d2125;--muted:#5f6b76;--card:#f5f7f9;--line:#d8dee4;--err:#c62828;--warn:#b26a00;--info:#1565c0;--ok:#2e7d32;--bar:#2e7d32}
+@media (prefers-color-scheme: dark){:root{--bg:#15181b;--fg:#e6e9ec;--muted:#9aa5b1;--card:#1f2428;--line:#333b42;--err:#ef5350;--warn:#ffb74d;--info:#64b5f6;--ok:#81c784;--bar:#66bb6a}}
+*{box-sizing:border-box}body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","PingFang SC","Microsoft YaHei",sans-serif;background:var(--bg);color:var(--fg)}
+main{max-width:1020px;margin:0 auto;padding:24px}h1{font-size:24px;margin:0 0 4px}h2{font-size:19px;margin:28px 0 10px;border-bottom:1px solid var(--line);padding-bottom:4px}
+.muted{color:var(--muted)}.summary{display:flex;gap:10px;flex-wrap:wrap;margin:12px 0}.pill{border-radius:999px;padding:3px 12px;font-weight:600;border:1px solid var(--line)}
+.finding{border-left:5px solid var(--info);background:var(--card);border-radius:6px;padding:10px 14px;margin:10px 0}
+.finding.error{border-color:var(--err)}.finding.warning{border-color:var(--warn)}.finding.ok{border-color:var(--ok)}
+.sev{font-weight:700;text-transform:uppercase;font-size:12px;letter-spacing:.05em}.error .sev{color:var(--err)}.warning .sev{color:var(--warn)}.info .sev{color:var(--info)}
+.title{font-weight:600;font-size:16px}pre{background:var(--bg);border:1px solid var(--line);border-radius:4px;padding:8px;overflow-x:auto;white-space:pre-wrap;font-size:13px}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));gap:12px}.card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:12px 14px}
+.card h3{margin:0 0 6px;font-size:16px}table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:3px 8px 3px 0;vertical-align:top;border-bottom:1px solid var(--line)}
+td:first-child{color:var(--muted);white-space:nowrap;width:36%}.bar{height:14px;background:var(--line);border-radius:7px;overflow:hidden;min-width:160px}
+.bar>span{display:block;height:100%;background:var(--bar)}.bar.warn>span{background:var(--warn)}.bar.fail>span{background:var(--err)}
+details{margin:6px 0}summary{cursor:pointer;color:var(--muted)}
+"""
+
+_LABEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "info", Severity.OK: "ok"}
+
+
+def _rows(rows: list[tuple[str, object]]) -> str:
+    out = []
+    for k, v in rows:
+        if v is None or v == "" or v == []:
+            continue
+        text = ", ".join(map(str, v)) if isinstance(v, list) else str(v)
+        out.append(f"<tr><td>{escape(k)}</td><td>{escape(text)}</td></tr>")
+    return f"<table>{''.join(out)}</table>" if out else ""
+
+
+def _finding(f: Finding) -> str:
+    sev = _LABEL[f.severity]
+    parts = [f'<div class="finding {sev}"><div class="sev">{sev}{" · " + escape(f.catalogue) if f.catalogue else ""}</div>']
+    parts.append(f'<div class="title">{escape(f.title)}</div>')
+    if f.detail:
+        parts.append(f"<p>{escape(f.detail)}</p>")
+    if f.fix:
+        parts.append(f"<div><b>Fix</b></div><pre>{escape(f.fix)}</pre>")
+    if f.evidence:
+        parts.append(f"<details><summary>Evidence</summary><pre>{escape(chr(10).join(f.evidence))}</pre></details>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _gpu_card(i: int, g: Gpu) -> str:
+    mem = f"{g.memory_total_mib / 1024:.1f} GiB" if g.memory_total_mib else None
+    link = None
+    if g.pcie.gen_current or g.pcie.gen_max:
+        link = f"Gen{g.pcie.gen_current or '?'} x{g.pcie.width_current or '?'} (max Gen{g.pcie.gen_max or '?'} x{g.pcie.width_max or '?'})"
+    temp = f"{g.temperature_c} °C" if g.temperature_c is not None else None
+    power = f"{g.power_draw_w:.0f} W" if g.power_draw_w is not None else None
+    body = _rows([
+        ("vendor", g.vendor),
+        ("architecture", " / ".join(x for x in [g.architecture, g.chip] if x)),
+        ("compute capability", g.compute_capability),
+        ("memory", mem),
+        ("PCI", " ".join(x for x in [g.pci.address, g.pci.pci_id] if x)),
+        ("kernel driver", g.pci.kernel_driver),
+        ("PCIe link", link),
+        ("temperature", temp),
+        ("power", power),
+        ("ECC", g.ecc.mode_current),
+        ("MIG", g.mig_mode),
+        ("driver model", g.driver_model),
+        ("UUID", g.uuid),
+    ])
+    idx = g.index if g.index is not None else i
+    return f'<div class="card"><h3>{escape(str(idx))}: {escape(g.name or g.pci.device_name or "unknown device")}</h3>{body}</div>'
+
+
+def render(report: Report) -> str:
+    m = report.machine
+    counts = {s: sum(1 for f in report.findings if f.severity is s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)}
+    pills = "".join(
+        f'<span class="pill" style="color:var(--{c})">{n} {escape(one if n == 1 else many)}</span>'
+        for (one, many, c), n in zip((("error", "errors", "err"), ("warning", "warnings", "warn"), ("note", "notes", "info")), counts.values(), strict=True)
+    )
+    body = [
+        f"<h1>gpusetup report</h1><div class=muted>gpusetup {escape(m.tool_version or '?')} · collected {escape(m.collected_at or '?')}</div>",
+        f'<div class="summary">{pills}</div>',
+        "<h2>Findings</h2>",
+        "".join(_finding(f) for f in report.findings) or '<div class="finding ok"><div class="title">No problems found.</div></div>',
+        f"<h2>GPUs ({len(m.gpus)})</h2>",
+        f'<div class="cards">{"".join(_gpu_card(i, g) for i, g in enumerate(m.gpus))}</div>' if m.gpus else "<p>No display or 3D controller found.</p>",
+    ]
+    d = m.driver
+    body += ["<h2>Driver</h2>", _rows([
+        ("version", d.version),
+        *[(f"via {r.source}", r.value or r.error) for r in d.versions],
+        ("supports CUDA up to", d.cuda_driver_version),
+        ("NVML", d.nvml_version or d.nvml_error),
+        ("cuInit", d.cuinit_error),
+        *[(f"module {k.name}", " ".join(x for x in ["loaded" if k.loaded else "not loaded", k.version or "", k.flavour or ""] if x)) for k in d.modules],
+    ]) or "<p>No NVIDIA driver found.</p>"]
+    c = m.cuda
+    body += ["<h2>CUDA stack</h2>", _rows([
+        *[(f"toolkit {t.version or '?'}", t.path) for t in c.toolkits],
+        *[(lib.name, " ".join(x for x in [lib.version or "", lib.path or ""] if x)) for lib in c.libraries],
+        ("pip nvidia-* wheels", [f"{p.name} {p.version}" for p in c.nvidia_wheels]),
+        *sorted(c.env.items()),
+    ]) or "<p class=muted>Nothing found — framework wheels bring their own CUDA libraries.</p>"]
+    body.append("<h2>Python and frameworks</h2>")
+    for env in m.python_envs:
+        body.append(_rows([("python", f"{env.version} ({env.executable})"), *[
+            (fw.name, "; ".join(x for x in [fw.version or "?", fw.build_cuda and f"built for CUDA {fw.build_cuda}", fw.gpu_available is not None and f"GPU available: {fw.gpu_available}", fw.error] if x))
+            for fw in env.frameworks
+        ]]))
+    s = m.system
+    body += ["<h2>System</h2>", _rows([
+        ("OS", s.distro_name or s.os), ("kernel", s.kernel), ("architecture", s.arch), ("WSL", "yes" if s.wsl else None),
+        ("container", s.container), ("Secure Boot", None if s.secure_boot is None else ("enabled" if s.secure_boot else "disabled")),
+        ("CPU", s.cpu.model), ("CPU features", s.cpu.flags), ("RAM", f"{s.ram_total_mib / 1024:.1f} GiB" if s.ram_total_mib else None),
+        ("python", s.python),
+    ])]
+    if report.plans:
+        body.append("<h2>Plan</h2>")
+        for p in report.plans:
+            ch = p.choice
+            head = f"{ch.version} ({ch.variant})" if ch else "no build possible"
+            items = "".join(f"<li>First: {escape(a.why)}</li>" for a in p.actions)
+            cmds = f"<pre>{escape(chr(10).join(ch.commands))}</pre>" if ch and ch.commands else ""
+            rej = "".join(f"<li><b>{escape(r.option)}</b>: {escape(r.reason)}</li>" for r in p.rejected)
+            rej_html = f"<details><summary>Options that do not work here ({len(p.rejected)})</summary><ul>{rej}</ul></details>" if rej else ""
+            body.append(f'<div class="card"><h3>{escape(p.framework)}: {escape(head)}</h3><ul>{items}</ul>{cmds}{rej_html}</div>')
+    if report.selftest:
+        st = report.selftest
+        rows = []
+        for meas in st.measurements:
+            frac = meas.fraction if meas.fraction is not None else None
+            width = max(0.0, min(1.0, frac or 0.0)) * 100
+            cls = {"fail": "fail", "warn": "warn"}.get(meas.verdict, "")
+            val = "—" if meas.value is None else f"{meas.value:.3g} {meas.unit}"
+            rated = f" of {meas.rated:.3g} ({frac:.0%})" if meas.rated and frac is not None else ""
+            bar = f'<div class="bar {cls}" role="img" aria-label="{width:.0f}% of rated"><span style="width:{width:.0f}%"></span></div>' if frac is not None else ""
+            rows.append(f"<tr><td>{escape(meas.name)}</td><td>{escape(val + rated)}{bar}</td><td>{escape(meas.verdict)}: {escape(meas.reason)}</td></tr>")
+        notes = "".join(f"<p class=muted>{escape(n)}</p>" for n in st.notes)
+        body += [f"<h2>Self-test ({escape(st.mode)})</h2>", f"<table>{''.join(rows)}</table>", notes]
+    raw = [c for c in m.commands if c.stdout_tail or c.stderr_tail]
+    if raw:
+        body.append("<h2>Raw command output</h2>")
+        for cmd in raw:
+            head = f"{' '.join(cmd.argv)} → exit {cmd.returncode}{' (timed out)' if cmd.timed_out else ''}, {cmd.duration_ms:.0f} ms"
+            body.append(f"<details><summary>{escape(head)}</summary><pre>{escape((cmd.stdout_tail + cmd.stderr_tail)[-4000:])}</pre></details>")
+    return (
+        "<!doctype html><html lang=en><head><meta charset=utf-8>"
+        '<meta name=viewport content="width=device-width,initial-scale=1">'
+        f"<title>gpusetup report</title><style>{_CSS}</style></head><body><main>{''.join(body)}</main></body></html>\n"
+    )

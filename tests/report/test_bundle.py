@@ -1,0 +1,152 @@
+"""Support bundles: nothing private inside, a manifest that lists every file and redaction kind, and a
+support side that rejects truncated or tampered bundles."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import pytest
+from fakes.runner import FakeRunner, Reply
+
+from gpusetup.bundle import BundleError, build_bundle, read_bundle
+from gpusetup.bundle.redact import Redactor
+from gpusetup.cli import main
+
+from .sample import A100_SERIAL, A100_UUID, FIX, sample_report
+
+PLANTED = {
+    "hf-token": "hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+    "aws-key": "AKIAIOSFODNN7EXAMPLE",
+    "aws-secret": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "proxy-password": "Sup3rS3cret!",
+    "username": "alice",
+    "hostname": "gpu-node-17",
+    "ip": "10.20.30.40",
+    "mac": "3c:ec:ef:12:34:56",
+    "email": "alice.liddell@example.com",
+    "uuid": A100_UUID,
+    "serial": A100_SERIAL,
+}
+
+
+def _runner() -> FakeRunner:
+    r = FakeRunner()
+    r.add(["nvidia-smi", "-q"], Reply.from_file(FIX / "nvidia-smi-text" / "h100-80gb-hbm3__590.48.01__linux__nvidia-smi-q.txt"))
+    r.add(["nvidia-smi", "topo", "-m"], Reply.from_file(FIX / "nvidia-smi-text" / "h100-80gb-hbm3__590.48.01__linux__nvidia-smi-topo-m.txt"))
+    r.add(["lspci"], Reply.from_file(FIX / "lspci" / "lspci-vvnn__lenovo-legion5-15ach6h__rtx-3060-mobile-ga106m+amd-cezanne-igpu__fedora40__excerpt-4-devices__linuxhw-LsPCI.txt"))
+    r.add(["docker", "info"], Reply(stdout=json.dumps({"ServerVersion": "27.3.1", "Name": "gpu-node-17", "Runtimes": {"nvidia": {"path": "nvidia-container-runtime"}}, "DefaultRuntime": "runc", "HttpsProxy": "http://bob:Sup3rS3cret!@10.20.30.40:3128"})))
+    r.add(["python3"], Reply(stdout='[{"name": "torch", "version": "2.9.1+cu126", "editable_project_location": "/home/alice/src/torch"}]'))
+    r.on_path.add("python3")
+    return r
+
+
+@pytest.fixture
+def planted(tmp_path, monkeypatch):
+    home = tmp_path / "gshome"
+    monkeypatch.setenv("GPUSETUP_HOME", str(home))
+    journal = home / "state" / "journal" / "install-20261122.jsonl"
+    journal.parent.mkdir(parents=True)
+    journal.write_text(
+        "\n".join([
+            json.dumps({"step": "pip", "env": {"HF_TOKEN": PLANTED["hf-token"], "HTTPS_PROXY": f"http://bob:{PLANTED['proxy-password']}@proxy.corp:3128"}}),
+            f"AWS_ACCESS_KEY_ID={PLANTED['aws-key']}",
+            f"boto3 used the key {PLANTED['aws-key']} from the environment",
+            f"export AWS_SECRET_ACCESS_KEY={PLANTED['aws-secret']}",
+            f"created /home/{PLANTED['username']}/gpusetup-env on {PLANTED['hostname']} ({PLANTED['ip']}, mac {PLANTED['mac']})",
+            f"questions to {PLANTED['email']}",
+        ])
+        + "\n"
+    )
+    report, ctx = sample_report(tmp_path, _runner())
+    report.machine.system.hostname = f"{PLANTED['hostname']}.lab.example.org"
+    ctx.env = {}
+    ctx.runner = _runner()
+    return report, ctx
+
+
+def test_bundle_contains_nothing_private(tmp_path, planted):
+    report, ctx = planted
+    red = Redactor(usernames={PLANTED["username"]}, hostnames={f"{PLANTED['hostname']}.lab.example.org"})
+    result = build_bundle(tmp_path / "b.zip", report, ctx, python="python3", redactor=red)
+    with zipfile.ZipFile(result.path) as zf:
+        names = zf.namelist()
+        blob = "\n".join(zf.read(n).decode("utf-8", "replace") for n in names)
+    for what, secret in PLANTED.items():
+        assert secret not in blob, f"{what} leaked into the bundle"
+    kinds = result.manifest["redactions"]
+    for kind in ("secret", "url-credentials", "aws-key", "username", "hostname", "ipv4-address", "mac-address", "email", "gpu-uuid"):
+        assert kinds.get(kind), f"manifest does not list redaction kind {kind}: {kinds}"
+    # what the support engineer needs is still there
+    assert "NVIDIA A100-SXM4-80GB" in blob and "535.54.03" in blob and "GPU-masked-" in blob
+    assert "raw/nvidia-smi-q.txt" in names and "report.html" in names and "manifest.json" in names
+    assert any(n.startswith("logs/") for n in names)
+    by_path = {e["path"]: e for e in result.manifest["files"]}
+    assert by_path["raw/nvidia-smi-q.txt"]["command"] == ["nvidia-smi", "-q"]
+    assert by_path["raw/nvidia-smi-q.txt"]["exit_code"] == 0
+    assert "duration_ms" in by_path["raw/nvidia-smi-q.txt"]
+    assert all(e["why"] for e in result.manifest["files"])
+    docker = json.loads(zipfile.ZipFile(result.path).read("raw/docker-info.json"))
+    assert set(docker) <= {"ServerVersion", "Runtimes", "DefaultRuntime", "HttpsProxy"} - {"HttpsProxy"}
+
+
+def test_no_redact_keeps_everything(tmp_path, planted):
+    report, ctx = planted
+    result = build_bundle(tmp_path / "b.zip", report, ctx, redact=False, python="python3")
+    blob = zipfile.ZipFile(result.path).read("report.json").decode()
+    assert A100_UUID in blob
+    assert result.manifest["redacted"] is False
+
+
+def test_size_cap_records_what_was_cut(tmp_path, planted):
+    report, ctx = planted
+    result = build_bundle(tmp_path / "b.zip", report, ctx, python="python3", size_cap=12_000)
+    assert result.manifest["cut"], "something must be cut at 12 kB"
+    total = sum(e["bytes"] for e in result.manifest["files"])
+    assert total <= 12_000
+    assert all(c["how"] for c in result.manifest["cut"])
+
+
+def test_read_bundle_round_trip_and_rejections(tmp_path, planted):
+    report, ctx = planted
+    good = build_bundle(tmp_path / "b.zip", report, ctx, python="python3").path
+    b = read_bundle(good)
+    assert b.report is not None and b.report.machine.gpus[0].name == "NVIDIA A100-SXM4-80GB"
+    assert {f.id for f in b.report.findings} == {"row-remap-pending", "persistence-off"}
+
+    truncated = tmp_path / "truncated.zip"
+    truncated.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    with pytest.raises(BundleError, match="not a complete zip"):
+        read_bundle(truncated)
+
+    tampered = tmp_path / "tampered.zip"
+    with zipfile.ZipFile(good) as src, zipfile.ZipFile(tampered, "w") as dst:
+        for n in src.namelist():
+            data = src.read(n)
+            if n == "findings.json":
+                data = data.replace(b"row", b"ROW")
+            dst.writestr(n, data)
+    with pytest.raises(BundleError, match="findings.json does not match its checksum"):
+        read_bundle(tampered)
+
+    not_ours = tmp_path / "other.zip"
+    with zipfile.ZipFile(not_ours, "w") as z:
+        z.writestr("hello.txt", "hi")
+    with pytest.raises(BundleError, match="no manifest.json"):
+        read_bundle(not_ours)
+
+
+def test_bundle_show_collects_nothing(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["bundle", "--show"]) == 0
+    out = capsys.readouterr().out
+    assert "raw/nvidia-smi-q.txt" in out and "nvidia-smi -q" in out and "Nothing was collected" in out
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bundle_cli_writes_a_readable_zip(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("GPUSETUP_HOME", str(tmp_path / "h"))
+    out = tmp_path / "support.zip"
+    assert main(["bundle", "-o", str(out), "--no-plan"]) == 0
+    assert "Wrote" in capsys.readouterr().out
+    assert read_bundle(out).manifest["redacted"] is True
