@@ -151,7 +151,11 @@ def _load_rules(path: Path) -> _ChipRules:
         return _ChipRules({}, (), None)
     for table in data.get("tables", {}).values():
         for row in table.get("rows", []):
-            cc, arch, cuda = row.get("compute_capability"), row.get("architecture", "unknown"), row.get("cuda")
+            cc, arch, cuda = (
+                row.get("compute_capability"),
+                row.get("architecture", "unknown"),
+                row.get("cuda"),
+            )
             for chip in row.get("chips", []):
                 exact[chip.upper()] = (cc, arch, cuda)
             if row.get("pattern"):

@@ -71,10 +71,18 @@ def cut(lines: list[str]) -> list[str]:
             if _VENDOR.match(line):
                 header = False
                 out.append("#")
-                out.append("#\tgpusetup subset: cut by scripts/cut_pci_ids.py from the full file above (same version).")
-                out.append("#\tKept: every vendor line; device lines only of display-capable vendors (NVIDIA 10de")
-                out.append("#\tand AMD 1002 GPUs without chipset/audio/bridge parts, Intel 8086 graphics, virtual and")
-                out.append("#\tBMC display adapters 1af4 1b36 15ad 1414 1a03 102b 1013 80ee). Subsystem lines, comments")
+                out.append(
+                    "#\tgpusetup subset: cut by scripts/cut_pci_ids.py from the full file above (same version)."
+                )
+                out.append(
+                    "#\tKept: every vendor line; device lines only of display-capable vendors (NVIDIA 10de"
+                )
+                out.append(
+                    "#\tand AMD 1002 GPUs without chipset/audio/bridge parts, Intel 8086 graphics, virtual and"
+                )
+                out.append(
+                    "#\tBMC display adapters 1af4 1b36 15ad 1414 1a03 102b 1013 80ee). Subsystem lines, comments"
+                )
                 out.append("#\tinside sections and the device class list were dropped.")
                 out.append("")
             else:
