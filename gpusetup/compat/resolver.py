@@ -1,0 +1,965 @@
+"""The resolver: which PyTorch / TensorFlow / JAX build works on this machine, how to install it, and why
+every other option does not.
+
+It reads only facts from the compat data (``resources/compat/*.json`` via :mod:`gpusetup.compat.db`); the
+code holds the *rules* (how a cubin runs on a GPU, how minor-version compatibility works), not version
+numbers. For each framework it enumerates every published build (release × variant), checks Python,
+platform, GPU kernels (compute capability / gfx target) and driver, and picks the newest build that works on
+every selected GPU. When none works as the machine is, it says so — never a silent CPU fallback — and
+searches for the smallest set of actions (driver install/upgrade, Python change, WSL2) that would make a GPU
+build work, returning the CPU build as the choice for *now* and the GPU build as ``gpu_choice``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import combinations
+from typing import Any
+
+from gpusetup.compat.db import CompatDB, get_db
+from gpusetup.model import Action, Choice, FrameworkPlan, Gpu, Machine, Rejected
+
+FRAMEWORKS = ("pytorch", "tensorflow", "jax")
+_ALIASES = {"torch": "pytorch", "pytorch": "pytorch", "tensorflow": "tensorflow", "tf": "tensorflow", "jax": "jax"}
+
+# Relaxations tried, least intrusive first, when no GPU build works as the machine is.
+_RELAXATIONS: tuple[frozenset[str], ...] = tuple(
+    frozenset(r)
+    for r in (
+        (),
+        ("driver",),
+        ("wsl",),
+        ("wsl", "driver"),
+        ("python",),
+        ("driver", "python"),
+        ("wsl", "python"),
+        ("wsl", "driver", "python"),
+    )
+)
+_UNLIMITED = (9999,)
+
+
+# ---------------------------------------------------------------------------------------- helpers
+
+
+def vkey(version: str | None) -> tuple[int, ...]:
+    """'535.104.05' → (535, 104, 5); non-numeric parts count as 0; None → ()."""
+    if not version:
+        return ()
+    return tuple(int(p) if p.isdigit() else 0 for p in re.split(r"[.\-+]", str(version).strip()) if p != "")
+
+
+def _mm(version: str | None) -> tuple[int, int] | None:
+    """Major.minor of a Python version string ('3.12.1' → (3, 12))."""
+    k = vkey(version)
+    return (k[0], k[1]) if len(k) >= 2 else None
+
+
+def _fmt_py(v: tuple[int, int] | None) -> str:
+    return f"{v[0]}.{v[1]}" if v else "unknown"
+
+
+def _cuda_of_variant(variant: str) -> str:
+    """'cu126' → '12.6', 'cu118' → '11.8', 'cu130' → '13.0'."""
+    digits = variant[2:]
+    return f"{digits[:-1]}.{digits[-1]}"
+
+
+def _in_range(v: tuple[int, ...], lo: str | None, hi: str | None) -> bool:
+    if lo and v < vkey(lo):
+        return False
+    return not (hi and v > vkey(hi))
+
+
+def _span(versions: list[str]) -> str:
+    ordered = sorted(set(versions), key=vkey)
+    return ordered[0] if len(ordered) == 1 else f"{ordered[0]}–{ordered[-1]}"
+
+
+# ------------------------------------------------------------------------------------ the machine
+
+
+@dataclass
+class GpuInfo:
+    """One GPU as the resolver sees it."""
+
+    index: int  # position in Machine.gpus
+    vendor: str
+    label: str
+    cc: str | None = None
+    architecture: str | None = None
+    gfx: str | None = None
+    cuda_capable: bool | None = True
+    classified_from: str | None = None  # how the CC was found when the report did not carry it
+
+    @property
+    def cck(self) -> tuple[int, ...]:
+        return vkey(self.cc)
+
+
+@dataclass
+class Env:
+    """Platform facts that decide which wheels exist and which driver numbers apply."""
+
+    os: str | None  # linux / windows / macos
+    wsl: bool
+    machine: str | None  # x86_64 / aarch64 / arm64
+    python: tuple[int, int] | None
+    driver: str | None
+    jetson: bool = False
+    driver_cap: tuple[int, ...] = _UNLIMITED  # the newest driver these GPUs can use (legacy branches)
+
+    @property
+    def wheel_os(self) -> str | None:
+        """Which OS's wheels get installed (WSL2 runs Linux wheels)."""
+        return "linux" if self.wsl else self.os
+
+    @property
+    def driver_os(self) -> str:
+        """Which driver numbering applies: WSL2 uses the Windows host driver."""
+        return "windows" if (self.wsl or self.os == "windows") else "linux"
+
+    @property
+    def driver_key(self) -> tuple[int, ...] | None:
+        return vkey(self.driver) if self.driver else None
+
+    def where(self) -> str:
+        if self.wsl:
+            return "WSL2"
+        return {"linux": "Linux", "windows": "native Windows", "macos": "macOS"}.get(self.os or "", self.os or "this OS")
+
+
+def _norm_machine(arch: str | None) -> str | None:
+    if not arch:
+        return None
+    a = arch.lower()
+    if a in ("amd64", "x86_64", "x64"):
+        return "x86_64"
+    if a in ("arm64", "aarch64"):
+        return "aarch64"
+    return a
+
+
+def _machine_env(machine: Machine, python_version: str | None) -> tuple[Env, list[str]]:
+    notes: list[str] = []
+    s = machine.system
+    os_name = (s.os or "").lower() or None
+    if os_name in ("darwin", "mac", "osx"):
+        os_name = "macos"
+    arch = _norm_machine(s.arch)
+    if os_name == "macos" and arch == "aarch64":
+        arch = "arm64"
+    py = python_version or s.python
+    if not py:
+        for env in machine.python_envs:
+            if env.version:
+                py = env.version
+                break
+    pyv = _mm(py)
+    if pyv is None:
+        notes.append("The Python version is unknown, so builds were not checked against it; pass --python X.Y.")
+    if os_name is None:
+        notes.append("The operating system is unknown; Linux was assumed.")
+        os_name = "linux"
+    if arch is None:
+        arch = "arm64" if os_name == "macos" else "x86_64"
+        notes.append(f"The CPU architecture is unknown; {arch} was assumed.")
+    env = Env(os=os_name, wsl=bool(s.wsl), machine=arch, python=pyv, driver=machine.driver.version, jetson=bool(s.is_jetson))
+    return env, notes
+
+
+def _classify(machine: Machine) -> list[GpuInfo]:
+    out: list[GpuInfo] = []
+    for i, g in enumerate(machine.gpus):
+        vendor = (g.vendor or "other").lower()
+        label = f"GPU {i}: {g.name or g.pci.device_name or g.pci.pci_id or vendor}"
+        info = GpuInfo(index=i, vendor=vendor, label=label, cc=g.compute_capability, architecture=g.architecture)
+        if vendor == "nvidia":
+            _classify_nvidia(g, info)
+        elif vendor == "amd":
+            info.gfx = (g.gfx_target or "").lower() or None
+        out.append(info)
+    return out
+
+
+def _classify_nvidia(g: Gpu, info: GpuInfo) -> None:
+    if info.cc:
+        return
+    try:
+        from gpusetup import pcidb
+    except ImportError:  # pragma: no cover - pcidb ships with the platform helper
+        return
+    found = None
+    for text in (g.chip, g.pci.device_name, g.name):
+        if text:
+            found = pcidb.classify_nvidia(text)
+            if found:
+                info.classified_from = f"chip rule on {text!r}"
+                break
+    if found is None and g.pci.vendor_id and g.pci.device_id:
+        found = pcidb.classify_pci(g.pci.vendor_id, g.pci.device_id)
+        if found:
+            info.classified_from = f"PCI id {g.pci.vendor_id}:{g.pci.device_id}"
+    if found is None:
+        info.cuda_capable = None
+        return
+    info.cc = found.compute_capability
+    info.architecture = info.architecture or found.architecture
+    info.cuda_capable = found.cuda if found.compute_capability or found.cuda is False else None
+
+
+# ------------------------------------------------------------------------------------ candidates
+
+
+@dataclass
+class Cand:
+    """One published build (framework release × variant) and everything that speaks against it."""
+
+    framework: str
+    version: str  # release series, "2.14"
+    variant: str  # cu126 / rocm6.4 / xpu / mps / and-cuda / cuda13 / cuda11.2
+    kind: str  # cuda / rocm / xpu / mps
+    index_url: str | None = None
+    packages: list[str] = field(default_factory=list)
+    conda: list[str] = field(default_factory=list)
+    python_range: tuple[str | None, str | None] = (None, None)
+    python_bad: str | None = None
+    platform_bad: str | None = None
+    gpu_bad: dict[int, str] = field(default_factory=dict)  # GPU index → why it has no kernels
+    need_driver: str | None = None  # minimum driver version (for this OS's numbering)
+    driver_why: str = ""
+    notes: list[str] = field(default_factory=list)
+    unverified: list[str] = field(default_factory=list)
+    order: int = 0  # lower is preferred
+
+    @property
+    def option(self) -> str:
+        names = {"pytorch": "torch", "tensorflow": "tensorflow", "jax": "jax"}
+        return f"{self.variant} ({names[self.framework]} {self.version})"
+
+
+def _driver_problem(c: Cand, env: Env, relax: frozenset[str]) -> str | None:
+    if c.need_driver is None or env.jetson:
+        return None
+    have = env.driver_key
+    if "driver" in relax:
+        if vkey(c.need_driver) > env.driver_cap:
+            return f"needs NVIDIA driver ≥ {c.need_driver}, newer than any driver these GPUs can use"
+        return None
+    if have is None:
+        return f"needs NVIDIA driver ≥ {c.need_driver}; no NVIDIA driver is installed"
+    if have < vkey(c.need_driver):
+        return f"needs NVIDIA driver ≥ {c.need_driver}{c.driver_why}, you have {env.driver}"
+    return None
+
+
+def _problems(c: Cand, env: Env, gpus: Sequence[GpuInfo], relax: frozenset[str]) -> list[str]:
+    """Everything that stops this build from working on these GPUs, in plain words ([] = it works)."""
+    out: list[str] = []
+    if c.platform_bad:
+        out.append(c.platform_bad)
+    if c.python_bad and "python" not in relax:
+        out.append(c.python_bad)
+    for g in gpus:
+        if g.index in c.gpu_bad:
+            out.append(c.gpu_bad[g.index])
+    d = _driver_problem(c, env, relax)
+    if d:
+        out.append(d)
+    return out
+
+
+# ----------------------------------------------------------------------------------- shared rules
+
+
+def _family_min(db: CompatDB, major: int, driver_os: str) -> str | None:
+    for row in db.rows("cuda_drivers", "family_minimums"):
+        if row["major"] == major:
+            return row[driver_os]
+    return None
+
+
+def _toolkit_driver(db: CompatDB, cuda: str, driver_os: str) -> str | None:
+    """The Table-3 driver of a toolkit's GA release (needed to JIT its PTX)."""
+    for row in db.rows("cuda_drivers", "toolkit_drivers"):
+        if row["cuda"] == cuda and row["release"] == "GA":
+            return row.get(driver_os)
+    return None
+
+
+def _arch_min_driver(db: CompatDB, g: GpuInfo, driver_os: str) -> tuple[str | None, str | None]:
+    if not g.cc:
+        return None, None
+    for row in db.rows("driver_branches", "architecture_min_driver"):
+        if vkey(row["cc_min"]) <= g.cck <= vkey(row["cc_max"]):
+            return row.get(driver_os), row["architecture"]
+    return None, None
+
+
+def _legacy_row(db: CompatDB, g: GpuInfo) -> dict[str, Any] | None:
+    if not g.cc:
+        return None
+    for row in db.rows("driver_branches", "legacy_branches"):
+        if vkey(row["cc_min"]) <= g.cck <= vkey(row["cc_max"]):
+            return row
+    return None
+
+
+def _ceiling(db: CompatDB, gpus: Sequence[GpuInfo], driver_os: str) -> tuple[int, ...]:
+    """The newest driver all these NVIDIA GPUs can run (legacy branches cap it)."""
+    ceiling = _UNLIMITED
+    for g in gpus:
+        row = _legacy_row(db, g)
+        below = row.get(f"{driver_os}_below") if row else None
+        if below:
+            cap = vkey(below)
+            cap = cap[:-1] + (cap[-1] - 1,) if cap else cap
+            ceiling = min(ceiling, cap + (9999,))
+    return ceiling
+
+
+def _needed_driver(db: CompatDB, c: Cand, env: Env, gpus: Sequence[GpuInfo], base: str | None, base_why: str) -> None:
+    """Set the candidate's minimum driver: the CUDA family minimum and each GPU's own minimum."""
+    need, why = base, base_why
+    for g in gpus:
+        gmin, arch = _arch_min_driver(db, g, env.driver_os)
+        if gmin and (need is None or vkey(gmin) > vkey(need)):
+            need, why = gmin, f" (the oldest driver that supports {arch} GPUs)"
+    c.need_driver, c.driver_why = need, why
+
+
+def _cc_covered(cc: tuple[int, ...], sass: list[str], ptx: str | None) -> str | None:
+    """How a GPU of compute capability ``cc`` runs this build: 'sass', 'ptx' or None (no kernels).
+
+    A cubin for sm_XY runs on the same major X with minor ≥ Y; PTX JIT-compiles for any CC ≥ its arch.
+    """
+    for s in sass:
+        k = vkey(s)
+        if k[0] == cc[0] and cc[1:] >= k[1:]:
+            return "sass"
+    if ptx and cc >= vkey(ptx):
+        return "ptx"
+    return None
+
+
+def _python_check(c: Cand, env: Env, lo: str | None, hi: str | None) -> None:
+    c.python_range = (lo, hi)
+    if env.python is None:
+        return
+    if lo and env.python < vkey(lo):
+        c.python_bad = f"needs Python ≥ {lo}, you have Python {_fmt_py(env.python)}"
+    elif hi and env.python > vkey(hi):
+        c.python_bad = f"supports Python only up to {hi}, you have Python {_fmt_py(env.python)}"
+
+
+# ------------------------------------------------------------------------------------------ PyTorch
+
+
+def _torch_rows(db: CompatDB) -> list[dict[str, Any]]:
+    return sorted(db.rows("pytorch", "releases"), key=lambda r: vkey(r["version"]), reverse=True)
+
+
+def _torch_platform(db: CompatDB, kind: str, env: Env, version: str) -> bool:
+    for row in db.rows("pytorch", "platforms"):
+        if (
+            row["kind"] == kind
+            and row["os"] == env.wheel_os
+            and row["machine"] == env.machine
+            and _in_range(vkey(version), row.get("torch_min"), row.get("torch_max"))
+        ):
+            return True
+    return False
+
+
+def _torch_arch(db: CompatDB, version: str, variant: str, env: Env) -> dict[str, Any] | None:
+    for row in db.rows("pytorch", "arch_lists"):
+        if (
+            row["variant"] == variant
+            and row["os"] == env.wheel_os
+            and row["machine"] == env.machine
+            and _in_range(vkey(version), row["torch_min"], row["torch_max"])
+        ):
+            return row
+    return None
+
+
+def _torch_packages(rel: dict[str, Any]) -> list[str]:
+    pkgs = [f"torch=={rel['version']}.*"]
+    if rel.get("torchvision"):
+        pkgs.append(f"torchvision=={rel['torchvision']}.*")
+    if rel.get("torchaudio"):
+        pkgs.append(f"torchaudio=={rel['torchaudio']}.*")
+    return pkgs
+
+
+def _torch_candidates(db: CompatDB, env: Env, gpus: Sequence[GpuInfo], kind: str) -> list[Cand]:
+    url = db.rows("pytorch", "indexes")[0]["url"]
+    cands: list[Cand] = []
+    for order, rel in enumerate(_torch_rows(db)):
+        v = rel["version"]
+        if kind == "cuda":
+            variants = sorted(rel["cuda_variants"], key=lambda x: vkey(_cuda_of_variant(x)), reverse=True)
+        elif kind == "rocm":
+            variants = list(rel["rocm_variants"])
+        elif kind == "xpu":
+            variants = ["xpu"] if rel.get("xpu") else []
+        else:
+            variants = [kind]
+        for j, variant in enumerate(variants):
+            c = Cand("pytorch", v, variant, kind, order=order * 10 + j, packages=_torch_packages(rel))
+            c.index_url = None if kind == "mps" else url.format(variant=variant)
+            _python_check(c, env, rel["python_min"], rel["python_max"])
+            if rel.get("python_max") is None:
+                c.notes.append(f"The newest Python supported by torch {v} is not published yet.")
+            if rel.get("verified") is False and rel.get("note"):
+                c.unverified.append(f"torch {v}: {rel['note']}")
+            if not _torch_platform(db, kind, env, v):
+                c.platform_bad = f"PyTorch publishes no {_kind_word(kind)} build of torch {v} for {env.where()} on {env.machine}"
+            elif kind == "cuda":
+                _torch_cuda_checks(db, c, env, gpus)
+            elif kind == "rocm":
+                _rocm_checks(db, c, gpus)
+            cands.append(c)
+    return cands
+
+
+def _kind_word(kind: str) -> str:
+    return {"cuda": "CUDA", "rocm": "ROCm", "xpu": "Intel GPU (xpu)", "mps": "Apple GPU (MPS)", "cpu": "CPU"}.get(kind, kind)
+
+
+def _torch_cuda_checks(db: CompatDB, c: Cand, env: Env, gpus: Sequence[GpuInfo]) -> None:
+    arch = _torch_arch(db, c.version, c.variant, env)
+    if arch is None:
+        c.platform_bad = (
+            f"gpusetup has no verified list of the GPUs this build supports on {env.where()} {env.machine}, so it is not offered"
+        )
+        return
+    if arch.get("verified") is False:
+        c.unverified.append(f"arch list of torch {c.version} {c.variant}: {arch.get('note', '')}")
+    cuda = _cuda_of_variant(c.variant)
+    major = int(cuda.split(".")[0])
+    uses_ptx = False
+    for g in gpus:
+        if not g.cc:
+            continue
+        how = _cc_covered(g.cck, arch["cc"], arch.get("ptx"))
+        if how is None:
+            c.gpu_bad[g.index] = f"has no kernels for compute capability {g.cc} ({g.label})"
+        elif how == "ptx":
+            uses_ptx = True
+            c.notes.append(
+                f"{g.label}: this build has no native kernels for compute capability {g.cc}; it runs by JIT-compiling PTX "
+                "(slower first start)."
+            )
+    base = _family_min(db, major, env.driver_os) if major >= 11 else _toolkit_driver(db, cuda, env.driver_os)
+    why = f" for CUDA {major}.x builds"
+    if uses_ptx:
+        t3 = _toolkit_driver(db, cuda, env.driver_os)
+        if t3 and (base is None or vkey(t3) > vkey(base)):
+            base, why = t3, f" to JIT-compile CUDA {cuda} PTX"
+    _needed_driver(db, c, env, gpus, base, why)
+
+
+def _rocm_checks(db: CompatDB, c: Cand, gpus: Sequence[GpuInfo]) -> None:
+    row = next((r for r in db.rows("rocm", "index_gfx") if r["index"] == c.variant), None)
+    if row is None:
+        c.platform_bad = f"gpusetup has no list of the AMD GPUs the {c.variant} wheels support, so it is not offered"
+        return
+    for g in gpus:
+        if not g.gfx:
+            c.gpu_bad[g.index] = f"the gfx target of {g.label} is unknown (install ROCm and run rocminfo, or pass it in a profile)"
+        elif g.gfx not in row["gfx"]:
+            c.gpu_bad[g.index] = f"has no kernels for {g.gfx} ({g.label})"
+
+
+# --------------------------------------------------------------------------------------- TensorFlow
+
+
+def _tf_candidates(db: CompatDB, env: Env, gpus: Sequence[GpuInfo]) -> list[Cand]:
+    cands: list[Cand] = []
+    builds = db.rows("tensorflow", "gpu_builds")
+    configs = sorted(db.rows("tensorflow", "tested_configs"), key=lambda r: vkey(r["version"]), reverse=True)
+    for order, cfg in enumerate(configs):
+        v = cfg["version"]
+        for b in builds:
+            if not _in_range(vkey(v), b["tf_min"], b.get("tf_max")):
+                continue
+            c = Cand("tensorflow", v, b["variant"], "cuda", order=order)
+            c.packages = [b["requirement"].format(version=f"{v}.*")]
+            c.conda = list(b.get("conda", []))
+            _python_check(c, env, cfg["python_min"], cfg["python_max"])
+            if b.get("verified") is False:
+                c.unverified.append(f"tensorflow {b['variant']}: {b.get('note', '')}")
+            if not (env.wheel_os == b["os"] and env.machine == b["machine"]):
+                if b["os"] == "windows":
+                    continue  # the Windows-only build is not an option elsewhere
+                c.platform_bad = _tf_platform_reason(env)
+                cands.append(c)
+                continue
+            _tf_gpu_checks(db, c, cfg, env, gpus)
+            cands.append(c)
+    return cands
+
+
+def _tf_platform_reason(env: Env) -> str:
+    if env.os == "windows" and not env.wsl:
+        return "TensorFlow stopped building CUDA for native Windows after 2.10; GPU TensorFlow needs WSL2 (or Linux)"
+    return f"TensorFlow publishes no CUDA build for {env.where()} on {env.machine}"
+
+
+def _tf_gpu_checks(db: CompatDB, c: Cand, cfg: dict[str, Any], env: Env, gpus: Sequence[GpuInfo]) -> None:
+    cuda = cfg["cuda"]
+    major = int(cuda.split(".")[0])
+    min_cc = next(
+        (r for r in db.rows("tensorflow", "min_cc") if _in_range(vkey(c.version), r["tf_min"], r.get("tf_max"))), None
+    )
+    highest = _highest_cc(db, cuda)
+    for g in gpus:
+        if not g.cc:
+            continue
+        if min_cc and g.cck < vkey(min_cc["cc_min"]):
+            c.gpu_bad[g.index] = (
+                f"needs compute capability ≥ {min_cc['cc_min']}, {g.label} has {g.cc}"
+                + ("" if db.table("tensorflow", "min_cc").verified else " (inferred floor)")
+            )
+        elif highest and g.cck > vkey(highest):
+            c.notes.append(
+                f"{g.label} (compute capability {g.cc}) is newer than CUDA {cuda}, which TensorFlow {c.version} is built with; "
+                "it can only run through PTX JIT compilation, which gpusetup could not verify for TensorFlow."
+            )
+    base = _family_min(db, major, env.driver_os)
+    why = f" for CUDA {major}.x"
+    if env.wsl:
+        wsl = db.rows("tensorflow", "wsl")[0]
+        if vkey(wsl["driver_min"]) > vkey(base or ""):
+            base, why = wsl["driver_min"], " for GPU use in WSL2"
+    _needed_driver(db, c, env, gpus, base, why)
+    _cudnn_pin(db, c, "tensorflow", major, gpus)
+
+
+def _highest_cc(db: CompatDB, cuda: str) -> str | None:
+    for row in db.rows("cuda_arch", "toolkit_targets"):
+        if vkey(row["cuda_min"]) <= vkey(cuda) <= vkey(row["cuda_max"]):
+            return row["highest_cc"]
+    return None
+
+
+def _cudnn_pin(db: CompatDB, c: Cand, framework: str, major: int, gpus: Sequence[GpuInfo]) -> None:
+    for pin in db.rows("cudnn", "legacy_pins"):
+        if framework not in pin["frameworks"] or pin["cuda_major"] != major:
+            continue
+        old = [g for g in gpus if g.cc and g.cck < vkey(pin["cc_below"])]
+        if old:
+            c.packages.append(f"{pin['package']}=={pin['version']}")
+            c.notes.append(
+                f"{pin['package']} is pinned to {pin['version']}: newer cuDNN releases dropped GPUs below compute "
+                f"capability {pin['cc_below']} ({', '.join(g.label for g in old)})."
+            )
+
+
+# ---------------------------------------------------------------------------------------------- JAX
+
+
+def _jax_candidates(db: CompatDB, env: Env, gpus: Sequence[GpuInfo]) -> list[Cand]:
+    cands: list[Cand] = []
+    extras = {r["extra"]: r for r in db.rows("jax", "extras")}
+    plat_os = "wsl2" if env.wsl else env.os
+    plat = next((r for r in db.rows("jax", "platforms") if r["os"] == plat_os and r["machine"] == env.machine), None)
+    for order, rel in enumerate(db.rows("jax", "releases")):
+        for j, extra in enumerate(rel["extras"]):
+            ex = extras[extra]
+            c = Cand("jax", rel["version"], extra, "cuda", order=order * 10 + j)
+            c.packages = [f"jax[{extra}]=={rel['version']}"]
+            _python_check(c, env, rel["python_min"], rel["python_max"])
+            if rel.get("verified") is False:
+                c.unverified.append(f"jax {rel['version']}: {rel.get('note', '')}")
+            if plat is None or plat["nvidia"] == "no":
+                c.platform_bad = (
+                    "JAX has no NVIDIA GPU support on native Windows; use WSL2 (experimental) or Linux"
+                    if env.os == "windows" and not env.wsl
+                    else f"JAX publishes no NVIDIA GPU build for {env.where()} on {env.machine}"
+                )
+            elif env.jetson:
+                c.platform_bad = (
+                    "JAX's Arm CUDA wheels are built for server Arm (SBSA) systems; gpusetup has no data that they run on Jetson"
+                )
+            else:
+                if plat["nvidia"] == "experimental":
+                    c.notes.append("JAX's NVIDIA GPU support on WSL2 is experimental.")
+                for g in gpus:
+                    if g.cc and g.cck < vkey(ex["min_cc"]):
+                        c.gpu_bad[g.index] = f"needs compute capability ≥ {ex['min_cc']}, {g.label} has {g.cc}"
+                base = ex["min_driver_linux"] if env.driver_os == "linux" else _family_min(db, ex["cuda_major"], "windows")
+                _needed_driver(db, c, env, gpus, base, f" for jax[{extra}]")
+                _cudnn_pin(db, c, "jax", ex["cuda_major"], gpus)
+            cands.append(c)
+    return cands
+
+
+# ------------------------------------------------------------------------------------------- search
+
+
+@dataclass
+class _Found:
+    cand: Cand
+    relax: frozenset[str]
+    gpus: list[GpuInfo]
+    env: Env
+
+
+def _search(
+    make: Callable[[Env, Sequence[GpuInfo]], list[Cand]],
+    db: CompatDB,
+    env: Env,
+    gpus: list[GpuInfo],
+    relaxations: Sequence[frozenset[str]],
+) -> _Found | None:
+    """First (relaxation, GPU subset) for which some build works; the newest build wins within it."""
+    subsets: list[list[GpuInfo]] = [gpus]
+    if len(gpus) > 1:
+        for drop in range(1, len(gpus)):
+            for keep in combinations(gpus, len(gpus) - drop):
+                subsets.append(list(keep))
+    cache: dict[tuple[bool, tuple[int, ...]], list[Cand]] = {}
+    for relax in relaxations:
+        if "wsl" in relax and not (env.os == "windows" and not env.wsl):
+            continue
+        if "wsl" in relax and env.machine != "x86_64":
+            continue
+        e = replace(env, wsl=env.wsl or "wsl" in relax)
+        e.driver_cap = _ceiling(db, gpus, e.driver_os)
+        for subset in subsets:
+            key = ("wsl" in relax, tuple(g.index for g in subset))
+            if key not in cache:
+                cache[key] = sorted(make(e, subset), key=lambda c: c.order)
+            for c in cache[key]:
+                if not _problems(c, e, subset, relax):
+                    return _Found(c, relax, subset, e)
+    return None
+
+
+def _group_rejections(cands: Sequence[Cand], env: Env, gpus: Sequence[GpuInfo], newer_than: Cand | None) -> list[Rejected]:
+    """Every build that does not work, grouped by variant and reason: 'cu130 (torch 2.9–2.15)': why.
+
+    With a choice, only builds at least as new as the choice are listed (the older ones are not better);
+    builds that fail on Python alone are grouped per release range, whatever their variant.
+    """
+    groups: dict[tuple[str, str], list[str]] = {}
+    for c in cands:
+        if newer_than is not None and (
+            vkey(c.version) < vkey(newer_than.version) or (c.version, c.variant) == (newer_than.version, newer_than.variant)
+        ):
+            continue
+        problems = _problems(c, env, gpus, frozenset())
+        if not problems:
+            continue
+        variant = c.variant
+        if c.python_bad:
+            variant, problems = "*", [c.python_bad]
+        groups.setdefault((variant, "; ".join(dict.fromkeys(problems))), []).append(c.version)
+    fw = {"pytorch": "torch", "tensorflow": "tensorflow", "jax": "jax"}[cands[0].framework] if cands else ""
+    out = []
+    for (variant, reason), versions in groups.items():
+        option = f"{fw} {_span(versions)} (every build)" if variant == "*" else f"{variant} ({fw} {_span(versions)})"
+        out.append(Rejected(option=option, reason=reason))
+    return out
+
+
+# --------------------------------------------------------------------------------------- assembling
+
+
+def _choice(c: Cand, env: Env) -> Choice:
+    quoted = " ".join(f'"{p}"' for p in c.packages)
+    cmd = f"python -m pip install {quoted}"
+    if c.index_url:
+        cmd += f" --index-url {c.index_url}"
+    commands = [cmd]
+    return Choice(
+        version=c.version,
+        variant=c.variant,
+        index_url=c.index_url,
+        packages=list(c.packages),
+        commands=commands,
+        conda=list(c.conda),
+        python=_fmt_py(env.python) if env.python else None,
+    )
+
+
+def _cpu_choice(db: CompatDB, framework: str, env: Env) -> tuple[Choice | None, list[str]]:
+    """The newest CPU build for this Python (or, failing that, for any Python) — never chosen silently."""
+    notes: list[str] = []
+    if framework == "pytorch":
+        kind = "mps" if (env.os == "macos" and env.machine == "arm64") else "cpu"
+        for strict in (True, False):
+            for rel in _torch_rows(db):
+                v = rel["version"]
+                if strict and env.python and not _in_range(env.python, rel["python_min"], rel["python_max"]):
+                    continue
+                if not _torch_platform(db, kind, env, v) and not _torch_platform(db, "cpu", env, v):
+                    continue
+                pkgs = _torch_packages(rel)
+                c = Cand("pytorch", v, "cpu", "cpu", packages=pkgs)
+                c.index_url = None if env.os == "macos" else db.rows("pytorch", "indexes")[0]["url"].format(variant="cpu")
+                if not strict:
+                    notes.append(f"No torch release supports Python {_fmt_py(env.python)}; the CPU build shown needs another Python.")
+                return _choice(c, env), notes
+        return None, notes
+    if framework == "tensorflow":
+        rows = sorted(db.rows("tensorflow", "tested_configs"), key=lambda r: vkey(r["version"]), reverse=True)
+        fits = [r for r in rows if not env.python or _in_range(env.python, r["python_min"], r["python_max"])]
+        rel = (fits or rows)[0]
+        if not fits:
+            notes.append(f"No TensorFlow release supports Python {_fmt_py(env.python)}; the CPU build shown needs another Python.")
+        return _choice(Cand("tensorflow", rel["version"], "cpu", "cpu", packages=[f"tensorflow=={rel['version']}.*"]), env), notes
+    rows = db.rows("jax", "releases")
+    fits = [r for r in rows if not env.python or _in_range(env.python, r["python_min"], r["python_max"])]
+    rel = (fits or rows)[0]
+    if not fits:
+        notes.append(f"No JAX release gpusetup knows supports Python {_fmt_py(env.python)}; the CPU build shown needs another Python.")
+    return _choice(Cand("jax", rel["version"], "cpu", "cpu", packages=[f"jax=={rel['version']}"]), env), notes
+
+
+def _driver_branch(db: CompatDB, gpus: Sequence[GpuInfo], need: str | None) -> str:
+    legacy = [r for r in (_legacy_row(db, g) for g in gpus) if r]
+    if legacy:
+        row = min(legacy, key=lambda r: r["last_branch"])
+        return f"{row['last_branch']} (the last driver branch for {row['architecture']} GPUs; proprietary kernel modules)"
+    major = vkey(need)[0] if need else None
+    return f"{major} or newer (open kernel modules)" if major else "the newest production branch (open kernel modules)"
+
+
+def _actions(db: CompatDB, found: _Found, env: Env, framework: str) -> list[Action]:
+    c, relax = found.cand, found.relax
+    acts: list[Action] = []
+    fw_name = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}[framework]
+    if "wsl" in relax:
+        acts.append(
+            Action(
+                kind="use-wsl2",
+                why=f"{fw_name} has no working GPU build for native Windows here; inside WSL2 (Ubuntu) the Linux build "
+                "uses your GPU through the Windows driver.",
+                commands=["wsl --install -d Ubuntu"],
+            )
+        )
+    if "driver" in relax and c.need_driver and _driver_problem(c, found.env, frozenset()):
+        if env.jetson:
+            acts.append(Action(kind="upgrade-jetpack", why="On Jetson the GPU driver comes with JetPack; a newer JetPack is needed.", min_version=c.need_driver))
+        else:
+            kind = "install-driver" if not env.driver else "upgrade-driver"
+            have = f"you have {env.driver}" if env.driver else "no NVIDIA driver is installed"
+            branch = _driver_branch(db, found.gpus, c.need_driver)
+            acts.append(
+                Action(
+                    kind=kind,
+                    why=f"{c.option} needs NVIDIA driver ≥ {c.need_driver}{c.driver_why}; {have}. Choose branch {branch}.",
+                    min_version=c.need_driver,
+                    branch=branch,
+                )
+            )
+    if "python" in relax and c.python_bad:
+        lo, hi = c.python_range
+        rng = f"{lo}–{hi}" if hi else f"{lo} or newer"
+        acts.append(
+            Action(
+                kind="change-python",
+                why=f"{c.option} {c.python_bad}. Create the environment with Python {rng}.",
+                min_version=lo,
+            )
+        )
+    return acts
+
+
+def _plan_for(
+    db: CompatDB, framework: str, env: Env, all_gpus: list[GpuInfo], selected: list[GpuInfo], left: dict[int, str], base_notes: list[str]
+) -> FrameworkPlan:
+    plan = FrameworkPlan(framework=framework, ok=False, notes=list(base_notes))
+    kind = _backend_kind(selected)
+    fw_name = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}[framework]
+
+    make = _maker(db, framework, kind)
+    if make is None:
+        cpu, cnotes = _cpu_choice(db, framework, env)
+        plan.choice = cpu
+        plan.notes += cnotes
+        plan.gpus_left_out = sorted(set(left) | {g.index for g in selected})
+        why = _no_backend_reason(framework, kind, selected, env)
+        if selected or all_gpus:
+            plan.rejected.append(Rejected(option=f"{fw_name} GPU build", reason=why))
+        plan.notes.insert(0, f"No GPU build of {fw_name} for this machine: {why}. The CPU build is shown instead.")
+        for i, r in sorted(left.items()):
+            plan.notes.append(f"GPU {i} left out: {r}")
+        return plan
+
+    now = _search(make, db, env, selected, _RELAXATIONS[:1])
+    full_cands = sorted(make(env, selected), key=lambda c: c.order)
+    if now is not None:
+        plan.ok = True
+        plan.choice = _choice(now.cand, env)
+        plan.notes += now.cand.notes + [f"Based on unverified data: {u}" for u in now.cand.unverified]
+        plan.gpus_covered = [g.index for g in now.gpus]
+        dropped = [g for g in selected if g not in now.gpus]
+        for g in dropped:
+            left[g.index] = _why_left_out(full_cands, now.cand, g, env)
+        plan.rejected = _group_rejections(full_cands, env, selected, now.cand)
+        better = _search(make, db, env, now.gpus, _RELAXATIONS[1:2])
+        if better is not None and better.cand.order < now.cand.order:
+            plan.notes.append(
+                f"With NVIDIA driver ≥ {better.cand.need_driver} you could use {better.cand.option} instead."
+            )
+    else:
+        cpu, cnotes = _cpu_choice(db, framework, env)
+        plan.choice = cpu
+        plan.notes += cnotes
+        plan.rejected = _group_rejections(full_cands, env, selected, None)
+        later = _search(make, db, env, selected, _RELAXATIONS[1:])
+        if later is not None:
+            plan.gpu_choice = _choice(later.cand, later.env)
+            if "python" in later.relax and later.cand.python_bad:
+                lo, hi = later.cand.python_range
+                plan.gpu_choice.python = f"{lo}–{hi}" if hi else f"≥ {lo}"
+            plan.actions = _actions(db, later, env, framework)
+            plan.gpus_covered = [g.index for g in later.gpus]
+            for g in selected:
+                if g not in later.gpus:
+                    left[g.index] = _why_left_out(full_cands, later.cand, g, env)
+            plan.notes += later.cand.notes + [f"Based on unverified data: {u}" for u in later.cand.unverified]
+            first = "; ".join(a.kind for a in plan.actions)
+            plan.notes.insert(
+                len(base_notes),
+                f"No GPU build of {fw_name} works on this machine as it is. The CPU build is shown; "
+                f"after these actions ({first}) {later.cand.option} would use the GPU.",
+            )
+        else:
+            plan.notes.insert(
+                len(base_notes),
+                f"No GPU build of {fw_name} can work on these GPUs (see the rejected options); the CPU build is shown. "
+                "Nothing gpusetup can install changes that.",
+            )
+            plan.gpus_left_out = [g.index for g in selected]
+    plan.gpus_left_out = sorted(set(plan.gpus_left_out) | set(left))
+    for i in sorted(left):
+        plan.notes.append(f"GPU {i} is not used by this build: {left[i]}")
+    return plan
+
+
+def _why_left_out(cands: Sequence[Cand], chosen: Cand, g: GpuInfo, env: Env) -> str:
+    for c in cands:
+        if c.version == chosen.version and c.variant == chosen.variant:
+            if g.index in c.gpu_bad:
+                return f"{c.option} {c.gpu_bad[g.index]}; no build covers all GPUs together"
+            probs = _problems(c, env, [g], frozenset())
+            if probs:
+                return f"{c.option} on {g.label}: {probs[0]}; no build covers all GPUs together"
+    return "no single build covers all GPUs together"
+
+
+def _backend_kind(selected: Sequence[GpuInfo]) -> str:
+    if not selected:
+        return "none"
+    return {"nvidia": "cuda", "amd": "rocm", "intel": "xpu", "apple": "mps"}.get(selected[0].vendor, "none")
+
+
+def _maker(db: CompatDB, framework: str, kind: str) -> Callable[[Env, Sequence[GpuInfo]], list[Cand]] | None:
+    if framework == "pytorch":
+        if kind in ("cuda", "rocm", "xpu", "mps"):
+            return lambda e, g: _torch_candidates(db, e, g, kind)
+        return None
+    if kind != "cuda":
+        return None
+    if framework == "tensorflow":
+        return lambda e, g: _tf_candidates(db, e, g)
+    return lambda e, g: _jax_candidates(db, e, g)
+
+
+def _no_backend_reason(framework: str, kind: str, selected: Sequence[GpuInfo], env: Env) -> str:
+    if not selected:
+        return "no GPU that a deep-learning framework can use was found"
+    vendor = {"rocm": "AMD", "xpu": "Intel", "mps": "Apple"}.get(kind, selected[0].vendor)
+    if framework == "tensorflow":
+        return (
+            f"gpusetup only plans NVIDIA CUDA builds of TensorFlow; {vendor} GPUs need a vendor build "
+            "(tensorflow-rocm stopped at 2.14, Apple uses tensorflow-metal) that gpusetup has no verified data for"
+        )
+    if framework == "jax":
+        return f"gpusetup only plans NVIDIA CUDA builds of JAX; {vendor} GPUs need a vendor plugin that gpusetup has no verified data for"
+    return f"{vendor} GPUs have no PyTorch GPU build that gpusetup knows of"
+
+
+# ------------------------------------------------------------------------------------------- public
+
+
+def _select(gpus: list[GpuInfo], gpu_index: int | None) -> tuple[list[GpuInfo], dict[int, str], list[str]]:
+    """Which GPUs to plan for: the one asked for, else the vendor with usable GPUs (NVIDIA first)."""
+    left: dict[int, str] = {}
+    notes: list[str] = []
+    usable: list[GpuInfo] = []
+    for g in gpus:
+        if g.vendor == "nvidia" and g.cuda_capable is False:
+            left[g.index] = f"{g.label} is a {g.architecture or 'pre-Kepler'} GPU; no current CUDA release supports it"
+        elif g.vendor == "nvidia" and not g.cc:
+            usable.append(g)
+            notes.append(
+                f"The compute capability of {g.label} is unknown, so builds could not be checked against it. "
+                "Run gpusetup diagnose with the NVIDIA driver loaded, or give compute_capability or pci_id in a profile."
+            )
+        elif g.vendor in ("nvidia", "amd", "intel", "apple"):
+            usable.append(g)
+        else:
+            left[g.index] = f"{g.label}: vendor {g.vendor!r} has no deep-learning GPU build"
+    if gpu_index is not None:
+        chosen = [g for g in gpus if g.index == gpu_index]
+        if not chosen:
+            raise ValueError(f"there is no GPU {gpu_index}; this machine has {len(gpus)} GPU(s) (0–{len(gpus) - 1})")
+        for g in gpus:
+            if g.index != gpu_index:
+                left.setdefault(g.index, "not selected (--gpu)")
+        return [g for g in chosen if g in usable], left, notes
+    for vendor in ("nvidia", "amd", "intel", "apple"):
+        group = [g for g in usable if g.vendor == vendor]
+        if group:
+            for g in usable:
+                if g.vendor != vendor:
+                    left[g.index] = (
+                        f"{g.label}: one framework install uses one GPU vendor's build; this plan is for the "
+                        f"{vendor.upper() if vendor != 'nvidia' else 'NVIDIA'} GPU(s). Use --gpu {g.index} to plan for this one."
+                    )
+            return group, left, notes
+    return [], left, notes
+
+
+def resolve(
+    machine: Machine,
+    frameworks: Sequence[str] = ("pytorch",),
+    *,
+    gpu_index: int | None = None,
+    python_version: str | None = None,
+) -> list[FrameworkPlan]:
+    """Plan each framework for this machine: the newest build that works on every selected GPU, or the CPU
+    build plus the actions that would enable the GPU, with a plain reason for every rejected option.
+
+    Raises ValueError for an unknown framework name or a GPU index the machine does not have.
+    """
+    db = get_db()
+    env, env_notes = _machine_env(machine, python_version)
+    gpus = _classify(machine)
+    selected, left, sel_notes = _select(gpus, gpu_index)
+    nvidia_sel = [g for g in selected if g.vendor == "nvidia"]
+    if nvidia_sel and not env.driver and env.jetson:
+        env_notes.append("On Jetson the driver comes with JetPack; its version was not checked.")
+    if env.os == "macos" and nvidia_sel:
+        env_notes.append("NVIDIA GPUs have no CUDA support on macOS.")
+        selected = [g for g in selected if g.vendor != "nvidia"]
+        for g in nvidia_sel:
+            left[g.index] = f"{g.label}: CUDA does not run on macOS"
+    for g in gpus:
+        if g.classified_from and g in selected:
+            env_notes.append(f"{g.label}: compute capability {g.cc} ({g.architecture}) from the {g.classified_from}.")
+    plans = []
+    for name in frameworks:
+        fw = _ALIASES.get(name.lower())
+        if fw is None:
+            raise ValueError(f"unknown framework {name!r}; choose from pytorch, tensorflow, jax")
+        plans.append(_plan_for(db, fw, env, gpus, selected, dict(left), env_notes + sel_notes))
+    return plans
