@@ -232,7 +232,9 @@ def parse_smi_xml(text: str) -> SmiSnapshot:
     if error:
         snap.error, snap.partial = error, True
     if root is None:
-        snap.error = snap.error or "no XML found in the nvidia-smi output"
+        snap.partial = False
+        snap.error = error if error and "entities" in error else None
+        snap.error = snap.error or parse_smi_failure(text) or "no nvidia-smi XML found in the output"
         return snap
     if root.tag != "nvidia_smi_log":
         snap.error = f"not an nvidia-smi log (root element <{root.tag}>)"
