@@ -31,10 +31,15 @@ extras=""
 [ "$mode" = "test" ] && extras="[test]"
 stamp="$VENV/.installed${extras:+-test}"
 want=$(cat pyproject.toml | sha256sum | cut -c1-16)
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+current() { [ -f "$1" ] && [ "$(cat "$1")" = "$want" ]; }
+# the test install is a superset of the plain one
+if ! current "$stamp" && ! { [ "$mode" != "test" ] && current "$VENV/.installed-test"; }; then
   echo "bootstrap: installing gpusetup${extras} and its dependencies into $VENV ..."
   "$VPY" -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
-  "$VPY" -m pip install --quiet --disable-pip-version-check -e ".${extras}"
+  if ! "$VPY" -m pip install --disable-pip-version-check -e ".${extras}" >"$VENV/pip-install.log" 2>&1; then
+    tail -n 25 "$VENV/pip-install.log" >&2
+    die "installing the Python packages failed (full log: $VENV/pip-install.log). Check the network or proxy (HTTPS_PROXY) and try again."
+  fi
   echo "$want" > "$stamp"
 fi
 
