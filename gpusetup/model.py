@@ -454,6 +454,8 @@ class Measurement:
     spread: float | None = None  # (max - min) / median
     device: int | None = None
     tier: str = ""  # driver / cublas / framework / cpu
+    rated_basis: str | None = None  # how ``rated`` was obtained: live-clock / max-clock / datasheet / pcie-link
+    datasheet: float | None = None  # the spec-sheet peak, shown beside a peak computed from live clocks
 
 
 @dataclass
@@ -464,6 +466,9 @@ class SelfTestResult:
     cancelled: bool = False
     gpu_tested: bool = False
     verdict: str = "info"  # worst of the measurements
+    gpu_name: str | None = None  # the GPU that was tested, as the driver names it
+    device: int | None = None  # its CUDA device number
+    duration_s: float | None = None
 
 
 @dataclass
