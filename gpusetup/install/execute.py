@@ -121,7 +121,7 @@ class _Run:
         """{package: version} of the target environment, or None when it cannot be read (yet)."""
         if not self.plan.python:
             return None
-        res = run_streaming([*self.plan.python, "-c", snippets.LIST], timeout=SNAPSHOT_TIMEOUT)
+        res = run_streaming([*self.plan.python, "-I", "-c", snippets.LIST], timeout=SNAPSHOT_TIMEOUT)
         if not res.ok:
             return None
         try:

@@ -285,11 +285,33 @@ def _pip_supports_raw(plan: InstallPlan) -> bool:
     return bool(hp and hp >= (24, 1))
 
 
+_PYTORCH_FAMILY = {"torch", "torchvision", "torchaudio"}
+_LOCAL_VARIANT = re.compile(r"^(cu\d+|rocm[\d.]+|cpu|xpu)$")
+
+
+def expected_pins(choice: Choice) -> list[str]:
+    """What verification must find: the exact pins, with the build tag made explicit for PyTorch indexes.
+
+    ``torch==2.9.1`` from ``.../whl/cu126`` must end up as ``2.9.1+cu126``: pip would also accept a
+    ``+cpu`` build for that pin (a local version matches the public one), which is exactly the silent
+    CPU-build failure this check exists to catch.
+    """
+    out = []
+    tagged = bool(choice.index_url and "/whl/" in choice.index_url and _LOCAL_VARIANT.match(choice.variant))
+    for p in choice.packages:
+        spec = re.sub(r"\[.*?\]", "", p).replace(" ", "")
+        name, op, ver = spec.partition("==")
+        if tagged and op and "+" not in ver and name.lower() in _PYTORCH_FAMILY and ";" not in ver:
+            spec = f"{name}=={ver}+{choice.variant}"
+        out.append(spec)
+    return out
+
+
 def _plan_verify_protect(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]]) -> None:
-    pins = [re.sub(r"\[.*?\]", "", p).replace(" ", "") for _, ch in choices for p in ch.packages]
+    pins = [pin for _, ch in choices for pin in expected_pins(ch)]
     plan.steps.append(Step(
         id="verify", title="Check that the installed builds are the planned ones", kind="verify",
-        argv=[*plan.python, "-c", snippets.VERIFY, *pins],
+        argv=[*plan.python, "-I", "-c", snippets.VERIFY, *pins],
         explain="Reads the installed versions from the environment's package metadata and compares them "
                 "with the plan, so a silently substituted build (e.g. +cpu instead of +cu126) is caught now, "
                 "not when your first training run is slow.",
@@ -297,11 +319,11 @@ def _plan_verify_protect(plan: InstallPlan, choices: list[tuple[FrameworkPlan, C
     names = sorted({_req_name(p) for p in pins})
     plan.steps.append(Step(
         id="protect", title="Protect the installed build with a constraints file", kind="constraints",
-        argv=[*plan.python, "-c", snippets.PROTECT, CONSTRAINTS_NAME, *names],
+        argv=[*plan.python, "-I", "-c", snippets.PROTECT, CONSTRAINTS_NAME, *names],
         explain=f"Writes {CONSTRAINTS_NAME} (exact versions of {', '.join(names)}) into the environment and "
                 "points the environment's pip.conf at it, so a later `pip install something` cannot swap "
                 "the framework for another build. With uv, set UV_CONSTRAINT to the same file.",
-        undo=[*plan.python, "-c", snippets.REMOVE_OURS, CONSTRAINTS_NAME,
+        undo=[*plan.python, "-I", "-c", snippets.REMOVE_OURS, CONSTRAINTS_NAME,
               "pip.ini" if plan.os == "windows" else "pip.conf"],
     ))
 
