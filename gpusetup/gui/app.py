@@ -1,0 +1,119 @@
+"""Starting the wizard: the QApplication, settings, theme, language, log file, and rebuilding the window
+when the language changes (every page is rebuilt in the new language; nothing has happened yet then)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication, QSettings
+from PySide6.QtWidgets import QApplication
+
+from gpusetup.gui import i18n, theme
+from gpusetup.gui.services import Services
+from gpusetup.gui.wizard import SetupWizard, app_icon
+
+log = logging.getLogger("gpusetup.gui")
+
+
+def get_app(argv: list[str] | None = None) -> QApplication:
+    app = QApplication.instance()
+    if isinstance(app, QApplication):
+        return app
+    QCoreApplication.setOrganizationName("gpusetup")
+    QCoreApplication.setApplicationName("gpusetup")
+    app = QApplication(argv if argv is not None else [sys.argv[0]])
+    app.setApplicationDisplayName("GPU Setup")
+    app.setDesktopFileName("gpusetup")
+    app.setWindowIcon(app_icon())
+    return app
+
+
+def setup_file_log(log_dir: Path) -> Path | None:
+    """Log to a file: a windowed build has no console (sys.stdout may be None)."""
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        path = log_dir / "wizard.log"
+        handler = logging.FileHandler(path, encoding="utf-8")
+    except OSError:
+        return None
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("gpusetup")
+    if not any(isinstance(h, logging.FileHandler) and getattr(h, "baseFilename", "") == str(path) for h in root.handlers):
+        root.addHandler(handler)
+    root.setLevel(min(root.level or logging.INFO, logging.INFO))
+    return path
+
+
+class WizardApp:
+    """Owns the window; replaces it when the user picks another language on the Welcome page."""
+
+    def __init__(self, services: Services, settings: QSettings, language: str | None = None, scheme: str | None = None) -> None:
+        self.app = get_app()
+        self.services = services
+        self.settings = settings
+        self.language = language or str(settings.value("ui/language", i18n.system_language()))
+        self.scheme = scheme or str(settings.value("ui/scheme", "auto"))
+        theme.apply(self.app, self.scheme)
+        if self.scheme == "auto":
+            theme.follow_system(self.app)
+        i18n.install(self.language)
+        self.wizard = self._build()
+
+    def _build(self) -> SetupWizard:
+        return SetupWizard(self.services, self.settings, self.language, self.scheme, on_language=self.set_language)
+
+    def set_language(self, lang: str) -> None:
+        old = self.wizard
+        self.language = lang
+        i18n.install(lang)
+        self.scheme = old.scheme
+        old.save_geometry()
+        self.wizard = self._build()
+        self.wizard.setGeometry(old.geometry())
+        if old.isVisible():
+            self.wizard.show()
+        old.hide()
+        old.stop_jobs(2000)
+        old.deleteLater()
+
+    def run(self) -> int:
+        self.wizard.show()
+        code = self.app.exec()
+        self.wizard.stop_jobs(5000)
+        return int(code)
+
+
+def run(
+    services: Services | None = None,
+    *,
+    fake_machine: str | None = None,
+    language: str | None = None,
+    scheme: str | None = None,
+) -> int:
+    """Open the wizard and return when it is closed (exit code 0)."""
+    app = get_app()
+    if services is None:
+        if fake_machine:
+            from gpusetup.gui.demo import DemoServices
+
+            services = DemoServices(fake_machine)
+        else:
+            services = Services()
+    setup_file_log(services.log_dir)
+    settings = QSettings()
+    wiz = WizardApp(services, settings, language, scheme)
+    _ = app
+    return wiz.run()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m gpusetup.gui.app``: same as ``gpusetup gui``."""
+    from gpusetup.cli import main as cli_main
+
+    return cli_main(["gui", *(argv if argv is not None else sys.argv[1:])])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,141 @@
+"""Demonstration services for ``gpusetup gui --fake-machine KIND`` and the screenshots.
+
+The machine comes from ``resources/demo/<kind>.json``: values read from the recorded real outputs in
+``tests/fixtures`` (each file names its sources). Rules, resolver, plan builder and report renderers are
+the real core, run on that machine. Nothing on this computer is changed: installing only walks the plan
+and logs what would run, the Docker files go to a temporary folder, and the self-test shows the recorded
+results when the fixture has them (otherwise the real self-test runs, on this computer).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from gpusetup.cancel import CancelToken, Progress
+from gpusetup.gui.services import DockerOutcome, InstallOutcome, LogFn, Services, Target
+from gpusetup.model import Machine, Plan, SelfTestResult, from_dict
+from gpusetup.resources import resource
+
+PROBES = ("system", "pci", "nvml", "smi", "libcuda", "driver", "toolkit", "frameworks", "containers", "packages")
+
+
+class DemoError(ValueError):
+    """Unknown demo machine kind."""
+
+
+def demo_kinds() -> list[str]:
+    return sorted(p.stem for p in resource("demo").glob("*.json"))
+
+
+def load_demo(kind: str) -> dict[str, Any]:
+    path = resource("demo", f"{kind}.json")
+    if not path.exists():
+        raise DemoError(f"unknown demo machine {kind!r}; choose one of: {', '.join(demo_kinds())}")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def demo_machine(kind: str) -> Machine:
+    return from_dict(Machine, load_demo(kind)["machine"])
+
+
+class DemoServices(Services):
+    """Real core decisions on a recorded machine; no changes to this computer."""
+
+    def __init__(self, kind: str, state_dir: Path | None = None, step_delay: float = 0.12) -> None:
+        super().__init__(state_dir)
+        self.kind = kind
+        self.data = load_demo(kind)
+        self.machine = from_dict(Machine, self.data["machine"])
+        self.step_delay = step_delay
+        self._done_steps: list[str] = []
+
+    @property
+    def demo(self) -> bool:
+        return True
+
+    def detect(self, progress: Progress | None = None, cancel: CancelToken | None = None) -> Machine:
+        for i, name in enumerate(PROBES):
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            if progress:
+                progress(name, i / len(PROBES))
+            time.sleep(self.step_delay / 2)
+        if progress:
+            progress("done", 1.0)
+        return copy.deepcopy(self.machine)
+
+    def _walk(self, plan: Plan, progress: Progress | None, cancel: CancelToken | None, log_line: LogFn | None) -> InstallOutcome:
+        from gpusetup.install import display_argv
+
+        steps = plan.steps
+        for i, step in enumerate(steps):
+            if step.id in self._done_steps:
+                continue
+            if cancel is not None and cancel.cancelled:
+                return InstallOutcome(ok=False, cancelled=True, message="cancelled")
+            if progress:
+                progress(step.title, i / max(1, len(steps)))
+            if log_line:
+                log_line(f"[demo] step {i + 1}/{len(steps)}: {step.title}")
+                if step.argv:
+                    log_line("[demo] would run: " + display_argv(step.argv, step.needs_root))
+            time.sleep(self.step_delay)
+            self._done_steps.append(step.id)
+            if step.kind == "reboot":
+                if log_line:
+                    log_line("[demo] a restart would be needed here")
+                return InstallOutcome(ok=True, needs_reboot=True, message="restart needed")
+        if progress:
+            progress("done", 1.0)
+        return InstallOutcome(ok=True, message="demonstration: nothing was changed")
+
+    def execute(self, plan: Plan, progress: Progress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None) -> InstallOutcome:
+        self._done_steps = []
+        self._last_plan = plan
+        return self._walk(plan, progress, cancel, log_line)
+
+    def resume(self, progress: Progress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None) -> InstallOutcome:
+        plan = getattr(self, "_last_plan", None)
+        if plan is None:
+            return InstallOutcome(ok=False, message="nothing to resume")
+        return self._walk(plan, progress, cancel, log_line)
+
+    def rollback(self, progress: Progress | None = None, log_line: LogFn | None = None) -> InstallOutcome:
+        for sid in reversed(self._done_steps):
+            if log_line:
+                log_line(f"[demo] would undo: {sid}")
+            time.sleep(self.step_delay / 2)
+        self._done_steps = []
+        return InstallOutcome(ok=True, message="demonstration: nothing to undo")
+
+    def unfinished_install(self) -> bool:
+        return False
+
+    def save_pending(self, plan: Plan, target: Target, frameworks: Sequence[str]) -> None:
+        """The demonstration keeps nothing for a resume."""
+
+    def clear_pending(self) -> None:
+        """The demonstration keeps nothing for a resume."""
+
+    def generate_setup(self, machine: Machine, framework: str, out_dir: Path) -> DockerOutcome:
+        tmp = Path(tempfile.mkdtemp(prefix="gpusetup-demo-docker-")) / Path(out_dir).name
+        return super().generate_setup(machine, framework, tmp)
+
+    def run_selftest(self, machine: Machine, mode: str = "quick", progress: Progress | None = None, cancel: CancelToken | None = None) -> SelfTestResult:
+        recorded = self.data.get("selftest")
+        if recorded is None:
+            return super().run_selftest(machine, mode=mode, progress=progress, cancel=cancel)
+        result = from_dict(SelfTestResult, recorded)
+        for i, m in enumerate(result.measurements):
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            if progress:
+                progress(m.name, i / max(1, len(result.measurements)))
+            time.sleep(self.step_delay)
+        return result

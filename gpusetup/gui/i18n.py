@@ -1,0 +1,70 @@
+"""Languages: English in the source, Simplified Chinese from a shipped Qt translation.
+
+Our strings go through Qt's ``tr()``; ``resources/translations/gpusetup_zh_CN.ts`` is the editable
+translation (Qt Linguist format) and ``gpusetup_zh_CN.qm`` its compiled form (``pyside6-lrelease``).
+Qt's own strings (wizard buttons, file dialogs) come from Qt's ``qtbase_<lang>.qm``.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
+
+from gpusetup.resources import resource
+
+log = logging.getLogger("gpusetup.gui.i18n")
+
+# code -> name shown in the language menu (each in its own language)
+LANGUAGES: dict[str, str] = {"en": "English", "zh_CN": "简体中文"}
+
+_installed: list[QTranslator] = []
+
+
+def system_language() -> str:
+    name = QLocale.system().name()  # zh_CN, en_US…
+    if name.startswith("zh") and not name.startswith(("zh_TW", "zh_HK")):
+        return "zh_CN"
+    return "en"
+
+
+def qm_path(lang: str) -> str:
+    return str(resource("translations", f"gpusetup_{lang}.qm"))
+
+
+def install(lang: str) -> bool:
+    """Switch the application's language; True when a translation was loaded (always True for English)."""
+    app = QCoreApplication.instance()
+    if app is None:
+        return False
+    for t in _installed:
+        app.removeTranslator(t)
+    _installed.clear()
+    if lang == "en" or lang not in LANGUAGES:
+        QLocale.setDefault(QLocale(QLocale.Language.English, QLocale.Country.UnitedStates))
+        return lang == "en"
+    ours = QTranslator(app)
+    ok = ours.load(qm_path(lang))
+    if ok:
+        app.installTranslator(ours)
+        _installed.append(ours)
+    else:
+        log.warning("translation %s not found at %s", lang, qm_path(lang))
+    qt = QTranslator(app)
+    if qt.load(f"qtbase_{lang}", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
+        app.installTranslator(qt)
+        _installed.append(qt)
+    QLocale.setDefault(QLocale(lang))
+    return ok
+
+
+CONTEXT = "gpusetup"
+
+
+def tr(text: str, disambiguation: str | None = None) -> str:
+    """Translate ``text`` through Qt's translator (context ``gpusetup``). Use ``.format()`` afterwards.
+
+    Every call site passes a string literal, so ``tools``/tests can extract them with ``ast`` into the
+    ``.ts`` file and check that each has a Chinese translation.
+    """
+    return QCoreApplication.translate(CONTEXT, text, disambiguation)

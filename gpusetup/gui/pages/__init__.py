@@ -1,0 +1,1 @@
+"""The wizard's seven pages: welcome, machine, choose, plan, install, verify, done."""

@@ -1,0 +1,380 @@
+"""Page 5 (a commit page): runs the plan through the installer engine with per-step progress and a live
+log; Cancel stops it and undoes the finished steps; a failed step offers undo or retry; a reboot is
+survived through the resume file. For Docker it writes the files and shows the next commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QStyle,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpusetup.gui.i18n import tr
+from gpusetup.gui.pages.base import BasePage
+from gpusetup.gui.pages.choose import FRAMEWORK_NAMES
+from gpusetup.gui.services import DockerOutcome, InstallOutcome, Unavailable
+from gpusetup.gui.widgets import (
+    Busy,
+    Card,
+    Collapsible,
+    CommandBox,
+    StatusLine,
+    clear_layout,
+    label,
+    mono_font,
+)
+from gpusetup.gui.workers import JobContext
+from gpusetup.model import Step
+
+if TYPE_CHECKING:
+    from gpusetup.gui.wizard import SetupWizard
+
+PENDING, RUNNING, DONE, FAILED, UNDONE = "pending", "running", "done", "failed", "undone"
+
+
+class StepRow(QWidget):
+    """One plan step with its state as icon + word."""
+
+    def __init__(self, index: int, step: Step, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.step = step
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 2, 0, 2)
+        self.icon = QLabel()
+        self.icon.setFixedSize(QSize(20, 20))
+        lay.addWidget(self.icon, 0, Qt.AlignmentFlag.AlignTop)
+        lay.addWidget(label(f"{index}. {step.title}"), 1)
+        self.word = label("", wrap=False)
+        lay.addWidget(self.word, 0, Qt.AlignmentFlag.AlignTop)
+        self.state = ""
+        self.set_state(PENDING)
+
+    def set_state(self, state: str) -> None:
+        self.state = state
+        pix = {
+            PENDING: QStyle.StandardPixmap.SP_MediaPause,
+            RUNNING: QStyle.StandardPixmap.SP_MediaPlay,
+            DONE: QStyle.StandardPixmap.SP_DialogApplyButton,
+            FAILED: QStyle.StandardPixmap.SP_MessageBoxCritical,
+            UNDONE: QStyle.StandardPixmap.SP_ArrowBack,
+        }[state]
+        words = {PENDING: tr("waiting"), RUNNING: tr("running…"), DONE: tr("done"), FAILED: tr("failed"), UNDONE: tr("undone")}
+        self.icon.setPixmap(self.style().standardIcon(pix).pixmap(QSize(18, 18)))
+        self.word.setText(words[state])
+        self.setAccessibleName(f"{self.step.title}: {words[state]}")
+
+
+class InstallPage(BasePage):
+    def __init__(self, wizard: SetupWizard) -> None:
+        super().__init__(wizard)
+        self.setTitle(tr("Installing"))
+        self.setSubTitle(tr("You can keep using your computer meanwhile. Cancel stops and undoes what was done."))
+        self.setCommitPage(True)
+        self.status = StatusLine()
+        self.content.addWidget(self.status)
+        self.progress = Busy()
+        self.content.addWidget(self.progress)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        self.cancel_button = QPushButton(tr("&Cancel installation"))
+        self.cancel_button.setAccessibleName(tr("Cancel the installation and undo it"))
+        self.cancel_button.clicked.connect(self.request_cancel)
+        self.undo_button = QPushButton(tr("&Undo what was done"))
+        self.undo_button.clicked.connect(self.start_rollback)
+        self.retry_button = QPushButton(tr("&Try again"))
+        self.retry_button.clicked.connect(lambda: self.start_install(resume=True))
+        for b in (self.undo_button, self.retry_button, self.cancel_button):
+            buttons.addWidget(b)
+        self.content.addLayout(buttons)
+        self.steps_card = Card(tr("Steps"))
+        self.steps_layout = QVBoxLayout()
+        self.steps_card.body.addLayout(self.steps_layout)
+        self.content.addWidget(self.steps_card)
+        self.next_card = Card(tr("Next steps"))
+        self.next_layout = QVBoxLayout()
+        self.next_card.body.addLayout(self.next_layout)
+        self.content.addWidget(self.next_card)
+        self.log = QPlainTextEdit()
+        self.log.setReadOnly(True)
+        self.log.setFont(mono_font())
+        self.log.setMaximumBlockCount(5000)
+        self.log.setMinimumHeight(160)
+        self.log.setAccessibleName(tr("Installation log"))
+        self.log_section = Collapsible(tr("Show the log"), self.log)
+        self.content.addWidget(self.log_section)
+        self.content.addStretch(1)
+        self.rows: list[StepRow] = []
+        self.phase = "idle"  # idle / running / rolling-back / finished
+        self._job: Any = None
+
+    # ---------------------------------------------------------------------------- lifecycle
+
+    def initializePage(self) -> None:  # noqa: N802 - Qt API
+        self.state.install = None
+        self.state.docker = None
+        if self.state.target is not None and self.state.target.kind == "docker":
+            self.steps_card.setVisible(False)
+            self.start_docker()
+        else:
+            self.start_install()
+
+    def isComplete(self) -> bool:  # noqa: N802 - Qt API
+        return self.phase == "finished"
+
+    def _buttons(self) -> None:
+        running = self.phase in ("running", "rolling-back")
+        out = self.state.install
+        self.cancel_button.setVisible(self.phase == "running")
+        failed = self.phase == "finished" and out is not None and not out.ok and not out.cancelled
+        self.undo_button.setVisible(failed)
+        self.retry_button.setVisible(failed)
+        self.progress.setVisible(running)
+        self.wiz.set_busy(running)
+        self.completeChanged.emit()
+
+    # ------------------------------------------------------------------------------ install
+
+    def start_install(self, resume: bool = False) -> None:
+        """Run the plan; ``resume`` continues the unfinished one instead (after a reboot or a failure)."""
+        resume = resume or self.state.resuming
+        self.state.resuming = False
+        plan, target = self.state.plan, self.state.target
+        if plan is None or target is None:
+            self.status.set("fail", tr("There is no plan to install. Go back and choose again."))
+            self.phase = "finished"
+            self._buttons()
+            return
+        clear_layout(self.steps_layout)
+        self.rows = [StepRow(i, s) for i, s in enumerate(plan.steps, start=1)]
+        for r in self.rows:
+            self.steps_layout.addWidget(r)
+        self.state.install = None
+        self.next_card.setVisible(False)
+        self.steps_card.setVisible(True)
+        try:
+            self.services.save_pending(plan, target, self.state.frameworks)
+        except OSError as exc:
+            self._append_log(tr("Could not save the resume file: {error}").format(error=exc))
+        self.phase = "running"
+        self.status.set("busy", tr("Installing… ({n} steps)").format(n=len(plan.steps)))
+        self.progress.update_progress(tr("Starting…"), 0.0)
+        services = self.services
+
+        def body(ctx: JobContext) -> InstallOutcome:
+            if resume:
+                return services.resume(progress=ctx.progress, cancel=ctx.cancel, log_line=ctx.log)
+            return services.execute(plan, progress=ctx.progress, cancel=ctx.cancel, log_line=ctx.log)
+
+        self._job = self.run_job(
+            body,
+            name="install",
+            on_result=self._installed,
+            on_error=self._install_error,
+            on_progress=self._on_progress,
+            on_log=self._append_log,
+            on_cancelled=lambda: self._installed(InstallOutcome(ok=False, cancelled=True, message=tr("cancelled"))),
+        )
+        self._buttons()
+
+    def _on_progress(self, text: str, fraction: float) -> None:
+        self.progress.update_progress(text, fraction)
+        hit = None
+        for i, row in enumerate(self.rows):
+            if text and (text == row.step.id or text == row.step.title or row.step.title in text or row.step.id in text.split()):
+                hit = i
+        if hit is None and fraction >= 0 and self.rows:
+            hit = min(len(self.rows) - 1, int(fraction * len(self.rows)))
+        if hit is not None:
+            for i, row in enumerate(self.rows):
+                if i < hit:
+                    row.set_state(DONE)
+                elif i == hit:
+                    row.set_state(RUNNING)
+
+    def _append_log(self, lines: str) -> None:
+        self.log.appendPlainText(lines)
+
+    def _install_error(self, message: str, exc: BaseException) -> None:
+        text = self.unavailable_text(exc) if isinstance(exc, Unavailable) else message
+        self._installed(InstallOutcome(ok=False, message=text))
+
+    def _installed(self, outcome: InstallOutcome) -> None:
+        self._job = None
+        self.state.install = outcome
+        if outcome.cancelled or self.phase == "cancelling":
+            self._mark_running(PENDING)
+            self.status.set("busy", tr("Stopped. Undoing the steps that were already done…"))
+            self.phase = "running"
+            self.start_rollback(after_cancel=True)
+            return
+        self.phase = "finished"
+        if outcome.ok:
+            for r in self.rows:
+                r.set_state(DONE)
+            if outcome.needs_reboot:
+                self.status.set("warn", tr("Almost done: restart your computer now. Then open GPU Setup again and press “Continue installation”; finished steps are not repeated."))
+            else:
+                self.services.clear_pending()
+                self.status.set("pass", tr("Installation finished. Press Next to prove it works."))
+        else:
+            failed_i = self._mark_failed(outcome.failed_step)
+            where = ""
+            if failed_i is not None:
+                where = tr("Step {n} “{title}” failed.").format(n=failed_i + 1, title=self.rows[failed_i].step.title) + " "
+            self.status.set(
+                "fail",
+                where + (outcome.message or tr("The installation did not finish."))
+                + " " + tr("You can undo what was done, try again, or read the log below."),
+            )
+            self.log_section.set_expanded(True)
+        self._buttons()
+
+    def _mark_running(self, state: str) -> None:
+        for r in self.rows:
+            if r.state == RUNNING:
+                r.set_state(state)
+
+    def _mark_failed(self, failed_step: str | None) -> int | None:
+        idx = None
+        for i, r in enumerate(self.rows):
+            if failed_step and failed_step in (r.step.id, r.step.title):
+                idx = i
+        if idx is None:
+            for i, r in enumerate(self.rows):
+                if r.state == RUNNING:
+                    idx = i
+        if idx is not None:
+            for i, r in enumerate(self.rows):
+                if i < idx:
+                    r.set_state(DONE)
+            self.rows[idx].set_state(FAILED)
+        return idx
+
+    # ------------------------------------------------------------------------------- cancel
+
+    @classmethod
+    def confirm_cancel(cls, parent: QWidget) -> bool:
+        """Ask before stopping (a classmethod so tests can answer for the user)."""
+        answer = QMessageBox.question(
+            parent,
+            tr("Stop the installation?"),
+            tr("The installation will stop and the steps already done will be undone. Stop now?"),
+        )
+        return answer == QMessageBox.StandardButton.Yes
+
+    def request_cancel(self) -> None:
+        if self._job is None or self.phase != "running":
+            return
+        if not self.confirm_cancel(self):
+            return
+        self.phase = "cancelling"
+        self.cancel_button.setEnabled(False)
+        self.status.set("busy", tr("Stopping after the current step…"))
+        self._job.cancel()
+
+    def start_rollback(self, after_cancel: bool = False) -> None:
+        self.phase = "rolling-back"
+        self.status.set("busy", tr("Undoing the steps that were done…"))
+        self.progress.update_progress(tr("Undoing…"), -1)
+        services = self.services
+        self.run_job(
+            lambda ctx: services.rollback(progress=ctx.progress, log_line=ctx.log),
+            name="rollback",
+            on_result=lambda out: self._rolled_back(out, after_cancel),
+            on_error=lambda msg, exc: self._rolled_back(InstallOutcome(ok=False, message=msg), after_cancel),
+            on_log=self._append_log,
+            on_progress=lambda t, f: self.progress.update_progress(t, f),
+        )
+        self._buttons()
+
+    def _rolled_back(self, out: InstallOutcome, after_cancel: bool) -> None:
+        self.phase = "finished"
+        self.cancel_button.setEnabled(True)
+        if out.ok:
+            for r in self.rows:
+                if r.state in (DONE, FAILED, RUNNING):
+                    r.set_state(UNDONE)
+            self.services.clear_pending()
+            first = tr("Installation cancelled.") if after_cancel else tr("The installation did not finish.")
+            self.status.set("info", first + " " + tr("Everything it changed was undone; your computer is as before."))
+        else:
+            self.status.set(
+                "fail",
+                tr("Undoing did not fully work: {error}. The log lists what is left; a support bundle (last page) helps us help you.").format(error=out.message),
+            )
+            self.log_section.set_expanded(True)
+        if self.state.install is not None:
+            self.state.install.cancelled = self.state.install.cancelled or after_cancel
+        self._buttons()
+
+    # ------------------------------------------------------------------------------- docker
+
+    def start_docker(self) -> None:
+        target, machine = self.state.target, self.state.machine
+        assert target is not None
+        self.phase = "running"
+        self.status.set("busy", tr("Writing the Docker files…"))
+        self.progress.update_progress(tr("Writing the Docker files…"), -1)
+        frameworks = self.state.frameworks or ["pytorch"]
+        services = self.services
+        out_root = Path(target.value)
+
+        def body(ctx: JobContext) -> list[tuple[str, DockerOutcome]]:
+            results = []
+            for fw in frameworks:
+                ctx.cancel.raise_if_cancelled()
+                out_dir = out_root if len(frameworks) == 1 else out_root / fw
+                m = machine
+                if m is None:
+                    m = services.detect(progress=None, cancel=ctx.cancel)
+                results.append((fw, services.generate_setup(m, fw, out_dir)))
+            return results
+
+        self.run_job(body, name="docker", on_result=self._docker_done, on_error=self._docker_failed)
+        self._buttons()
+
+    def _docker_done(self, results: list[tuple[str, DockerOutcome]]) -> None:
+        self.phase = "finished"
+        clear_layout(self.next_layout)
+        self.next_card.setVisible(True)
+        all_ok = True
+        for fw, out in results:
+            self.state.docker = out
+            name = FRAMEWORK_NAMES.get(fw, fw)
+            if out.refused:
+                all_ok = False
+                self.next_layout.addWidget(label(tr("{name}: not written. {reason}").format(name=name, reason=out.refused), bold=True))
+                if out.alternative:
+                    self.next_layout.addWidget(label(tr("Instead: {alt}").format(alt=out.alternative)))
+                continue
+            self.next_layout.addWidget(label(tr("{name}: files written to {dir}").format(name=name, dir=out.out_dir), bold=True))
+            if out.image:
+                self.next_layout.addWidget(label(tr("Image: {image}").format(image=out.image) + (f" — {out.why}" if out.why else "")))
+            for f in out.files:
+                self.next_layout.addWidget(label("• " + f))
+            if out.next_commands:
+                self.next_layout.addWidget(label(tr("Then run:"), bold=True))
+                self.next_layout.addWidget(CommandBox("\n".join(out.next_commands), accessible=tr("Commands to run next")))
+        self.state.install = InstallOutcome(ok=all_ok, message="" if all_ok else tr("some setups were refused"))
+        if all_ok:
+            self.status.set("pass", tr("The Docker files are written. Run the commands below to build and start the container."))
+        else:
+            self.status.set("warn", tr("Some setups could not be written; the reasons are below."))
+        self._buttons()
+
+    def _docker_failed(self, message: str, exc: BaseException) -> None:
+        self.phase = "finished"
+        text = self.unavailable_text(exc) if isinstance(exc, Unavailable) else message
+        self.state.install = InstallOutcome(ok=False, message=text)
+        self.status.set("fail", tr("Writing the Docker files failed: {error}").format(error=text))
+        self._buttons()

@@ -1,0 +1,293 @@
+"""Page 2: detection in the background with live progress, a card per GPU, the environment, findings."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QMessageBox, QPushButton, QVBoxLayout, QWidget
+
+from gpusetup.gui.i18n import tr
+from gpusetup.gui.pages.base import BasePage
+from gpusetup.gui.services import Unavailable
+from gpusetup.gui.widgets import Busy, Card, FindingWidget, StatusLine, clear_layout, label
+from gpusetup.gui.workers import JobContext
+from gpusetup.model import Finding, Gpu, Machine, Plan, Severity
+
+if TYPE_CHECKING:
+    from gpusetup.gui.wizard import SetupWizard
+
+def probe_words(name: str) -> str:
+    # literal tr() calls so the translation extractor sees each one
+    table = {
+        "system": tr("Operating system and processor"),
+        "pci": tr("Graphics cards on the PCI bus"),
+        "nvml": tr("NVIDIA driver library (NVML)"),
+        "smi": tr("nvidia-smi"),
+        "libcuda": tr("CUDA driver library"),
+        "driver": tr("Driver versions"),
+        "toolkit": tr("CUDA toolkits"),
+        "frameworks": tr("Python frameworks"),
+        "containers": tr("Docker and the NVIDIA container toolkit"),
+        "rocm": tr("AMD ROCm"),
+        "kernel_log": tr("Kernel messages about the GPU"),
+        "packages": tr("Installed driver packages"),
+        "done": tr("Finished"),
+    }
+    return table.get(name, name)
+
+
+def _mib(v: int | None) -> str:
+    if v is None:
+        return tr("unknown")
+    return f"{v / 1024:.0f} GB" if v >= 1024 else f"{v} MB"
+
+
+def gpu_card(gpu: Gpu, machine: Machine) -> Card:
+    name = gpu.name or gpu.pci.device_name or tr("Unknown graphics card")
+    card = Card(name)
+    card.setAccessibleName(tr("Graphics card: {name}").format(name=name))
+    grid = QGridLayout()
+    grid.setHorizontalSpacing(14)
+    vendor = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel", "apple": "Apple"}.get(gpu.vendor, gpu.vendor)
+    driver = gpu.pci.kernel_driver
+    if gpu.vendor == "nvidia":
+        drv = machine.driver.version
+        driver_text = drv if drv else tr("not working (no NVIDIA driver answered)")
+        if drv and machine.driver.cuda_driver_version:
+            driver_text = tr("{version} (supports CUDA up to {cuda})").format(version=drv, cuda=machine.driver.cuda_driver_version)
+    else:
+        driver_text = driver or tr("unknown")
+    rows = [
+        (tr("Maker"), vendor),
+        (tr("Architecture"), gpu.architecture or tr("unknown")),
+        (tr("Compute capability"), gpu.compute_capability or tr("unknown")),
+        (tr("Memory"), _mib(gpu.memory_total_mib)),
+        (tr("Driver"), driver_text),
+    ]
+    if gpu.pci.address:
+        rows.append((tr("Slot"), gpu.pci.address))
+    for r, (k, v) in enumerate(rows):
+        grid.addWidget(label(k + ":", wrap=False), r, 0, Qt.AlignmentFlag.AlignTop)
+        grid.addWidget(label(str(v)), r, 1)
+    grid.setColumnStretch(1, 1)
+    card.body.addLayout(grid)
+    return card
+
+
+def environment_rows(m: Machine) -> list[tuple[str, str]]:
+    s = m.system
+    os_text = s.distro_name or " ".join(x for x in (s.os, s.os_version) if x) or tr("unknown")
+    if s.wsl:
+        os_text += " " + tr("(inside WSL {n})").format(n=s.wsl_version or "")
+    rows = [(tr("System"), os_text)]
+    if s.kernel:
+        rows.append((tr("Kernel"), s.kernel))
+    if s.cpu.model:
+        rows.append((tr("Processor"), s.cpu.model))
+    if s.ram_total_mib:
+        rows.append((tr("Memory (RAM)"), _mib(s.ram_total_mib)))
+    rows.append((tr("NVIDIA driver"), m.driver.version or tr("not installed or not working")))
+    tk = ", ".join(f"{t.version or '?'} ({t.path})" for t in m.cuda.toolkits)
+    rows.append((tr("CUDA toolkit"), tk or tr("none found (not needed for PyTorch, TensorFlow or JAX wheels)")))
+    py = []
+    for env in m.python_envs:
+        fw = ", ".join(f"{f.name} {f.version or ''}".strip() for f in env.frameworks)
+        py.append(f"Python {env.version or '?'} — {env.executable}" + (f" ({fw})" if fw else ""))
+    rows.append((tr("Python"), "\n".join(py) or (s.python and f"Python {s.python}") or tr("unknown")))
+    if m.containers.docker:
+        gpu_ok = m.containers.nvidia_runtime_registered or bool(m.containers.cdi_specs)
+        rows.append(
+            (
+                tr("Docker"),
+                m.containers.docker + " — " + (tr("GPU containers set up") if gpu_ok else tr("GPU containers not set up yet")),
+            )
+        )
+    else:
+        rows.append((tr("Docker"), tr("not installed")))
+    return rows
+
+
+class MachinePage(BasePage):
+    def __init__(self, wizard: SetupWizard) -> None:
+        super().__init__(wizard)
+        self.setTitle(tr("Your machine"))
+        self.setSubTitle(tr("What we found on this computer. Nothing has been changed."))
+        top = QHBoxLayout()
+        self.status = StatusLine()
+        top.addWidget(self.status, 1)
+        self.rescan = QPushButton(tr("&Re-scan"))
+        self.rescan.setAccessibleName(tr("Re-scan this computer"))
+        self.rescan.clicked.connect(self.start_detection)
+        top.addWidget(self.rescan, 0, Qt.AlignmentFlag.AlignTop)
+        self.content.addLayout(top)
+        self.progress = Busy()
+        self.content.addWidget(self.progress)
+        self.results = QWidget()
+        self.results_layout = QVBoxLayout(self.results)
+        self.results_layout.setContentsMargins(0, 0, 0, 0)
+        self.results_layout.setSpacing(10)
+        self.content.addWidget(self.results)
+        self.content.addStretch(1)
+        self.finding_widgets: list[FindingWidget] = []
+        self._detect_job: Any = None
+
+    def initializePage(self) -> None:  # noqa: N802 - Qt API
+        if self.state.machine is None and self._detect_job is None:
+            self.start_detection()
+        elif self.state.machine is not None:
+            self.show_machine()
+
+    def isComplete(self) -> bool:  # noqa: N802 - Qt API
+        return self.state.machine is not None and self._detect_job is None
+
+    # ------------------------------------------------------------------------------ detection
+
+    def start_detection(self) -> None:
+        if self._detect_job is not None:
+            return
+        self.rescan.setEnabled(False)
+        self.progress.setVisible(True)
+        self.progress.update_progress(tr("Starting…"), 0.0)
+        self.status.set("busy", tr("Looking at your computer… this usually takes a few seconds."))
+        services = self.services
+
+        def body(ctx: JobContext) -> tuple[Machine, list[Finding], str | None]:
+            machine = services.detect(progress=ctx.progress, cancel=ctx.cancel)
+            ctx.cancel.raise_if_cancelled()
+            try:
+                findings = services.evaluate(machine)
+                note = None
+            except Unavailable as exc:
+                findings, note = [], str(exc)
+            return machine, findings, note
+
+        self._detect_job = self.run_job(
+            body,
+            name="detect",
+            on_result=self._detected,
+            on_error=self._failed,
+            on_progress=lambda text, frac: self.progress.update_progress(
+                tr("Checking: {what}").format(what=probe_words(text)), frac
+            ),
+            on_cancelled=self._job_ended,
+        )
+        self.completeChanged.emit()
+
+    def _job_ended(self) -> None:
+        self._detect_job = None
+        self.rescan.setEnabled(True)
+        self.progress.setVisible(False)
+        self.completeChanged.emit()
+
+    def _detected(self, result: tuple[Machine, list[Finding], str | None]) -> None:
+        machine, findings, note = result
+        self.state.machine = machine
+        self.state.findings = findings
+        self.state.fplans = []  # a new machine needs a new answer from the resolver
+        self._rules_note = note
+        self._job_ended()
+        self.show_machine()
+
+    def _failed(self, message: str, exc: BaseException) -> None:
+        self._job_ended()
+        if isinstance(exc, Unavailable):
+            self.status.set("fail", self.unavailable_text(exc))
+        else:
+            self.status.set("fail", tr("Looking at your computer failed: {error}. Press Re-scan to try again; the log folder has the details.").format(error=message))
+
+    # -------------------------------------------------------------------------------- display
+
+    def show_machine(self) -> None:
+        m = self.state.machine
+        if m is None:
+            return
+        clear_layout(self.results_layout)
+        self.finding_widgets = []
+        n = len(m.gpus)
+        worst = max((f.severity for f in self.state.findings), key=lambda s: s.rank, default=Severity.OK)
+        if n == 0:
+            head = tr("No graphics card was found.")
+        elif n == 1:
+            head = tr("Found 1 graphics card.")
+        else:
+            head = tr("Found {n} graphics cards.").format(n=n)
+        if worst == Severity.ERROR:
+            self.status.set("fail", head + " " + tr("Some problems need fixing; see below."))
+        elif worst == Severity.WARNING:
+            self.status.set("warn", head + " " + tr("There are warnings worth reading below."))
+        else:
+            self.status.set("pass", head + " " + tr("No problems found."))
+
+        if n:
+            grid = QGridLayout()
+            grid.setSpacing(10)
+            for i, gpu in enumerate(m.gpus):
+                grid.addWidget(gpu_card(gpu, m), i // 2, i % 2)
+            if n == 1:
+                grid.setColumnStretch(0, 1)
+            self.results_layout.addLayout(grid)
+        else:
+            card = Card(tr("No graphics card"))
+            card.body.addWidget(
+                label(tr("We did not find a graphics card this computer could use for deep learning. You can still install the CPU versions of the frameworks; they work, only more slowly."))
+            )
+            self.results_layout.addWidget(card)
+
+        env = Card(tr("Software on this computer"))
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(14)
+        for r, (k, v) in enumerate(environment_rows(m)):
+            grid.addWidget(label(k + ":", wrap=False), r, 0, Qt.AlignmentFlag.AlignTop)
+            grid.addWidget(label(v), r, 1)
+        grid.setColumnStretch(1, 1)
+        env.body.addLayout(grid)
+        self.results_layout.addWidget(env)
+
+        if self.state.findings:
+            title = tr("What we noticed ({n})").format(n=len(self.state.findings))
+            self.results_layout.addWidget(label(title, bold=True, size=1.15))
+            for f in self.state.findings:  # already most severe first (rules.evaluate)
+                can_fix = self.services.fix_plan(f, m) is not None and f.severity != Severity.OK
+                w = FindingWidget(f, can_fix=can_fix)
+                w.fix_requested.connect(self._do_fix)
+                self.finding_widgets.append(w)
+                self.results_layout.addWidget(w)
+        elif getattr(self, "_rules_note", None):
+            self.results_layout.addWidget(label(tr("The checks for known problems are not available in this version.")))
+
+    # ------------------------------------------------------------------------- do it for me
+
+    @classmethod
+    def confirm_fix(cls, parent: QWidget, finding: Finding, plan: Plan) -> bool:
+        """Ask before running a fix (a classmethod so tests can answer for the user)."""
+        cmds = "\n".join(" ".join(s.argv) for s in plan.steps if s.argv)
+        text = tr("gpusetup will run these steps to fix “{title}”:").format(title=finding.title) + "\n\n" + cmds
+        answer = QMessageBox.question(parent, tr("Fix this for me?"), text)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def _do_fix(self, finding: Finding) -> None:
+        m = self.state.machine
+        if m is None:
+            return
+        plan = self.services.fix_plan(finding, m)
+        if plan is None or not self.confirm_fix(self, finding, plan):
+            return
+        self.status.set("busy", tr("Fixing: {title}…").format(title=finding.title))
+        self.rescan.setEnabled(False)
+        services = self.services
+        self.run_job(
+            lambda ctx: services.execute(plan, progress=ctx.progress, cancel=ctx.cancel, log_line=ctx.log),
+            name="fix",
+            on_result=lambda outcome: self._fixed(finding, outcome),
+            on_error=lambda msg, exc: self.status.set("fail", tr("The fix did not work: {error}").format(error=msg)),
+        )
+
+    def _fixed(self, finding: Finding, outcome: Any) -> None:
+        self.rescan.setEnabled(True)
+        if outcome.ok:
+            if outcome.needs_reboot:
+                self.status.set("info", tr("Done. Restart your computer, then open GPU Setup again."))
+            self.start_detection()
+        else:
+            self.status.set("fail", tr("The fix did not work: {error}").format(error=outcome.message or outcome.failed_step or ""))

@@ -1,0 +1,197 @@
+"""Page 6: the proof. Runs the self-test with progress; shows each measurement as a bar against the
+rated peak with pass/warn/fail, the GPU-over-CPU speed-up, and the framework check."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
+
+from gpusetup.gui.i18n import tr
+from gpusetup.gui.pages.base import BasePage
+from gpusetup.gui.services import Unavailable
+from gpusetup.gui.widgets import Busy, Card, MeasurementRow, StatusLine, clear_layout, label
+from gpusetup.gui.workers import JobContext
+from gpusetup.model import Measurement, SelfTestResult
+
+if TYPE_CHECKING:
+    from gpusetup.gui.wizard import SetupWizard
+
+_FLOPS = {"TFLOP/s": 1e12, "GFLOP/s": 1e9, "MFLOP/s": 1e6}
+
+
+def measurement_title(m: Measurement) -> str:
+    table = {
+        "h2d_pinned": tr("Copy to the graphics card (host → device)"),
+        "d2h_pinned": tr("Copy from the graphics card (device → host)"),
+        "h2d_pageable": tr("Copy to the graphics card, pageable memory"),
+        "d2h_pageable": tr("Copy from the graphics card, pageable memory"),
+        "d2d": tr("Memory speed on the graphics card"),
+        "dram_bandwidth": tr("Memory speed on the graphics card"),
+        "matmul_fp32": tr("Matrix multiply, FP32"),
+        "matmul_fp16": tr("Matrix multiply, FP16"),
+        "matmul_bf16": tr("Matrix multiply, BF16"),
+        "matmul_tf32": tr("Matrix multiply, TF32"),
+        "cpu_matmul": tr("Processor: matrix multiply"),
+        "cpu_triad": tr("Processor: memory speed"),
+    }
+    title = table.get(m.name, m.name.replace("_", " "))
+    if m.device is not None:
+        title += f" · GPU {m.device}"
+    return title
+
+
+def speedup(result: SelfTestResult) -> float | None:
+    """Best GPU compute rate divided by the best CPU one, when both were measured in FLOP/s units."""
+    gpu = [m.value * _FLOPS[m.unit] for m in result.measurements if m.value and m.unit in _FLOPS and m.tier != "cpu" and "matmul" in m.name]
+    cpu = [m.value * _FLOPS[m.unit] for m in result.measurements if m.value and m.unit in _FLOPS and m.tier == "cpu"]
+    if not gpu or not cpu or max(cpu) <= 0:
+        return None
+    return max(gpu) / max(cpu)
+
+
+class VerifyPage(BasePage):
+    def __init__(self, wizard: SetupWizard) -> None:
+        super().__init__(wizard)
+        self.setTitle(tr("Prove it works"))
+        self.setSubTitle(tr("A short test measures your graphics card and compares it with what it is rated for."))
+        top = QHBoxLayout()
+        self.status = StatusLine()
+        top.addWidget(self.status, 1)
+        self.cancel_button = QPushButton(tr("&Stop the test"))
+        self.cancel_button.clicked.connect(self.cancel_jobs)
+        self.again_button = QPushButton(tr("Run the test &again"))
+        self.again_button.clicked.connect(self.start)
+        top.addWidget(self.cancel_button, 0, Qt.AlignmentFlag.AlignTop)
+        top.addWidget(self.again_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.content.addLayout(top)
+        self.progress = Busy()
+        self.content.addWidget(self.progress)
+        self.results = QWidget()
+        self.results_layout = QVBoxLayout(self.results)
+        self.results_layout.setContentsMargins(0, 0, 0, 0)
+        self.results_layout.setSpacing(10)
+        self.content.addWidget(self.results)
+        self.content.addStretch(1)
+        self.rows: list[MeasurementRow] = []
+        self._job: Any = None
+
+    def initializePage(self) -> None:  # noqa: N802 - Qt API
+        if self.state.selftest is None:
+            self.start()
+        else:
+            self.show_result(self.state.selftest)
+
+    def isComplete(self) -> bool:  # noqa: N802 - Qt API
+        return self._job is None
+
+    def start(self) -> None:
+        if self._job is not None:
+            return
+        clear_layout(self.results_layout)
+        self.rows = []
+        self.status.set("busy", tr("Testing… this takes about a minute."))
+        self.progress.setVisible(True)
+        self.progress.update_progress(tr("Starting…"), 0.0)
+        self.cancel_button.setVisible(True)
+        self.again_button.setVisible(False)
+        services = self.services
+        machine = self.state.machine
+
+        def body(ctx: JobContext) -> SelfTestResult:
+            m = machine if machine is not None else services.detect(progress=None, cancel=ctx.cancel)
+            return services.run_selftest(m, mode="quick", progress=ctx.progress, cancel=ctx.cancel)
+
+        self._job = self.run_job(
+            body,
+            name="selftest",
+            on_result=self._done,
+            on_error=self._failed,
+            on_progress=lambda t, f: self.progress.update_progress(t, f),
+            on_cancelled=lambda: self._done(SelfTestResult(cancelled=True)),
+        )
+        self.wiz.set_busy(True)
+        self.completeChanged.emit()
+
+    def _ended(self) -> None:
+        self._job = None
+        self.progress.setVisible(False)
+        self.cancel_button.setVisible(False)
+        self.again_button.setVisible(True)
+        self.wiz.set_busy(False)
+        self.completeChanged.emit()
+
+    def _failed(self, message: str, exc: BaseException) -> None:
+        self._ended()
+        if isinstance(exc, Unavailable):
+            self.status.set("warn", self.unavailable_text(exc))
+        else:
+            self.status.set("fail", tr("The test could not run: {error}").format(error=message))
+
+    def _done(self, result: SelfTestResult) -> None:
+        self._ended()
+        self.state.selftest = result
+        self.show_result(result)
+
+    def show_result(self, result: SelfTestResult) -> None:
+        clear_layout(self.results_layout)
+        self.rows = []
+        self.cancel_button.setVisible(False)
+        self.progress.setVisible(False)
+        if result.cancelled:
+            self.status.set("info", tr("The test was stopped. Press “Run the test again” to start it again."))
+        elif result.verdict == "fail":
+            self.status.set("fail", tr("Something is wrong: at least one test failed. See the red lines below."))
+        elif result.verdict == "warn":
+            self.status.set("warn", tr("It works, but some numbers are lower than expected (see below)."))
+        elif result.gpu_tested:
+            self.status.set("pass", tr("It works: your graphics card was tested and performs as expected."))
+        else:
+            self.status.set("info", tr("The graphics card could not be tested; the results below show what was measured."))
+        sp = speedup(result)
+        if sp is not None:
+            card = Card(tr("Graphics card versus processor"))
+            card.body.addWidget(label(tr("The graphics card multiplied matrices {x}× faster than the processor.").format(x=f"{sp:.0f}" if sp >= 10 else f"{sp:.1f}"), size=1.1))
+            self.results_layout.addWidget(card)
+        groups = [
+            (tr("Graphics card"), [m for m in result.measurements if m.tier not in ("cpu", "framework")]),
+            (tr("Framework check"), [m for m in result.measurements if m.tier == "framework"]),
+            (tr("Processor"), [m for m in result.measurements if m.tier == "cpu"]),
+        ]
+        for title, ms in groups:
+            if not ms:
+                continue
+            card = Card(title)
+            for m in ms:
+                row = MeasurementRow(m, measurement_title(m))
+                self.rows.append(row)
+                card.body.addWidget(row)
+            self.results_layout.addWidget(card)
+        self._framework_check()
+        if result.notes:
+            notes = Card(tr("Notes"))
+            for n in result.notes:
+                notes.body.addWidget(label("• " + n))
+            self.results_layout.addWidget(notes)
+
+    def _framework_check(self) -> None:
+        """What the frameworks themselves reported (from detection), beside the measured numbers."""
+        m = self.state.machine
+        if m is None:
+            return
+        lines = []
+        for env in m.python_envs:
+            for f in env.frameworks:
+                if f.gpu_available is True:
+                    lines.append(("pass", tr("{name} {version} sees {n} graphics card(s).").format(name=f.name, version=f.version or "", n=f.device_count or 1)))
+                elif f.gpu_available is False:
+                    lines.append(("warn", tr("{name} {version} is installed but does not see the graphics card.").format(name=f.name, version=f.version or "")))
+        if not lines:
+            return
+        card = Card(tr("Frameworks found"))
+        for kind, text in lines:
+            s = StatusLine()
+            s.set(kind, text)
+            card.body.addWidget(s)
+        self.results_layout.addWidget(card)

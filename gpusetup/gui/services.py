@@ -1,0 +1,444 @@
+"""The one adapter through which the wizard reaches the core.
+
+The wizard decides nothing: it asks :class:`Services` and shows the answer. Every core module is imported
+lazily, inside the method that needs it, so the window still opens when a part of the core is missing in
+this version; that part's page then says so plainly (:class:`Unavailable`). Tests replace this class with
+a ``FakeServices`` fed by recorded real fixtures. Nothing here imports Qt, so it can run in worker threads.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpusetup.cancel import CancelToken, Progress
+from gpusetup.model import (
+    Finding,
+    FrameworkPlan,
+    Machine,
+    Plan,
+    Report,
+    SelfTestResult,
+    from_dict,
+    to_dict,
+)
+
+log = logging.getLogger("gpusetup.gui.services")
+
+LogFn = Callable[[str], None]
+
+FRAMEWORKS: tuple[str, ...] = ("pytorch", "tensorflow", "jax")
+
+# feature -> (module, attribute) that must import for the feature to work
+FEATURES: dict[str, tuple[str, str]] = {
+    "detect": ("gpusetup.probe", "detect"),
+    "rules": ("gpusetup.rules", "evaluate"),
+    "resolve": ("gpusetup.compat.resolver", "resolve"),
+    "install": ("gpusetup.install", "execute"),
+    "selftest": ("gpusetup.selftest", "run_selftest"),
+    "docker": ("gpusetup.generate", "generate_setup"),
+    "report": ("gpusetup.report", "render"),
+    "bundle": ("gpusetup.bundle", "build_bundle"),
+}
+
+
+class Unavailable(RuntimeError):
+    """This part of gpusetup is not in this version (its module or function is missing)."""
+
+    def __init__(self, feature: str, detail: str = "") -> None:
+        self.feature = feature
+        super().__init__(f"'{feature}' is not available in this version of gpusetup. {detail}".strip())
+
+
+@dataclass
+class InstallOutcome:
+    """What the installer engine reported, in the shape the wizard shows (mirrors install.ExecResult)."""
+
+    ok: bool
+    cancelled: bool = False
+    failed_step: str | None = None
+    message: str = ""
+    needs_reboot: bool = False
+    raw: Any = None
+
+
+@dataclass
+class DockerOutcome:
+    """What the container generator wrote (or why it refused), for the Install page."""
+
+    ok: bool
+    out_dir: str
+    files: list[str] = field(default_factory=list)
+    image: str | None = None
+    why: str = ""
+    next_commands: list[str] = field(default_factory=list)
+    refused: str | None = None
+    alternative: str | None = None
+    raw: Any = None
+
+
+@dataclass
+class Target:
+    """Where the frameworks go: ``kind`` is venv / python / conda / docker; ``value`` a path or name."""
+
+    kind: str
+    value: str
+
+    def spec(self) -> str:
+        """The installer's target string (``venv:<path>``, ``python:<exe>``, ``conda:<name>``)."""
+        return f"{self.kind}:{self.value}"
+
+
+def _import(feature: str) -> Any:
+    module_name, attr = FEATURES[feature]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and module_name.startswith(exc.name):
+            raise Unavailable(feature) from exc
+        raise
+    fn = getattr(module, attr, None)
+    if fn is None:
+        raise Unavailable(feature, f"({module_name}.{attr} is missing)")
+    return fn
+
+
+def default_log_dir() -> Path:
+    """Our log folder (``gpusetup.paths.log_dir``: XDG state dir, %LOCALAPPDATA%, ~/Library/Logs)."""
+    try:
+        from gpusetup import paths
+
+        return paths.log_dir()
+    except ImportError:
+        return Path.home() / ".local" / "state" / "gpusetup" / "logs"
+
+
+def default_journal_dir() -> Path | None:
+    """The installer's own journal folder, shared with ``gpusetup install --resume`` (None: its default)."""
+    return None
+
+
+class _LineWriter:
+    """A file-like ``log`` for the installer that hands each complete line to a callback."""
+
+    def __init__(self, fn: LogFn) -> None:
+        self._fn = fn
+        self._buf = ""
+
+    def write(self, text: str) -> int:
+        self._buf += text
+        while "\n" in self._buf:
+            line, self._buf = self._buf.split("\n", 1)
+            self._fn(line)
+        return len(text)
+
+    def flush(self) -> None:
+        if self._buf:
+            self._fn(self._buf)
+            self._buf = ""
+
+
+class Services:
+    """Calls into the core for the wizard. Methods run in worker threads; none touches Qt."""
+
+    def __init__(self, state_dir: Path | None = None) -> None:
+        # state_dir is injected by tests; by default each core part uses its own per-user folder
+        self.state_dir = Path(state_dir) if state_dir else None
+
+    # ----------------------------------------------------------------------------- availability
+
+    def available(self, feature: str) -> bool:
+        try:
+            _import(feature)
+        except Unavailable:
+            return False
+        except Exception:  # noqa: BLE001 - a broken module counts as missing for the page
+            log.exception("importing %s failed", feature)
+            return False
+        return True
+
+    @property
+    def log_dir(self) -> Path:
+        return self.state_dir / "logs" if self.state_dir else default_log_dir()
+
+    @property
+    def journal_dir(self) -> Path | None:
+        return self.state_dir / "install" if self.state_dir else default_journal_dir()
+
+    @property
+    def wizard_dir(self) -> Path:
+        """Where the wizard keeps its own small files (what was chosen, for resuming after a reboot)."""
+        if self.state_dir:
+            return self.state_dir
+        try:
+            from gpusetup import paths
+
+            return paths.state_dir()
+        except ImportError:
+            return Path.home() / ".local" / "state" / "gpusetup"
+
+    @property
+    def demo(self) -> bool:
+        """True for the demonstration services (nothing on this computer is changed)."""
+        return False
+
+    # -------------------------------------------------------------------------------- detection
+
+    def detect(self, progress: Progress | None = None, cancel: CancelToken | None = None) -> Machine:
+        detect = _import("detect")
+        return detect(None, progress=progress)
+
+    def evaluate(self, machine: Machine) -> list[Finding]:
+        evaluate = _import("rules")
+        return list(evaluate(machine))
+
+    def fix_plan(self, finding: Finding, machine: Machine) -> Plan | None:
+        """A plan the installer can run to fix this finding ("do it for me"), or None when it cannot.
+
+        The installer can install or update the NVIDIA driver and the container toolkit; findings about
+        those get a plan built by ``install.build_plan`` (nothing else is fixed automatically).
+        """
+        try:
+            module = self._install_module()
+        except Unavailable:
+            return None
+        own = getattr(module, "fix_plan", None)
+        try:
+            if own is not None:
+                return own(finding, machine)
+            options = fix_options(finding)
+            if options is None:
+                return None
+            return module.build_plan([], machine, **options)
+        except Exception:  # noqa: BLE001 - "cannot fix automatically" is a fine answer
+            log.info("no automatic fix for %s", finding.id, exc_info=True)
+            return None
+
+    # ---------------------------------------------------------------------------------- resolve
+
+    def resolve(
+        self, machine: Machine, frameworks: Sequence[str] = FRAMEWORKS, python_version: str | None = None
+    ) -> list[FrameworkPlan]:
+        resolve = _import("resolve")
+        return list(resolve(machine, tuple(frameworks), python_version=python_version))
+
+    # ---------------------------------------------------------------------------------- install
+
+    def _install_module(self) -> Any:
+        _import("install")
+        return importlib.import_module("gpusetup.install")
+
+    def build_plan(self, fplans: list[FrameworkPlan], machine: Machine, target: Target) -> Plan:
+        module = self._install_module()
+        kwargs: dict[str, Any] = {}
+        if target.kind == "conda":
+            kwargs["conda_envs"] = self.conda_envs()
+        return module.build_plan(fplans, machine, target=target.spec(), **kwargs)
+
+    def conda_envs(self) -> list[str] | None:
+        """Names of existing conda environments (so the plan creates a missing one), None if unknown."""
+        from gpusetup.runner import SubprocessRunner
+
+        runner = SubprocessRunner()
+        if runner.which("conda") is None:
+            return None
+        res = runner.run(["conda", "env", "list", "--json"], timeout=30)
+        if not res.ok:
+            return None
+        try:
+            return [Path(p).name for p in json.loads(res.stdout).get("envs", [])] + ["base"]
+        except (ValueError, AttributeError):
+            return None
+
+    def render_script(self, plan: Plan, shell: str = "bash") -> str:
+        return self._install_module().render_script(plan, shell=shell)
+
+    def _log_kwargs(self, log_line: LogFn | None) -> tuple[dict[str, Any], _LineWriter | None]:
+        if log_line is None:
+            return {}, None
+        writer = _LineWriter(log_line)
+        return {"log": writer}, writer
+
+    def execute(
+        self,
+        plan: Plan,
+        progress: Progress | None = None,
+        cancel: CancelToken | None = None,
+        log_line: LogFn | None = None,
+    ) -> InstallOutcome:
+        module = self._install_module()
+        kwargs, writer = self._log_kwargs(log_line)
+        try:
+            result = module.execute(plan, journal_dir=self.journal_dir, progress=progress, cancel=cancel, **kwargs)
+        finally:
+            if writer:
+                writer.flush()
+        return _outcome(result)
+
+    def resume(
+        self,
+        progress: Progress | None = None,
+        cancel: CancelToken | None = None,
+        log_line: LogFn | None = None,
+    ) -> InstallOutcome:
+        """Continue the unfinished install (after a reboot, a failure or a cancel); done steps are skipped."""
+        module = self._install_module()
+        kwargs, writer = self._log_kwargs(log_line)
+        try:
+            result = module.resume(self.journal_dir, progress=progress, cancel=cancel, **kwargs)
+        finally:
+            if writer:
+                writer.flush()
+        return _outcome(result)
+
+    def rollback(self, progress: Progress | None = None, log_line: LogFn | None = None) -> InstallOutcome:
+        module = self._install_module()
+        kwargs, writer = self._log_kwargs(log_line)
+        try:
+            result = module.rollback(self.journal_dir, progress=progress, **kwargs)
+        finally:
+            if writer:
+                writer.flush()
+        return _outcome(result)
+
+    # resume after a reboot: the installer's journal says whether an install is unfinished; the wizard
+    # keeps beside it which frameworks the user picked.
+    @property
+    def _pending_file(self) -> Path:
+        return self.wizard_dir / "wizard-pending.json"
+
+    def save_pending(self, plan: Plan, target: Target, frameworks: Sequence[str]) -> None:
+        self.wizard_dir.mkdir(parents=True, exist_ok=True)
+        data = {
+            "saved_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+            "target": {"kind": target.kind, "value": target.value},
+            "frameworks": list(frameworks),
+            "plan": to_dict(plan),
+        }
+        tmp = self._pending_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        tmp.replace(self._pending_file)
+
+    def unfinished_install(self) -> bool:
+        """True when the installer's journal holds an install that did not finish."""
+        try:
+            from gpusetup.install import default_state_dir
+            from gpusetup.install.journal import Journal
+        except ImportError:
+            return False
+        jdir = self.journal_dir or default_state_dir()
+        try:
+            return Journal(jdir).status() == "unfinished"
+        except OSError:
+            return False
+
+    def load_pending(self) -> tuple[Plan, Target, list[str]] | None:
+        """The unfinished installation to continue, or None (also when the saved file is damaged)."""
+        if not self.unfinished_install():
+            return None
+        try:
+            data = json.loads(self._pending_file.read_text(encoding="utf-8"))
+            plan = from_dict(Plan, data["plan"])
+            target = Target(str(data["target"]["kind"]), str(data["target"]["value"]))
+            return plan, target, [str(f) for f in data.get("frameworks", [])]
+        except FileNotFoundError:
+            return None
+        except Exception:  # noqa: BLE001 - a damaged resume file must not stop the wizard
+            log.warning("ignoring unreadable %s", self._pending_file, exc_info=True)
+            return None
+
+    def clear_pending(self) -> None:
+        self._pending_file.unlink(missing_ok=True)
+
+    # ----------------------------------------------------------------------------------- docker
+
+    def generate_setup(self, machine: Machine, framework: str, out_dir: Path) -> DockerOutcome:
+        generate_setup = _import("docker")
+        res = generate_setup(machine, framework, Path(out_dir))
+        return _docker_outcome(res, Path(out_dir))
+
+    # --------------------------------------------------------------------------------- selftest
+
+    def run_selftest(
+        self,
+        machine: Machine,
+        mode: str = "quick",
+        progress: Progress | None = None,
+        cancel: CancelToken | None = None,
+    ) -> SelfTestResult:
+        run_selftest = _import("selftest")
+        return run_selftest(machine, mode=mode, progress=progress, cancel=cancel)
+
+    # ---------------------------------------------------------------------------------- reports
+
+    def render_report(self, report: Report, fmt: str) -> str:
+        if fmt == "json":
+            try:
+                render = _import("report")
+                return render(report, "json")
+            except Unavailable:
+                return json.dumps(to_dict(report), indent=2, ensure_ascii=False)
+        render = _import("report")
+        return render(report, fmt)
+
+    def create_bundle(self, report: Report, out_path: Path) -> Path:
+        build_bundle = _import("bundle")
+        result = build_bundle(Path(out_path), report)
+        return Path(getattr(result, "path", out_path))
+
+
+def fix_options(finding: Finding) -> dict[str, Any] | None:
+    """``build_plan`` options for a finding the installer knows how to fix, by the finding's stable id."""
+    fid = finding.id.lower()
+    if "container-toolkit" in fid or "nvidia-runtime" in fid or "nvidia-ctk" in fid:
+        return {"container_toolkit": True}
+    if "driver" in fid and any(w in fid for w in ("missing", "not-installed", "old", "upgrade", "outdated", "not-loaded")):
+        return {"driver": True}
+    return None
+
+
+def _outcome(result: Any) -> InstallOutcome:
+    if isinstance(result, InstallOutcome):
+        return result
+    message = str(getattr(result, "message", "") or "")
+    return InstallOutcome(
+        ok=bool(getattr(result, "ok", False)),
+        cancelled=bool(getattr(result, "cancelled", False)),
+        failed_step=getattr(result, "failed_step", None),
+        message=message,
+        needs_reboot=bool(getattr(result, "reboot_needed", False) or getattr(result, "needs_reboot", False)),
+        raw=result,
+    )
+
+
+def _docker_outcome(res: Any, out_dir: Path) -> DockerOutcome:
+    if isinstance(res, DockerOutcome):
+        return res
+    files = [str(f) for f in (getattr(res, "files", None) or [])]
+    refused = getattr(res, "refused", None) or getattr(res, "refused_reason", None)
+    nxt = getattr(res, "next_commands", None) or getattr(res, "commands", None) or []
+    return DockerOutcome(
+        ok=not refused,
+        out_dir=str(out_dir),
+        files=files,
+        image=getattr(res, "image", None),
+        why=str(getattr(res, "why", "") or getattr(res, "reason", "") or ""),
+        next_commands=[str(c) for c in nxt],
+        refused=str(refused) if refused else None,
+        alternative=getattr(res, "alternative", None),
+        raw=res,
+    )
+
+
+def python_version_of(machine: Machine) -> str | None:
+    """The Python version the plan should target: the running interpreter, when it was detected."""
+    if machine.system.python:
+        return machine.system.python
+    return f"{sys.version_info.major}.{sys.version_info.minor}"

@@ -1,0 +1,365 @@
+"""Small building blocks shared by the pages: cards, copyable command boxes, collapsible sections,
+finding rows and measurement bars. Status is always icon + words, never colour alone."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QIcon, QPainter, QPalette
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QStyle,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpusetup.gui import theme
+from gpusetup.gui.i18n import tr
+from gpusetup.model import Finding, Measurement, Severity
+
+
+def label(text: str = "", *, bold: bool = False, selectable: bool = True, wrap: bool = True, size: float = 0) -> QLabel:
+    w = QLabel(text)
+    w.setWordWrap(wrap)
+    w.setTextFormat(Qt.TextFormat.PlainText)
+    if selectable:
+        w.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    if bold or size:
+        f = w.font()
+        if bold:
+            f.setBold(True)
+        if size:
+            f.setPointSizeF(f.pointSizeF() * size)
+        w.setFont(f)
+    return w
+
+
+def mono_font() -> QFont:
+    f = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    return f
+
+
+def scroll(inner: QWidget) -> QScrollArea:
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setWidget(inner)
+    return area
+
+
+class Card(QFrame):
+    """A bordered panel with an optional bold title; used for GPUs, summaries and plan sections."""
+
+    def __init__(self, title: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("card")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setStyleSheet(
+            "QFrame#card { border: 1px solid palette(mid); border-radius: 8px; background: palette(base); }"
+        )
+        self.body = QVBoxLayout(self)
+        self.body.setContentsMargins(14, 12, 14, 12)
+        self.body.setSpacing(6)
+        if title:
+            self.title = label(title, bold=True, size=1.1)
+            self.body.addWidget(self.title)
+
+
+class CopyButton(QPushButton):
+    """Copies text to the clipboard and says so for a moment."""
+
+    def __init__(self, text_fn: Callable[[], str], caption: str | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(caption or tr("Copy"), parent)
+        self._caption = self.text()
+        self._text_fn = text_fn
+        self.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_FileDialogDetailedView))
+        self.setAccessibleName(tr("Copy to clipboard"))
+        self.clicked.connect(self._copy)
+
+    def _copy(self) -> None:
+        QGuiApplication.clipboard().setText(self._text_fn())
+        self.setText(tr("Copied"))
+        QTimer.singleShot(1500, lambda: self.setText(self._caption))
+
+
+class CommandBox(QWidget):
+    """Exact commands in a read-only monospace box with a Copy button."""
+
+    def __init__(self, text: str = "", accessible: str = "", max_lines: int = 8, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.edit = QPlainTextEdit()
+        self.edit.setReadOnly(True)
+        self.edit.setFont(mono_font())
+        self.edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.edit.setAccessibleName(accessible or tr("Commands"))
+        self.edit.setTabChangesFocus(True)
+        self._max_lines = max_lines
+        lay.addWidget(self.edit, 1)
+        self.copy = CopyButton(lambda: self.edit.toPlainText())
+        lay.addWidget(self.copy, 0, Qt.AlignmentFlag.AlignTop)
+        self.set_text(text)
+
+    def set_text(self, text: str) -> None:
+        self.edit.setPlainText(text)
+        lines = max(1, min(self._max_lines, text.count("\n") + 1))
+        h = self.edit.fontMetrics().lineSpacing() * lines + 14
+        self.edit.setFixedHeight(h + (self.edit.horizontalScrollBar().sizeHint().height() if lines > 1 else 4))
+
+    def text(self) -> str:
+        return self.edit.toPlainText()
+
+
+class Collapsible(QWidget):
+    """A section that opens and closes with a keyboard-reachable arrow button."""
+
+    toggled = Signal(bool)
+
+    def __init__(self, title: str, content: QWidget, expanded: bool = False, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.button = QToolButton()
+        self.button.setText(title)
+        self.button.setCheckable(True)
+        self.button.setChecked(expanded)
+        self.button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.button.setStyleSheet("QToolButton { border: none; font-weight: bold; }")
+        self.button.setAccessibleName(title)
+        self.button.toggled.connect(self._set)
+        lay.addWidget(self.button)
+        self.content = content
+        lay.addWidget(content)
+        self._set(expanded)
+
+    def _set(self, on: bool) -> None:
+        self.button.setArrowType(Qt.ArrowType.DownArrow if on else Qt.ArrowType.RightArrow)
+        self.content.setVisible(on)
+        self.toggled.emit(on)
+
+    def expanded(self) -> bool:
+        return self.button.isChecked()
+
+    def set_expanded(self, on: bool) -> None:
+        self.button.setChecked(on)
+
+
+SEVERITY_ICON = {
+    Severity.ERROR: QStyle.StandardPixmap.SP_MessageBoxCritical,
+    Severity.WARNING: QStyle.StandardPixmap.SP_MessageBoxWarning,
+    Severity.INFO: QStyle.StandardPixmap.SP_MessageBoxInformation,
+    Severity.OK: QStyle.StandardPixmap.SP_DialogApplyButton,
+}
+
+
+def severity_word(sev: Severity) -> str:
+    return {
+        Severity.ERROR: tr("Problem"),
+        Severity.WARNING: tr("Warning"),
+        Severity.INFO: tr("Note"),
+        Severity.OK: tr("OK"),
+    }[sev]
+
+
+def severity_icon(widget: QWidget, sev: Severity) -> QIcon:
+    return widget.style().standardIcon(SEVERITY_ICON[sev])
+
+
+class StatusLine(QWidget):
+    """Icon + bold word + text: how every status in the wizard is shown (not colour alone)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.icon = QLabel()
+        self.icon.setFixedSize(QSize(22, 22))
+        self.text = label("")
+        lay.addWidget(self.icon, 0, Qt.AlignmentFlag.AlignTop)
+        lay.addWidget(self.text, 1)
+
+    def set(self, kind: str, text: str) -> None:
+        icons = {
+            "pass": QStyle.StandardPixmap.SP_DialogApplyButton,
+            "ok": QStyle.StandardPixmap.SP_DialogApplyButton,
+            "warn": QStyle.StandardPixmap.SP_MessageBoxWarning,
+            "fail": QStyle.StandardPixmap.SP_MessageBoxCritical,
+            "info": QStyle.StandardPixmap.SP_MessageBoxInformation,
+            "busy": QStyle.StandardPixmap.SP_BrowserReload,
+        }
+        icon = self.style().standardIcon(icons.get(kind, icons["info"]))
+        self.icon.setPixmap(icon.pixmap(QSize(20, 20)))
+        self.text.setText(text)
+        self.setAccessibleName(text)
+
+
+class FindingWidget(Card):
+    """One finding: icon and severity word, plain title, what it means, the fix (copyable), do-it-for-me."""
+
+    fix_requested = Signal(object)
+
+    def __init__(self, finding: Finding, can_fix: bool = False, parent: QWidget | None = None) -> None:
+        super().__init__("", parent)
+        self.finding = finding
+        head = QHBoxLayout()
+        icon = QLabel()
+        icon.setPixmap(severity_icon(self, finding.severity).pixmap(QSize(24, 24)))
+        head.addWidget(icon, 0, Qt.AlignmentFlag.AlignTop)
+        word = label(severity_word(finding.severity) + ":", bold=True, wrap=False)
+        kind = {"error": "fail", "warning": "warn", "info": "info", "ok": "pass"}[finding.severity.value]
+        word.setStyleSheet(f"color: {theme.status_color(kind)};")
+        head.addWidget(word, 0, Qt.AlignmentFlag.AlignTop)
+        self.title_label = label(finding.title, bold=True)
+        head.addWidget(self.title_label, 1)
+        self.body.addLayout(head)
+        if finding.detail:
+            self.body.addWidget(label(tr("What this means:"), bold=True))
+            self.body.addWidget(label(finding.detail))
+        self.fix_box: CommandBox | None = None
+        self.fix_button: QPushButton | None = None
+        if finding.fix:
+            self.body.addWidget(label(tr("How to fix it:"), bold=True))
+            self.fix_box = CommandBox(finding.fix, accessible=tr("How to fix: {title}").format(title=finding.title), max_lines=6)
+            self.body.addWidget(self.fix_box)
+        if can_fix:
+            row = QHBoxLayout()
+            row.addStretch(1)
+            self.fix_button = QPushButton(tr("Do it for me…"))
+            self.fix_button.setAccessibleName(tr("Fix automatically: {title}").format(title=finding.title))
+            self.fix_button.clicked.connect(lambda: self.fix_requested.emit(self.finding))
+            row.addWidget(self.fix_button)
+            self.body.addLayout(row)
+        self.setAccessibleName(f"{severity_word(finding.severity)}: {finding.title}")
+
+
+class Bar(QWidget):
+    """A horizontal bar: measured value as a fraction of the rated peak, coloured by verdict."""
+
+    def __init__(self, fraction: float | None, verdict: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.fraction = fraction
+        self.verdict = verdict
+        self.setMinimumHeight(14)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+
+    def sizeHint(self) -> QSize:
+        return QSize(200, 14)
+
+    def paintEvent(self, event: object) -> None:  # noqa: N802 - Qt API
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        r = self.rect().adjusted(0, 1, -1, -1)
+        pal = self.palette()
+        p.setPen(pal.color(QPalette.ColorRole.Mid))
+        p.setBrush(pal.color(QPalette.ColorRole.AlternateBase))
+        p.drawRoundedRect(r, 5, 5)
+        if self.fraction is not None:
+            w = int(r.width() * max(0.0, min(1.0, self.fraction)))
+            if w > 0:
+                kind = {"pass": "pass", "warn": "warn", "fail": "fail"}.get(self.verdict, "info")
+                from PySide6.QtGui import QColor
+
+                p.setPen(Qt.PenStyle.NoPen)
+                p.setBrush(QColor(theme.status_color(kind)))
+                p.drawRoundedRect(r.adjusted(0, 0, -(r.width() - w), 0), 5, 5)
+        p.end()
+
+
+def verdict_word(verdict: str) -> str:
+    return {
+        "pass": tr("✔ Pass"),
+        "warn": tr("⚠ Slower than expected"),
+        "fail": tr("✖ Failed"),
+        "skipped": tr("– Skipped"),
+        "info": tr("ℹ Measured"),
+    }.get(verdict, verdict)
+
+
+def fmt_num(v: float | None) -> str:
+    if v is None:
+        return "–"
+    if v >= 100:
+        return f"{v:,.0f}"
+    if v >= 10:
+        return f"{v:.1f}"
+    return f"{v:.2f}"
+
+
+class MeasurementRow(QWidget):
+    """Name, bar against the rated peak, the numbers in words and the verdict (icon + word)."""
+
+    def __init__(self, m: Measurement, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.measurement = m
+        grid = QVBoxLayout(self)
+        grid.setContentsMargins(0, 4, 0, 4)
+        top = QHBoxLayout()
+        top.addWidget(label(title, bold=True), 1)
+        verdict = label(verdict_word(m.verdict), bold=True, wrap=False)
+        kind = {"pass": "pass", "warn": "warn", "fail": "fail", "skipped": "skip"}.get(m.verdict, "info")
+        verdict.setStyleSheet(f"color: {theme.status_color(kind)};")
+        top.addWidget(verdict)
+        grid.addLayout(top)
+        grid.addWidget(Bar(m.fraction, m.verdict))
+        if m.value is not None and m.rated:
+            pct = f"{(m.fraction if m.fraction is not None else m.value / m.rated) * 100:.0f}"
+            words = tr("{value} {unit} of {rated} {unit} rated peak ({pct}%)").format(
+                value=fmt_num(m.value), unit=m.unit, rated=fmt_num(m.rated), pct=pct
+            )
+        elif m.value is not None:
+            words = tr("{value} {unit} (no rated peak known for this device)").format(value=fmt_num(m.value), unit=m.unit)
+        else:
+            words = tr("not measured")
+        if m.reason:
+            words += " — " + m.reason
+        self.words = label(words)
+        grid.addWidget(self.words)
+        self.setAccessibleName(f"{title}: {verdict_word(m.verdict)}. {words}")
+        self.setToolTip(words)
+
+
+class Busy(QWidget):
+    """A progress bar with a line of text under it, for a job that runs in the background."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        from PySide6.QtWidgets import QProgressBar
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setTextVisible(False)
+        self.bar.setAccessibleName(tr("Progress"))
+        self.text = label("")
+        lay.addWidget(self.bar)
+        lay.addWidget(self.text)
+
+    def update_progress(self, text: str, fraction: float) -> None:
+        if fraction < 0:
+            self.bar.setRange(0, 0)  # busy indicator
+        else:
+            self.bar.setRange(0, 1000)
+            self.bar.setValue(int(fraction * 1000))
+        self.text.setText(text)
+        self.bar.setAccessibleDescription(text)
+
+
+def clear_layout(lay: QVBoxLayout | QHBoxLayout) -> None:
+    while lay.count():
+        item = lay.takeAt(0)
+        w = item.widget()
+        if w is not None:
+            w.setParent(None)
+            w.deleteLater()
+        elif item.layout() is not None:
+            clear_layout(item.layout())  # type: ignore[arg-type]

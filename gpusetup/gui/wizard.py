@@ -1,0 +1,197 @@
+"""The wizard window: seven pages over one :class:`WizardState`, a thread pool for the core's long jobs,
+remembered geometry and choices, and a Cancel that stops jobs before closing."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from PySide6.QtCore import QByteArray, QSettings, QSize
+from PySide6.QtGui import QCloseEvent, QIcon
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget, QWizard
+
+from gpusetup.gui import theme
+from gpusetup.gui.i18n import tr
+from gpusetup.gui.pages.base import (
+    PAGE_CHOOSE,
+    PAGE_DONE,
+    PAGE_INSTALL,
+    PAGE_MACHINE,
+    PAGE_PLAN,
+    PAGE_VERIFY,
+    PAGE_WELCOME,
+    BasePage,
+    WizardState,
+)
+from gpusetup.gui.pages.choose import ChoosePage
+from gpusetup.gui.pages.done import DonePage
+from gpusetup.gui.pages.install import InstallPage
+from gpusetup.gui.pages.machine import MachinePage
+from gpusetup.gui.pages.plan import PlanPage
+from gpusetup.gui.pages.verify import VerifyPage
+from gpusetup.gui.pages.welcome import WelcomePage
+from gpusetup.gui.services import Services
+from gpusetup.gui.workers import Job, make_pool
+from gpusetup.resources import resource
+
+log = logging.getLogger("gpusetup.gui")
+
+PAGE_NAMES = {
+    PAGE_WELCOME: "welcome",
+    PAGE_MACHINE: "machine",
+    PAGE_CHOOSE: "choose",
+    PAGE_PLAN: "plan",
+    PAGE_INSTALL: "install",
+    PAGE_VERIFY: "verify",
+    PAGE_DONE: "done",
+}
+
+
+def app_icon() -> QIcon:
+    icon = QIcon()
+    svg = resource("icons", "gpusetup.svg")
+    if svg.exists():
+        icon.addFile(str(svg))
+    for size in (256, 64, 32):
+        png = resource("icons", f"gpusetup-{size}.png")
+        if png.exists():
+            icon.addFile(str(png), QSize(size, size))
+    return icon
+
+
+class SetupWizard(QWizard):
+    """GPU Setup's window. ``on_language``/``on_scheme`` let the app rebuild it in another language."""
+
+    def __init__(
+        self,
+        services: Services,
+        settings: QSettings,
+        language: str = "en",
+        scheme: str = "auto",
+        on_language: Callable[[str], None] | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.services = services
+        self.settings = settings
+        self.language = language
+        self.scheme = scheme
+        self._on_language = on_language
+        self.state = WizardState()
+        self.pool = make_pool()
+        self._jobs: list[Job] = []
+        self._busy = False
+        self.setWindowTitle(tr("GPU Setup") + (" — " + tr("demonstration, nothing is changed") if services.demo else ""))
+        self.setWindowIcon(app_icon())
+        self.setWizardStyle(QWizard.WizardStyle.ModernStyle)
+        self.setOption(QWizard.WizardOption.NoBackButtonOnStartPage, True)
+        self.setOption(QWizard.WizardOption.HaveHelpButton, False)
+        self.setButtonText(QWizard.WizardButton.NextButton, tr("&Next >"))
+        self.setButtonText(QWizard.WizardButton.BackButton, tr("< &Back"))
+        self.setButtonText(QWizard.WizardButton.CancelButton, tr("Cancel"))
+        self.setButtonText(QWizard.WizardButton.FinishButton, tr("&Finish"))
+        self.setButtonText(QWizard.WizardButton.CommitButton, tr("&Next >"))
+        self.pages: dict[int, BasePage] = {
+            PAGE_WELCOME: WelcomePage(self),
+            PAGE_MACHINE: MachinePage(self),
+            PAGE_CHOOSE: ChoosePage(self),
+            PAGE_PLAN: PlanPage(self),
+            PAGE_INSTALL: InstallPage(self),
+            PAGE_VERIFY: VerifyPage(self),
+            PAGE_DONE: DonePage(self),
+        }
+        for pid, page in self.pages.items():
+            self.setPage(pid, page)
+            page.setObjectName(PAGE_NAMES[pid])
+        self.setMinimumSize(QSize(720, 560))
+        self.restore_geometry()
+
+    # ------------------------------------------------------------------------------- jobs
+
+    def track(self, job: Job) -> None:
+        self._jobs.append(job)
+
+    def untrack(self, job: Job) -> None:
+        if job in self._jobs:
+            self._jobs.remove(job)
+
+    def running_jobs(self) -> list[Job]:
+        return list(self._jobs)
+
+    def set_busy(self, busy: bool) -> None:
+        """While an install or test runs, Back stays off (QWizard re-enables it on page changes)."""
+        self._busy = busy
+        back = self.button(QWizard.WizardButton.BackButton)
+        if back is not None and busy:
+            back.setEnabled(False)
+
+    def stop_jobs(self, wait_ms: int = 5000) -> bool:
+        for job in self._jobs:
+            job.cancel()
+        return self.pool.waitForDone(wait_ms)
+
+    # ------------------------------------------------------------------------- language/theme
+
+    def change_language(self, lang: str) -> None:
+        if lang == self.language:
+            return
+        self.settings.setValue("ui/language", lang)
+        if self._on_language is not None:
+            self._on_language(lang)
+
+    def change_scheme(self, scheme: str) -> None:
+        self.scheme = scheme
+        self.settings.setValue("ui/scheme", scheme)
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            theme.apply(app, scheme)
+
+    # ---------------------------------------------------------------------------- geometry
+
+    def restore_geometry(self) -> None:
+        geo = self.settings.value("ui/geometry")
+        if isinstance(geo, (QByteArray, bytes)) and self.restoreGeometry(QByteArray(geo)):
+            return
+        self.resize(QSize(960, 760))
+
+    def save_geometry(self) -> None:
+        self.settings.setValue("ui/geometry", self.saveGeometry())
+        self.settings.sync()
+
+    # ------------------------------------------------------------------------------ closing
+
+    @classmethod
+    def confirm_quit(cls, parent: QWidget, installing: bool) -> bool:
+        """Ask before quitting while work runs (a classmethod so tests can answer for the user)."""
+        text = (
+            tr("An installation is running. If you quit now it stops after the current step; the next time you open GPU Setup you can continue it or undo it. Quit?")
+            if installing
+            else tr("A task is still running. Stop it and quit?")
+        )
+        return QMessageBox.question(parent, tr("Quit GPU Setup?"), text) == QMessageBox.StandardButton.Yes
+
+    def reject(self) -> None:
+        if self._jobs:
+            installing = any(j.name in ("install", "rollback", "fix") for j in self._jobs)
+            if not self.confirm_quit(self, installing):
+                return
+            self.stop_jobs()
+        self.save_geometry()
+        super().reject()
+
+    def accept(self) -> None:
+        self.save_geometry()
+        super().accept()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
+        if self._jobs:
+            installing = any(j.name in ("install", "rollback", "fix") for j in self._jobs)
+            if not self.confirm_quit(self, installing):
+                event.ignore()
+                return
+            self.stop_jobs()
+        self.save_geometry()
+        super().closeEvent(event)
+
+    def page_name(self) -> str:
+        return PAGE_NAMES.get(self.currentId(), "?")
