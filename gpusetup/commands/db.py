@@ -1,0 +1,67 @@
+"""``gpusetup db info`` / ``gpusetup db update``: which compatibility data is in use, and refreshing it.
+
+Exit codes: 0 fine, 2 the update failed (the data in use is unchanged), 3 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "db",
+        help="show or update the compatibility data (versions of CUDA, drivers, frameworks)",
+        description="The resolver's knowledge base: show its version and sources, or download a newer signed bundle.",
+    )
+    sub = p.add_subparsers(dest="db_command", metavar="ACTION")
+    info = sub.add_parser("info", help="version, date and sources of the data in use")
+    info.add_argument("--json", action="store_true", help="machine-readable output")
+    info.set_defaults(handler=run_info)
+    upd = sub.add_parser("update", help="download a newer data bundle (signed, checksummed)")
+    upd.add_argument("--url", help="bundle location (https://…/); default: $GPUSETUP_DB_URL")
+    upd.add_argument("--timeout", type=float, default=20.0, help="seconds per download (default 20)")
+    upd.set_defaults(handler=run_update)
+    p.set_defaults(handler=run_info, json=False)
+
+
+def run_info(args: argparse.Namespace) -> int:
+    from gpusetup.cli import ToolError
+    from gpusetup.compat.db import DataError, get_db
+
+    try:
+        info = get_db().info()
+    except DataError as exc:
+        raise ToolError(f"the compatibility data cannot be read: {exc}") from exc
+    if getattr(args, "json", False):
+        print(json.dumps(info, indent=2, ensure_ascii=False))
+        return 0
+    origin = "built into gpusetup" if info["origin"] == "embedded" else f"updated copy in {info['origin']}"
+    print(f"Compatibility data version {info['version']}, last checked {info['checked']} ({origin}).")
+    if info["fallback_reason"]:
+        print(f"Note: {info['fallback_reason']}")
+    print()
+    width = max(len(t["table"]) for t in info["tables"])
+    print(f"{'table':<{width}}  checked     verified  rows")
+    for t in info["tables"]:
+        ver = "yes" if t["verified"] else "no"
+        extra = f" ({t['unverified_rows']} unverified)" if t["unverified_rows"] else ""
+        print(f"{t['table']:<{width}}  {t['checked']}  {ver:<8}  {t['rows']}{extra}")
+    print("\n'verified: no' marks facts from secondary sources or inferred; see each table's note and sources (--json).")
+    return 0
+
+
+def run_update(args: argparse.Namespace) -> int:
+    from gpusetup.cli import ToolError
+    from gpusetup.compat.update import UpdateError, check_url, update
+
+    if args.url:
+        try:
+            check_url(args.url)
+        except UpdateError as exc:
+            raise ToolError(str(exc)) from exc
+    result = update(args.url, timeout=args.timeout)
+    print(result.message)
+    return 0 if result.ok else 2

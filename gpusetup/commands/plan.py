@@ -1,0 +1,171 @@
+"""``gpusetup plan``: which framework builds work on this machine (or on the machine in a file), and why.
+
+Exit codes: 0 a GPU build works now for every framework asked for, 1 some framework needs an action first
+(or has no GPU build), 3 bad input (unreadable --for file, unknown GPU index).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+FRAMEWORK_CHOICES = ("pytorch", "tensorflow", "jax")
+_TITLES = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}
+_ACTION_TITLES = {
+    "install-driver": "Install the NVIDIA driver",
+    "upgrade-driver": "Upgrade the NVIDIA driver",
+    "upgrade-jetpack": "Upgrade JetPack",
+    "use-wsl2": "Use WSL2 instead of native Windows",
+    "change-python": "Use a different Python version",
+}
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "plan",
+        help="choose the PyTorch/TensorFlow/JAX builds that work on this machine",
+        description="Say which framework build works on this machine (or the one described in --for FILE), "
+        "the exact install commands, what to do first, and why every other option does not work.",
+    )
+    p.add_argument(
+        "--framework",
+        "-f",
+        action="append",
+        choices=FRAMEWORK_CHOICES,
+        help="framework to plan for (repeat for several; default pytorch)",
+    )
+    p.add_argument("--for", dest="for_file", metavar="FILE", help="plan for the machine in this diagnose report or profile")
+    p.add_argument("--gpu", type=int, metavar="N", help="plan for GPU N only (see gpusetup diagnose)")
+    p.add_argument("--python", metavar="X.Y", help="plan for this Python version instead of the detected one")
+    p.add_argument("--json", action="store_true", help="machine-readable output (resources/schema/plan.schema.json)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpusetup.cli import ToolError
+    from gpusetup.compat.db import DataError, get_db
+    from gpusetup.compat.profile import ProfileError, load_machine_file
+    from gpusetup.compat.resolver import resolve
+
+    frameworks = list(dict.fromkeys(args.framework or ["pytorch"]))
+    if args.python is not None and not _python_ok(args.python):
+        raise ToolError(f"--python must look like 3.12, got {args.python!r}")
+    if args.for_file:
+        try:
+            machine = load_machine_file(args.for_file)
+        except ProfileError as exc:
+            raise ToolError(str(exc)) from exc
+        source = args.for_file
+    else:
+        from gpusetup.probe import detect
+
+        machine = detect()
+        source = "live"
+    try:
+        plans = resolve(machine, frameworks, gpu_index=args.gpu, python_version=args.python)
+        db = get_db()
+    except ValueError as exc:
+        raise ToolError(str(exc)) from exc
+    except DataError as exc:
+        raise ToolError(f"the compatibility data cannot be read: {exc}") from exc
+    doc = plan_document(plans, machine, source=source, gpu_index=args.gpu, data=db.info(), python=args.python)
+    if args.json:
+        print(json.dumps(doc, indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(render_text(doc))
+    return 0 if all(p.ok for p in plans) else 1
+
+
+def _python_ok(v: str) -> bool:
+    parts = v.split(".")
+    return len(parts) in (2, 3) and all(x.isdigit() for x in parts) and parts[0] == "3"
+
+
+def plan_document(
+    plans: list[Any], machine: Any, *, source: str, gpu_index: int | None, data: dict[str, Any], python: str | None = None
+) -> dict[str, Any]:
+    """The ``--json`` document (schema: resources/schema/plan.schema.json)."""
+    from gpusetup import __version__
+    from gpusetup.model import to_dict
+
+    gpus = [
+        {
+            "index": i,
+            "vendor": g.vendor,
+            "name": g.name or g.pci.device_name,
+            "compute_capability": g.compute_capability,
+            "gfx": g.gfx_target,
+            "pci_id": g.pci.pci_id,
+        }
+        for i, g in enumerate(machine.gpus)
+    ]
+    return {
+        "tool_version": __version__,
+        "data": {"version": data["version"], "checked": data["checked"], "origin": data["origin"]},
+        "machine": {
+            "source": source,
+            "os": machine.system.os,
+            "wsl": bool(machine.system.wsl),
+            "arch": machine.system.arch,
+            "python": python or machine.system.python,
+            "driver": machine.driver.version,
+            "gpus": gpus,
+        },
+        "gpu_index": gpu_index,
+        "plans": [to_dict(p) for p in plans],
+    }
+
+
+def render_text(doc: dict[str, Any]) -> str:
+    """Beginner-readable text: what works, what to do first, what was ruled out and why."""
+    m = doc["machine"]
+    out: list[str] = []
+    where = "WSL2" if m["wsl"] else (m["os"] or "unknown OS")
+    drv = m["driver"] or "none"
+    gpu_line = ", ".join(f"{g['index']}: {g['name'] or g['vendor']}" for g in m["gpus"]) or "no GPU found"
+    out.append(f"Machine: {where} {m['arch'] or ''}, Python {m['python'] or 'unknown'}, NVIDIA driver {drv}")
+    out.append(f"GPUs: {gpu_line}")
+    out.append(f"Compatibility data: version {doc['data']['version']} (checked {doc['data']['checked']})")
+    for p in doc["plans"]:
+        title = _TITLES.get(p["framework"], p["framework"])
+        out.append("")
+        if p["ok"]:
+            out.append(f"== {title}: a GPU build works on this machine ==")
+            out += _choice_lines("Install", p["choice"])
+        else:
+            out.append(f"== {title}: no GPU build works on this machine as it is ==")
+            if p["actions"]:
+                out.append("  First do this:")
+                for i, a in enumerate(p["actions"], 1):
+                    head = _ACTION_TITLES.get(a["kind"], a["kind"])
+                    if a.get("min_version"):
+                        head += f" (at least {a['min_version']})"
+                    out.append(f"    {i}. {head}")
+                    out.append(f"       Why: {a['why']}")
+                    for c in a.get("commands", []):
+                        out.append(f"       $ {c}")
+            if p.get("gpu_choice"):
+                out += _choice_lines("Then install the GPU build", p["gpu_choice"])
+            if p.get("choice"):
+                out += _choice_lines("Works now without the GPU (CPU only)", p["choice"])
+        if p["gpus_left_out"]:
+            out.append(f"  GPUs not used: {', '.join(str(i) for i in p['gpus_left_out'])}")
+        if p["notes"]:
+            out.append("  Notes:")
+            out += [f"    - {n}" for n in p["notes"]]
+        if p["rejected"]:
+            out.append("  Not chosen, and why:")
+            out += [f"    - {r['option']}: {r['reason']}" for r in p["rejected"]]
+    return "\n".join(out) + "\n"
+
+
+def _choice_lines(head: str, c: dict[str, Any]) -> list[str]:
+    py = f", Python {c['python']}" if c.get("python") else ""
+    lines = [f"  {head}: {c['variant']} build, version {c['version']}{py}"]
+    lines += [f"    $ {cmd}" for cmd in c["commands"]]
+    if c.get("conda"):
+        lines.append("    conda alternative:")
+        lines += [f"    $ {cmd}" for cmd in c["conda"]]
+    return lines

@@ -1,0 +1,155 @@
+"""Read the machine to plan for from a file: a diagnose JSON report, a serialised Machine, or a small profile.
+
+Support teams plan for a user's machine from the report the user sent (``gpusetup plan --for report.json``);
+anyone can describe a machine by hand with the small profile documented in ``docs/machine-profile.md``::
+
+    {"os": "linux", "wsl": false, "arch": "x86_64", "python": "3.12", "driver": "580.95.05",
+     "gpus": [{"vendor": "nvidia", "name": "NVIDIA GeForce GTX 1080 Ti", "compute_capability": "6.1",
+               "pci_id": "10de:1b06"}]}
+
+Every problem is reported as a :class:`ProfileError` naming the file and the exact field, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from gpusetup.model import Driver, Gpu, Machine, PciInfo, Report, SchemaError, System, from_dict
+
+PROFILE_KEYS = {"os", "wsl", "arch", "python", "driver", "gpus", "jetson"}
+GPU_KEYS = {"vendor", "name", "compute_capability", "pci_id", "gfx"}
+OSES = ("linux", "windows", "macos")
+VENDORS = ("nvidia", "amd", "intel", "apple", "other")
+_PCI_VENDORS = {"10de": "nvidia", "1002": "amd", "1022": "amd", "8086": "intel", "106b": "apple"}
+_PCI_ID = re.compile(r"^([0-9a-fA-F]{4}):([0-9a-fA-F]{4})$")
+_CC = re.compile(r"^\d{1,2}\.\d$")
+_PY = re.compile(r"^3\.\d{1,2}(\.\d+)?$")
+_DRIVER = re.compile(r"^\d{3}(\.\d{1,3}){0,2}$")
+_GFX = re.compile(r"^gfx[0-9a-f]{3,4}$")
+
+
+class ProfileError(ValueError):
+    """The machine file cannot be used; the message says what to fix."""
+
+
+def load_machine_file(path: str | Path) -> Machine:
+    """A :class:`Machine` from a diagnose report, a serialised Machine, or a small machine profile."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except FileNotFoundError as exc:
+        raise ProfileError(f"{p}: no such file") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProfileError(f"{p}: cannot be read ({exc})") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ProfileError(f"{p}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
+    return machine_from_data(data, str(p))
+
+
+def machine_from_data(data: Any, where: str = "input") -> Machine:
+    """Same as :func:`load_machine_file` for already-parsed JSON."""
+    if not isinstance(data, dict):
+        raise ProfileError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    try:
+        if "machine" in data and isinstance(data["machine"], dict):
+            return from_dict(Report, data).machine
+        if "system" in data:
+            return from_dict(Machine, data)
+    except SchemaError as exc:
+        raise ProfileError(f"{where}: this looks like a gpusetup report but does not match its format: {exc}") from exc
+    if "os" in data or "gpus" in data:
+        return _from_profile(data, where)
+    raise ProfileError(
+        f"{where}: neither a gpusetup diagnose report (it has no 'machine' or 'system') nor a machine profile "
+        "(it has no 'os' or 'gpus'); see docs/machine-profile.md"
+    )
+
+
+def _from_profile(data: dict[str, Any], where: str) -> Machine:
+    unknown = sorted(set(data) - PROFILE_KEYS)
+    if unknown:
+        raise ProfileError(f"{where}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(PROFILE_KEYS))}")
+    os_name = data.get("os")
+    if os_name not in OSES:
+        raise ProfileError(f"{where}: 'os' must be one of {', '.join(OSES)}, got {os_name!r}")
+    wsl = data.get("wsl", False)
+    jetson = data.get("jetson", False)
+    for key, val in (("wsl", wsl), ("jetson", jetson)):
+        if not isinstance(val, bool):
+            raise ProfileError(f"{where}: '{key}' must be true or false, got {val!r}")
+    if wsl and os_name == "macos":
+        raise ProfileError(f"{where}: 'wsl' is true but 'os' is macos; WSL2 runs Linux on Windows (use \"os\": \"linux\")")
+    arch = data.get("arch")
+    if arch is not None and (not isinstance(arch, str) or arch.lower() not in ("x86_64", "amd64", "aarch64", "arm64")):
+        raise ProfileError(f"{where}: 'arch' must be x86_64, aarch64 or arm64, got {arch!r}")
+    python = data.get("python")
+    if python is not None and (not isinstance(python, str) or not _PY.match(python)):
+        raise ProfileError(f"{where}: 'python' must be a version string such as \"3.12\", got {python!r}")
+    driver = data.get("driver")
+    if driver is not None and (not isinstance(driver, str) or not _DRIVER.match(driver)):
+        raise ProfileError(f"{where}: 'driver' must be an NVIDIA driver version such as \"580.95.05\" or null, got {driver!r}")
+    gpus_raw = data.get("gpus", [])
+    if not isinstance(gpus_raw, list):
+        raise ProfileError(f"{where}: 'gpus' must be a list")
+    gpus = [_gpu(g, f"{where}: gpus[{i}]") for i, g in enumerate(gpus_raw)]
+    system = System(
+        os=os_name,
+        arch=arch.lower() if isinstance(arch, str) else None,
+        wsl=wsl,
+        wsl_version=2 if wsl else None,
+        python=python,
+        is_jetson=jetson,
+    )
+    return Machine(system=system, gpus=gpus, driver=Driver(version=driver))
+
+
+def _gpu(raw: Any, where: str) -> Gpu:
+    if not isinstance(raw, dict):
+        raise ProfileError(f"{where}: each GPU must be an object")
+    unknown = sorted(set(raw) - GPU_KEYS)
+    if unknown:
+        raise ProfileError(f"{where}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(GPU_KEYS))}")
+    pci = PciInfo()
+    pci_id = raw.get("pci_id")
+    if pci_id is not None:
+        m = _PCI_ID.match(str(pci_id))
+        if not m:
+            raise ProfileError(f"{where}: 'pci_id' must look like \"10de:1b06\" (vendor:device, hex), got {pci_id!r}")
+        pci.vendor_id, pci.device_id = m.group(1).lower(), m.group(2).lower()
+        try:
+            from gpusetup.pcidb import lookup
+
+            pci.vendor_name, pci.device_name = lookup(pci.vendor_id, pci.device_id)
+        except ImportError:  # pragma: no cover - pcidb ships with the platform helper
+            pass
+    vendor = raw.get("vendor") or _PCI_VENDORS.get(pci.vendor_id or "")
+    if vendor not in VENDORS:
+        raise ProfileError(f"{where}: 'vendor' must be one of {', '.join(VENDORS)} (or give a pci_id), got {vendor!r}")
+    name = raw.get("name")
+    if name is not None and not isinstance(name, str):
+        raise ProfileError(f"{where}: 'name' must be text")
+    cc = raw.get("compute_capability")
+    if cc is not None and (not isinstance(cc, str) or not _CC.match(cc)):
+        raise ProfileError(f"{where}: 'compute_capability' must be a string such as \"8.6\", got {cc!r}")
+    if cc is not None and vendor != "nvidia":
+        raise ProfileError(f"{where}: 'compute_capability' is for NVIDIA GPUs only")
+    gfx = raw.get("gfx")
+    if gfx is not None and (not isinstance(gfx, str) or not _GFX.match(gfx.lower())):
+        raise ProfileError(f"{where}: 'gfx' must be an AMD gfx target such as \"gfx1100\", got {gfx!r}")
+    if gfx is not None and vendor != "amd":
+        raise ProfileError(f"{where}: 'gfx' is for AMD GPUs only")
+    if name is None and pci_id is None and cc is None and gfx is None and vendor not in ("apple",):
+        raise ProfileError(f"{where}: give at least a name, compute_capability, gfx or pci_id for this GPU")
+    return Gpu(
+        vendor=vendor,
+        name=name or pci.device_name,
+        pci=pci,
+        compute_capability=cc,
+        compute_capability_source="profile" if cc else None,
+        gfx_target=gfx.lower() if gfx else None,
+    )

@@ -1,0 +1,298 @@
+"""``gpusetup db update``: download a newer compat data bundle, verify it, install it atomically.
+
+Trust model (why Ed25519 with a pinned key): HTTPS alone only proves we talk to *some* server holding a
+certificate for the host; a compromised mirror or CDN could still serve wrong version facts, which would make
+the resolver recommend builds that cannot work. So the bundle's ``manifest.json`` is signed with an Ed25519
+key whose public half ships inside gpusetup (``resources/keys/compat-update-ed25519.pub``); the manifest
+lists the sha256 and size of every data file. Ed25519 signatures are small, fast to verify, have no
+parameters to get wrong, and the ``cryptography`` package verifies them on every platform we support.
+A bundle older than the data in use is refused (no rollback to stale facts).
+
+Layout at the URL: ``manifest.json``, ``manifest.json.sig`` (base64 signature of the exact manifest bytes)
+and the files the manifest names. Installation writes a complete new directory next to the current one,
+checks it loads, then swaps it in with two renames; the previous copy is kept as ``compat.old``. Any
+error leaves the data in use untouched — gpusetup then keeps using the previously installed or the
+embedded data, and the message says which.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import ipaddress
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from gpusetup.compat import db as compat_db
+from gpusetup.resources import resource
+
+MANIFEST = "manifest.json"
+SIGNATURE = "manifest.json.sig"
+FORMAT = 1
+MAX_MANIFEST_BYTES = 1 << 20
+MAX_FILE_BYTES = 16 << 20
+_FILE_NAME = re.compile(r"^[a-z0-9_]+\.json$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+URL_ENV = "GPUSETUP_DB_URL"
+
+
+class UpdateError(Exception):
+    """Why an update was refused, in plain words."""
+
+
+@dataclass
+class UpdateResult:
+    ok: bool
+    message: str
+    version: str | None = None  # bundle version now in use
+    installed_to: Path | None = None
+    previous: Path | None = None  # where the old copy was kept
+
+
+# ------------------------------------------------------------------------------------------- keys
+
+
+def pinned_keys() -> list[bytes]:
+    """The shipped Ed25519 public keys (raw 32 bytes), one base64 line each; '#' lines are comments."""
+    path = resource("keys", "compat-update-ed25519.pub")
+    keys = []
+    for line in path.read_text(encoding="ascii").splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            raw = base64.b64decode(line, validate=True)
+            if len(raw) != 32:
+                raise UpdateError(f"{path}: a key is not 32 bytes")
+            keys.append(raw)
+    return keys
+
+
+def verify_signature(manifest: bytes, signature_b64: bytes, keys: Iterable[bytes]) -> None:
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    try:
+        sig = base64.b64decode(signature_b64.strip(), validate=True)
+    except ValueError as exc:
+        raise UpdateError("the manifest signature is not valid base64") from exc
+    for raw in keys:
+        try:
+            Ed25519PublicKey.from_public_bytes(raw).verify(sig, manifest)
+            return
+        except InvalidSignature:
+            continue
+    raise UpdateError("the manifest signature does not match gpusetup's pinned key: the bundle was not published by gpusetup")
+
+
+def sign_manifest(manifest: bytes, private_key: Any) -> bytes:
+    """Base64 Ed25519 signature (for the bundle tool and tests)."""
+    return base64.b64encode(private_key.sign(manifest)) + b"\n"
+
+
+def build_bundle(src: Path, out: Path, private_key: Any, bundle_version: str, names: Iterable[str] | None = None) -> Path:
+    """Write a signed bundle of ``src/*.json`` into ``out`` (used by scripts/make_compat_bundle.py and tests)."""
+    out.mkdir(parents=True, exist_ok=True)
+    files = []
+    for path in sorted(src.glob("*.json")) if names is None else [src / n for n in names]:
+        data = path.read_bytes()
+        (out / path.name).write_bytes(data)
+        files.append({"name": path.name, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)})
+    manifest = json.dumps({"format": FORMAT, "bundle_version": bundle_version, "files": files}, indent=1).encode()
+    (out / MANIFEST).write_bytes(manifest)
+    (out / SIGNATURE).write_bytes(sign_manifest(manifest, private_key))
+    return out
+
+
+# ------------------------------------------------------------------------------------------- fetch
+
+
+def check_url(url: str) -> str:
+    """HTTPS only; plain http only to a loopback address (local tests and mirrors on this machine)."""
+    parts = urlsplit(url)
+    if parts.scheme == "https" and parts.hostname:
+        return url if url.endswith("/") else url + "/"
+    if parts.scheme == "http" and parts.hostname:
+        host = parts.hostname
+        loopback = host == "localhost"
+        with contextlib.suppress(ValueError):
+            loopback = loopback or ipaddress.ip_address(host).is_loopback
+        if loopback:
+            return url if url.endswith("/") else url + "/"
+        raise UpdateError(f"refusing plain http for {host}: data updates must use https://")
+    raise UpdateError(f"not a usable update URL: {url!r} (expected https://…)")
+
+
+def _get(session: Any, url: str, limit: int, timeout: float) -> bytes:
+    import requests
+
+    try:
+        with session.get(url, stream=True, timeout=timeout) as r:
+            check_url(r.url)  # a redirect must not leave https
+            if r.status_code != 200:
+                raise UpdateError(f"{url}: the server answered {r.status_code} {r.reason}")
+            chunks, total = [], 0
+            for chunk in r.iter_content(65536):
+                total += len(chunk)
+                if total > limit:
+                    raise UpdateError(f"{url}: larger than {limit} bytes, refused")
+                chunks.append(chunk)
+            return b"".join(chunks)
+    except requests.exceptions.ConnectionError as exc:
+        raise UpdateError(f"could not download {url}: connection failed or was dropped ({type(exc).__name__})") from exc
+    except requests.exceptions.Timeout as exc:
+        raise UpdateError(f"could not download {url}: timed out after {timeout:.0f} s") from exc
+    except requests.exceptions.RequestException as exc:
+        raise UpdateError(f"could not download {url}: {exc}") from exc
+
+
+def _parse_manifest(raw: bytes) -> dict[str, Any]:
+    try:
+        m = json.loads(raw)
+    except ValueError as exc:
+        raise UpdateError("the signed manifest is not valid JSON") from exc
+    if not isinstance(m, dict) or m.get("format") != FORMAT or not isinstance(m.get("bundle_version"), str):
+        raise UpdateError(f"the manifest has an unknown format (this gpusetup reads format {FORMAT})")
+    files = m.get("files")
+    if not isinstance(files, list) or not files:
+        raise UpdateError("the manifest lists no files")
+    seen = set()
+    for f in files:
+        if (
+            not isinstance(f, dict)
+            or not _FILE_NAME.match(str(f.get("name", "")))
+            or not _SHA256.match(str(f.get("sha256", "")))
+            or not isinstance(f.get("size"), int)
+        ):
+            raise UpdateError(f"the manifest has a malformed file entry: {f!r}")
+        seen.add(f["name"])
+    missing = [n for n in compat_db.REQUIRED_FILES if f"{n}.json" not in seen]
+    if missing:
+        raise UpdateError(f"the bundle is incomplete: it lacks {', '.join(missing)}")
+    return m
+
+
+def _validate(name: str, data: bytes) -> None:
+    import jsonschema
+
+    stem = name[: -len(".json")]
+    schema_path = resource("schema", "compat", f"{stem}.schema.json")
+    if not schema_path.is_file():
+        raise UpdateError(f"{name}: this gpusetup has no schema for it, so it cannot be checked")
+    try:
+        doc = json.loads(data)
+        jsonschema.validate(doc, json.loads(schema_path.read_text(encoding="utf-8")))
+    except ValueError as exc:
+        raise UpdateError(f"{name}: not valid JSON") from exc
+    except jsonschema.ValidationError as exc:
+        raise UpdateError(f"{name}: does not match its schema: {exc.message}") from exc
+
+
+# ------------------------------------------------------------------------------------------ update
+
+
+def update(
+    url: str | None = None,
+    *,
+    dest: Path | None = None,
+    keys: list[bytes] | None = None,
+    timeout: float = 20.0,
+    session: Any = None,
+) -> UpdateResult:
+    """Download, verify and install a data bundle. Never raises; on any error the data in use is unchanged."""
+    dest = dest or compat_db.user_dir()
+    try:
+        return _update(url, dest, keys, timeout, session)
+    except UpdateError as exc:
+        return UpdateResult(False, f"Update failed: {exc}. {_in_use(dest)}")
+    except Exception as exc:  # noqa: BLE001 - an update must never crash the tool
+        return UpdateResult(False, f"Update failed unexpectedly ({type(exc).__name__}: {exc}). {_in_use(dest)}")
+
+
+def _in_use(dest: Path) -> str:
+    compat_db.clear_cache()
+    try:
+        db = compat_db._cached(str(dest))
+    except compat_db.DataError as exc:
+        return f"The compatibility data cannot be loaded either: {exc}"
+    if db.origin == "embedded":
+        return f"gpusetup keeps using its built-in data (version {db.version})."
+    return f"gpusetup keeps using the data installed before (version {db.version})."
+
+
+def _update(url: str | None, dest: Path, keys: list[bytes] | None, timeout: float, session: Any) -> UpdateResult:
+    import requests
+
+    url = url or os.environ.get(URL_ENV)
+    if not url:
+        raise UpdateError(f"no update URL is configured; pass --url https://… or set {URL_ENV}")
+    base = check_url(url)
+    keys = pinned_keys() if keys is None else keys
+    sess = session or requests.Session()
+    manifest_raw = _get(sess, urljoin(base, MANIFEST), MAX_MANIFEST_BYTES, timeout)
+    signature = _get(sess, urljoin(base, SIGNATURE), 4096, timeout)
+    verify_signature(manifest_raw, signature, keys)
+    manifest = _parse_manifest(manifest_raw)
+    version = manifest["bundle_version"]
+
+    compat_db.clear_cache()
+    current = compat_db._cached(str(dest))
+    if compat_db._version_key(version) < compat_db._version_key(current.version):
+        raise UpdateError(f"the server offers version {version}, older than the data in use ({current.version})")
+    if current.origin != "embedded" and version == current.version:
+        return UpdateResult(True, f"The compatibility data is already up to date (version {version}).", version, dest)
+
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".compat-new-", dir=dest.parent))
+    try:
+        for f in manifest["files"]:
+            data = _get(sess, urljoin(base, f["name"]), MAX_FILE_BYTES, timeout)
+            if len(data) != f["size"]:
+                raise UpdateError(f"{f['name']}: downloaded {len(data)} bytes, the manifest says {f['size']} (incomplete download)")
+            digest = hashlib.sha256(data).hexdigest()
+            if digest != f["sha256"]:
+                raise UpdateError(f"{f['name']}: checksum mismatch (got sha256 {digest[:12]}…, expected {f['sha256'][:12]}…)")
+            _validate(f["name"], data)
+            _write(tmp / f["name"], data)
+        _write(tmp / MANIFEST, manifest_raw)
+        _write(tmp / SIGNATURE, signature)
+        compat_db.read_files(tmp)  # the resolver must be able to load it
+        previous = _swap(tmp, dest)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    compat_db.clear_cache()
+    kept = f" The previous copy is kept in {previous}." if previous else ""
+    return UpdateResult(True, f"Installed compatibility data version {version} into {dest}.{kept}", version, dest, previous)
+
+
+def _write(path: Path, data: bytes) -> None:
+    with open(path, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _swap(new: Path, dest: Path) -> Path | None:
+    """Put ``new`` in place of ``dest``; keep the old copy as ``<dest>.old``; restore it if the swap fails."""
+    old = dest.with_name(dest.name + ".old")
+    previous = None
+    if dest.exists():
+        if old.exists():
+            shutil.rmtree(old)
+        os.replace(dest, old)
+        previous = old
+    try:
+        os.replace(new, dest)
+    except OSError:
+        if previous is not None:
+            os.replace(old, dest)
+        raise
+    return previous
