@@ -19,7 +19,6 @@ paste into a support ticket. None of them raises on bad input: each returns its 
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -27,6 +26,8 @@ from gpusetup.model import Clocks, Ecc, Evidence, Gpu, PcieLink, PciInfo, Readin
 from gpusetup.probe.nvtypes import THROTTLE_NAME_BITS, THROTTLE_TEXT_LABELS, MigInfo, describe_mig
 
 if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
+
     from gpusetup.model import Machine
     from gpusetup.probe import ProbeContext
 
@@ -179,6 +180,8 @@ def _sum(values: list[int | None]) -> int | None:
 
 def _xml_root(text: str) -> tuple[ET.Element | None, str | None]:
     """Parse as much of the document as possible: (root, error). A cut-off document keeps its prefix."""
+    import xml.etree.ElementTree as ET  # here, not at the top: diagnose skips it when smi does not run
+
     if "<!ENTITY" in text:
         return None, "the XML declares entities, which nvidia-smi never does; not read"
     parser = ET.XMLPullParser(events=("start",))
