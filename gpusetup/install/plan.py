@@ -164,7 +164,7 @@ def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host
         py = str(venv / ("Scripts/python.exe" if windows else "bin/python"))
         plan.python = [py]
         plan.space_path = str(venv)
-        base = base_python or ("python" if portable else sys.executable)
+        base = base_python or (("python" if windows else "python3") if portable else sys.executable)
         exists = not portable and (Path(str(venv)) / "pyvenv.cfg").is_file()
         if not portable and Path(str(venv)).exists() and not exists:
             raise PlanError(f"{venv} exists but is not a virtual environment. Choose a new folder with "
@@ -407,6 +407,9 @@ def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> Non
     flavour = "auto"
     if ccs:
         flavour = "proprietary" if min(float(c) for c in ccs) < 7.5 else "open"
+    else:
+        hint = " ".join((a.branch or "") for a in actions).lower()
+        flavour = "proprietary" if "proprietary" in hint else "open" if "open" in hint else "auto"
     args = ["--flavour", flavour] + (["--branch", branch] if branch else [])
     why = {"open": "your GPU is Turing or newer, so NVIDIA's open kernel modules are used (the default since 560)",
            "proprietary": "your GPU is older than Turing, which the open kernel modules do not support",

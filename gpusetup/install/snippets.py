@@ -10,29 +10,35 @@ from __future__ import annotations
 
 MARKER = "# written by gpusetup"
 
-# argv: name==version ...  → exit 0 when every package is installed at exactly the planned version.
+# argv: name==version | name==X.Y.* | either followed by +tag (the build tag must then be exactly that, e.g.
+# torch==2.14.*+cu126) | name (any version) → exit 0 when every package is installed as planned.
 VERIFY = """\
 import sys, importlib.metadata as md
 bad, good = [], []
 for spec in sys.argv[1:]:
     name, _, want = spec.partition('==')
     name = name.split('[')[0].strip()
+    wpub, _, wloc = want.strip().partition('+')
     try:
         got = md.version(name)
     except md.PackageNotFoundError:
         bad.append(f'{name} is not installed (planned {want or "any version"})')
         continue
-    if want and got.lower() != want.strip().lower():
-        pub, _, loc = got.partition('+')
-        wpub, _, wloc = want.partition('+')
-        why = ''
-        if wloc and loc != wloc:
-            why = f' - this is the {loc or "default"} build, the plan asked for the {wloc} build'
-            if loc.startswith('cpu') or not loc:
-                why += ' (a CPU-only build would leave your GPU unused)'
-        bad.append(f'{name} {got} is installed, but the plan is {name} {want}{why}')
+    pub, _, loc = got.partition('+')
+    if wpub.endswith('.*'):
+        ok_pub = pub == wpub[:-2] or pub.startswith(wpub[:-1])
     else:
+        ok_pub = not wpub or pub == wpub
+    ok_loc = not wloc or loc.lower() == wloc.lower()
+    if ok_pub and ok_loc:
         good.append(f'{name} {got}')
+        continue
+    why = ''
+    if not ok_loc:
+        why = f' - this is the {loc or "default"} build, the plan asked for the {wloc} build'
+        if loc.startswith('cpu') or not loc:
+            why += ' (a CPU-only build would leave your GPU unused)'
+    bad.append(f'{name} {got} is installed, but the plan is {name} {want}{why}')
 if bad:
     print('Verification failed:', file=sys.stderr)
     for line in bad:

@@ -1,0 +1,324 @@
+"""``gpusetup install``: show the plan, ask, then run it step by step with progress, a log and a journal.
+
+Exit codes: 0 done (or dry-run / script written), 1 paused for a reboot, 2 a step failed or was cancelled,
+3 nothing could be done as asked (bad input, no confirmation possible, unfinished earlier install).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+FRAMEWORK_CHOICES = ("pytorch", "tensorflow", "jax")
+DEFAULT_TARGET = "venv:~/gpu-env"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "install",
+        help="install the framework build that works here (venv + pip; driver/toolkit when needed), with undo",
+        description="Install the PyTorch/TensorFlow/JAX build that `gpusetup plan` chooses: shows every step "
+        "first, asks, then runs it with progress, a full log and a journal that --resume and --rollback use. "
+        "Exit code: 0 done, 1 restart needed, 2 a step failed or was cancelled, 3 nothing was done.",
+    )
+    p.add_argument("--framework", "-f", action="append", choices=FRAMEWORK_CHOICES,
+                   help="framework to install (repeat for several; default pytorch)")
+    p.add_argument("--target", default=DEFAULT_TARGET, metavar="venv:PATH|conda:NAME",
+                   help=f"where to install: a new or existing venv, or a conda env (default {DEFAULT_TARGET})")
+    p.add_argument("--dry-run", action="store_true", help="print every command and change nothing")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    p.add_argument("--for", dest="for_file", metavar="REPORT.json",
+                   help="plan for the machine in this diagnose report or profile (use with --dry-run, --script "
+                        "or --download-only)")
+    p.add_argument("--gpu", type=int, metavar="N", help="plan for GPU N only")
+    p.add_argument("--python", metavar="X.Y", help="plan for this Python version")
+    p.add_argument("--script", metavar="FILE", help="write the plan as a standalone script instead of running it")
+    p.add_argument("--shell", choices=["bash", "powershell"], help="script language (default: by the target OS)")
+    p.add_argument("--resume", action="store_true", help="continue an install that stopped (crash, failure, reboot)")
+    p.add_argument("--rollback", action="store_true", help="undo the last install (only what it created)")
+    p.add_argument("--download-only", metavar="DIR", help="download the wheels into DIR for an offline install")
+    p.add_argument("--wheelhouse", metavar="DIR", help="install offline from wheels in DIR (see --download-only)")
+    p.add_argument("--index-url", metavar="URL", help="a PyPI mirror for packages that come from PyPI")
+    p.add_argument("--pytorch-mirror", metavar="URL",
+                   help="a mirror of https://download.pytorch.org/whl (e.g. https://mirror.example/whl)")
+    p.add_argument("--uv", action="store_true", help="install with uv instead of pip (uv must be on PATH)")
+    drv = p.add_mutually_exclusive_group()
+    drv.add_argument("--driver", dest="driver", action="store_true", default=None,
+                     help="include the NVIDIA driver step even if the plan does not require it")
+    drv.add_argument("--no-driver", dest="driver", action="store_false",
+                     help="never install a driver (install the build that works now)")
+    p.add_argument("--container-toolkit", action="store_true", help="also install the NVIDIA Container Toolkit")
+    p.add_argument("--cuda-toolkit", metavar="X.Y", help="also install the CUDA toolkit X.Y (to compile CUDA code)")
+    p.add_argument("--cudnn", action="store_true", help="with --cuda-toolkit: also install cuDNN")
+    p.add_argument("--state-dir", metavar="DIR", help="journal, log and lock folder (default: per-user state dir)")
+    p.add_argument("--no-network-check", action="store_true", help="skip the index reachability check")
+    p.set_defaults(handler=run)
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+
+def _confirm(question: str, yes: bool) -> bool:
+    if yes:
+        return True
+    if not sys.stdin or not sys.stdin.isatty():
+        return False
+    try:
+        answer = input(f"{question} [y/N] ")
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
+class _Printer:
+    """Progress on stderr: one updating line on a terminal, one line per change otherwise."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.last = ""
+
+    def __call__(self, label: str, fraction: float | None) -> None:
+        pct = f"{fraction:4.0%} " if fraction is not None else "     "
+        line = f"{pct}{label}"
+        if line == self.last:
+            return
+        self.last = line
+        if self.tty:
+            width = 119
+            sys.stderr.write("\r" + line[:width].ljust(width))
+            sys.stderr.flush()
+        else:
+            print(line, file=sys.stderr)
+
+    def done(self) -> None:
+        if self.tty and self.last:
+            sys.stderr.write("\n")
+
+
+def _run_job(job: Any) -> Any:
+    """Run ``job(token, printer)`` with Ctrl-C mapped to a clean cancel (a second Ctrl-C aborts)."""
+    from gpusetup.cancel import CancelToken
+
+    token = CancelToken()
+    printer = _Printer()
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        if token.cancelled:
+            raise KeyboardInterrupt
+        print("\nCancelling: stopping the running step...", file=sys.stderr)
+        token.cancel()
+
+    old = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        return job(token, printer)
+    finally:
+        signal.signal(signal.SIGINT, old)
+        printer.done()
+
+
+def _os_release_for(machine: Any) -> str | None:
+    s = machine.system
+    if not s.distro_id:
+        return None
+    like = " ".join(s.distro_like)
+    return f'ID={s.distro_id}\nVERSION_ID="{s.distro_version or ""}"\n' + (f"ID_LIKE={like}\n" if like else "")
+
+
+def _script_preview(step: Any, machine: Any, foreign: bool) -> list[str]:
+    """For an installer-script step, what the script itself says it would do (its --dry-run)."""
+    if not (step.kind == "script" and step.argv[:1] == ["bash"]) or os.name == "nt":
+        return []
+    argv = [*step.argv, "--dry-run"]
+    tmp = None
+    if foreign or not Path("/etc/os-release").exists():
+        text = _os_release_for(machine)
+        if text is None:
+            return []
+        tmp = tempfile.NamedTemporaryFile("w", suffix="-os-release", delete=False)  # noqa: SIM115
+        tmp.write(text)
+        tmp.close()
+        argv += ["--os-release", tmp.name]
+        if machine.system.wsl:
+            argv += ["--wsl", "yes"]
+    try:
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        out = (res.stdout + res.stderr).rstrip().splitlines()
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        out = [f"(could not preview the script: {exc})"]
+    finally:
+        if tmp:
+            os.unlink(tmp.name)
+    return out
+
+
+def render_plan(plan: Any, machine: Any, *, state_dir: Path, foreign: bool = False) -> str:
+    from gpusetup.install import display_argv
+
+    out = [f"Install plan for {plan.target or 'this machine'} ({len(plan.steps)} steps)"]
+    for note in plan.notes:
+        out.append(f"  Note: {note}")
+    checks = []
+    if plan.indexes and not plan.offline:
+        checks.append("check that " + ", ".join(plan.indexes) + " can be reached")
+    need = plan.download_mib + plan.installed_mib
+    if need and plan.space_path:
+        checks.append(f"check for about {need / 1024:.1f} GB free at {plan.space_path}")
+    if checks:
+        out.append("  Before changing anything: " + "; ".join(checks) + ".")
+    for i, s in enumerate(plan.steps, 1):
+        root = " [needs administrator rights]" if s.needs_root else ""
+        out.append(f"  {i}. {s.title}{root}")
+        if s.argv:
+            out.append(f"     $ {display_argv(s.argv, s.needs_root)}")
+        for line in _script_preview(s, machine, foreign):
+            out.append(f"       | {line}")
+        if s.explain:
+            out.append(f"     Why: {s.explain}")
+        if s.undo:
+            out.append(f"     Undo: {display_argv(s.undo, s.needs_root)}")
+    out.append(f"  Journal and log: {state_dir}")
+    return "\n".join(out) + "\n"
+
+
+# -------------------------------------------------------------------------------------------- main
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpusetup.cli import EXIT_ERROR, EXIT_OK, EXIT_TOOL, EXIT_WARN, ToolError
+    from gpusetup.install import default_state_dir, resume, rollback
+
+    state_dir = Path(args.state_dir).expanduser() if args.state_dir else default_state_dir()
+    if args.resume and args.rollback:
+        raise ToolError("choose either --resume or --rollback, not both")
+
+    if args.rollback or args.resume:
+        what = "Undo the last install (only what it created)" if args.rollback else "Continue the last install"
+        if not _confirm(what + "?", args.yes):
+            print("Nothing was changed. (Without a terminal, add --yes to confirm.)", file=sys.stderr)
+            return EXIT_TOOL
+        fn = rollback if args.rollback else resume
+        if args.rollback:
+            res = _run_job(lambda tok, pr: fn(state_dir, progress=pr, cancel=tok))
+        else:
+            res = _run_job(lambda tok, pr: fn(state_dir, progress=pr, cancel=tok,
+                                              check_network=not args.no_network_check))
+        return _report(res, args, state_dir, EXIT_OK, EXIT_WARN, EXIT_ERROR, EXIT_TOOL)
+
+    machine, foreign = _machine(args, ToolError)
+    plan = _build(args, machine, foreign, ToolError)
+
+    if args.script:
+        shell = args.shell or ("powershell" if (machine.system.os or "") == "windows" else "bash")
+        from gpusetup.install import render_script
+
+        text = render_script(plan, shell)
+        path = Path(args.script)
+        path.write_text(text, encoding="utf-8")
+        if shell == "bash":
+            path.chmod(0o755)
+        print(f"Wrote the plan as a {shell} script: {path} ({len(plan.steps)} steps). Nothing was installed here.")
+        return EXIT_OK
+
+    sys.stdout.write(render_plan(plan, machine, state_dir=state_dir, foreign=foreign))
+    if args.dry_run:
+        print("Dry run: nothing was changed.")
+        return EXIT_OK
+    if foreign and not args.download_only:
+        raise ToolError("--for plans for another machine: use it with --dry-run, --script FILE or "
+                        "--download-only DIR, not to install here.")
+    if not _confirm("Run these steps now?", args.yes):
+        print("Nothing was changed. To run without a question (scripts, CI), add --yes.", file=sys.stderr)
+        return EXIT_TOOL
+    from gpusetup.install import execute
+
+    res = _run_job(lambda tok, pr: execute(plan, journal_dir=state_dir, progress=pr, cancel=tok,
+                                           check_network=not args.no_network_check))
+    return _report(res, args, state_dir, EXIT_OK, EXIT_WARN, EXIT_ERROR, EXIT_TOOL, plan=plan)
+
+
+def _machine(args: argparse.Namespace, tool_error: type[Exception]) -> tuple[Any, bool]:
+    if args.for_file:
+        from gpusetup.compat.profile import ProfileError, load_machine_file
+
+        try:
+            return load_machine_file(args.for_file), True
+        except ProfileError as exc:
+            raise tool_error(str(exc)) from exc
+    from gpusetup.probe import detect
+
+    print("Detecting this machine...", file=sys.stderr)
+    return detect(), False
+
+
+def _conda_envs(tool_error: type[Exception]) -> list[str]:
+    from gpusetup.runner import SubprocessRunner
+
+    res = SubprocessRunner().run(["conda", "env", "list", "--json"], timeout=60)
+    if not res.ok:
+        raise tool_error("--target conda:NAME needs conda, but `conda env list` did not work "
+                         f"({res.error or res.stderr.strip()[-200:]}). Use --target venv:PATH instead.")
+    try:
+        return [Path(p).name for p in json.loads(res.stdout).get("envs", [])]
+    except (ValueError, AttributeError) as exc:
+        raise tool_error(f"could not read `conda env list --json`: {exc}") from exc
+
+
+def _build(args: argparse.Namespace, machine: Any, foreign: bool, tool_error: type[Exception]) -> Any:
+    from gpusetup.compat.resolver import resolve
+    from gpusetup.install import PlanError, build_plan
+
+    frameworks = list(dict.fromkeys(args.framework or ["pytorch"]))
+    try:
+        fplans = resolve(machine, frameworks, gpu_index=args.gpu, python_version=args.python)
+    except ValueError as exc:
+        raise tool_error(str(exc)) from exc
+    uv = None
+    if args.uv:
+        import shutil
+
+        uv = shutil.which("uv")
+        if not uv:
+            raise tool_error("--uv: uv is not on PATH. Install it (pip install uv) or leave out --uv to use pip.")
+    conda_envs = _conda_envs(tool_error) if args.target.startswith("conda:") and not foreign else None
+    portable = bool(args.script) or foreign
+    try:
+        return build_plan(
+            fplans, machine, args.target, index_url=args.index_url, pytorch_mirror=args.pytorch_mirror,
+            wheelhouse=args.wheelhouse, download_only=args.download_only, portable=portable, foreign=foreign,
+            driver=args.driver, container_toolkit=args.container_toolkit, cuda_toolkit=args.cuda_toolkit,
+            cudnn=args.cudnn, conda_envs=conda_envs, uv=uv,
+        )
+    except PlanError as exc:
+        raise tool_error(str(exc)) from exc
+
+
+def _report(res: Any, args: argparse.Namespace, state_dir: Path, ok: int, warn: int, err: int, tool: int,
+            plan: Any = None) -> int:
+    stream = sys.stdout if res.ok else sys.stderr
+    print(res.message, file=stream)
+    if res.log_path and res.log_path not in res.message:
+        print(f"Log: {res.log_path}", file=stream)
+    if res.ok:
+        if plan is not None and plan.target.startswith("venv:") and plan.python:
+            py = Path(plan.python[0])
+            act = py.parent / ("activate" if os.name != "nt" else "Activate.ps1")
+            print(f"Use it: source {act}   (or run {py} directly)")
+            print("Then prove the GPU works: gpusetup selftest")
+        return ok
+    if res.reboot_needed:
+        return warn
+    if res.failed_step in (None, "preflight") and not res.cancelled:
+        return tool if res.failed_step is None else err
+    if not args.rollback and res.journal_dir and _confirm("Undo what this install did so far (rollback)?", False):
+        from gpusetup.install import rollback
+
+        back = _run_job(lambda tok, pr: rollback(Path(res.journal_dir), progress=pr, cancel=tok))
+        print(back.message, file=sys.stdout if back.ok else sys.stderr)
+    return err
