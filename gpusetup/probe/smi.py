@@ -859,6 +859,122 @@ def parse_smi_csv(text: str) -> list[dict[str, str | None]]:
     return rows
 
 
+def gpus_from_csv(rows: list[dict[str, str | None]]) -> list[Gpu]:
+    """``--query-gpu`` rows (see :func:`parse_smi_csv`) → :class:`Gpu` objects; unknown fields are ignored.
+
+    This is the one nvidia-smi output that carries ``compute_cap``. Field names follow
+    ``nvidia-smi --help-query-gpu`` (both ``name`` and ``gpu_name`` spellings).
+    """
+    from gpusetup.probe import normalize_pci_address
+
+    out = []
+    for pos, r in enumerate(rows):
+
+        def f(*keys: str, _r: dict[str, str | None] = r) -> str | None:
+            for k in keys:
+                if _r.get(k) is not None:
+                    return _r[k]
+            return None
+
+        g = Gpu(vendor="nvidia", index=_int(f("index")) if f("index") is not None else pos)
+        g.name = f("name", "gpu_name")
+        g.uuid = f("uuid", "gpu_uuid")
+        g.serial = f("serial", "gpu_serial")
+        g.vbios = f("vbios_version")
+        vendor_id, device_id = split_pci_device_id(f("pci.device_id"))
+        sub_vendor, sub_device = split_pci_device_id(f("pci.sub_device_id"))
+        g.pci = PciInfo(
+            address=normalize_pci_address(f("pci.bus_id", "gpu_bus_id")),
+            vendor_id=vendor_id,
+            device_id=device_id,
+            subsystem_vendor_id=sub_vendor,
+            subsystem_device_id=sub_device,
+        )
+        cc = f("compute_cap")
+        if cc and re.fullmatch(r"\d+\.\d+", cc):
+            g.compute_capability, g.compute_capability_source = cc, SOURCE
+        g.memory_total_mib, g.memory_used_mib, g.memory_free_mib = (
+            _int(f("memory.total")),
+            _int(f("memory.used")),
+            _int(f("memory.free")),
+        )
+        g.pcie = PcieLink(
+            gen_current=_int(f("pcie.link.gen.current", "pcie.link.gen.gpucurrent")),
+            gen_max=_int(f("pcie.link.gen.max")),
+            gen_device_max=_int(f("pcie.link.gen.gpumax")),
+            width_current=_int(f("pcie.link.width.current")),
+            width_max=_int(f("pcie.link.width.max")),
+        )
+        g.clocks = Clocks(
+            graphics_mhz=_int(f("clocks.current.graphics", "clocks.gr")),
+            sm_mhz=_int(f("clocks.current.sm", "clocks.sm")),
+            memory_mhz=_int(f("clocks.current.memory", "clocks.mem")),
+            graphics_max_mhz=_int(f("clocks.max.graphics", "clocks.max.gr")),
+            sm_max_mhz=_int(f("clocks.max.sm")),
+            memory_max_mhz=_int(f("clocks.max.memory", "clocks.max.mem")),
+        )
+        g.ecc = Ecc(
+            mode_current=_mode(f("ecc.mode.current")),
+            mode_pending=_mode(f("ecc.mode.pending")),
+            volatile_corrected=_int(f("ecc.errors.corrected.volatile.total")),
+            volatile_uncorrected=_int(f("ecc.errors.uncorrected.volatile.total")),
+            aggregate_corrected=_int(f("ecc.errors.corrected.aggregate.total")),
+            aggregate_uncorrected=_int(f("ecc.errors.uncorrected.aggregate.total")),
+            retired_pages_sbe=_int(f("retired_pages.single_bit_ecc.count", "retired_pages.sbe")),
+            retired_pages_dbe=_int(f("retired_pages.double_bit.count", "retired_pages.dbe")),
+            retired_pages_pending=_yes(f("retired_pages.pending")),
+            remapped_rows_correctable=_int(f("remapped_rows.correctable")),
+            remapped_rows_uncorrectable=_int(f("remapped_rows.uncorrectable")),
+            remapped_rows_pending=_yes(f("remapped_rows.pending")),
+            remapped_rows_failure=_yes(f("remapped_rows.failure")),
+        )
+        g.throttle_reasons = [
+            name
+            for name in THROTTLE_NAME_BITS
+            if _yes(f(f"clocks_event_reasons.{name}", f"clocks_throttle_reasons.{name}"))
+        ]
+        g.temperature_c = _int(f("temperature.gpu"))
+        g.power_draw_w = _float(f("power.draw", "power.draw.instant", "power.draw.average"))
+        g.power_limit_w = _float(f("enforced.power.limit", "power.limit"))
+        g.utilization_gpu_pct = _int(f("utilization.gpu"))
+        g.persistence_mode = _yes(f("persistence_mode"))
+        g.display_active = _yes(f("display_active"))
+        g.mig_mode = _mode(f("mig.mode.current"))
+        g.driver_model = f("driver_model.current")
+        g.evidence.append(Evidence(SOURCE, detail="nvidia-smi --query-gpu"))
+        out.append(g)
+    return out
+
+
+_SECTION = re.compile(r"^# (?P<state>[\w-]+) :: (?P<name>.+?)\s*$")
+
+
+def split_capture_sections(text: str) -> dict[str, str]:
+    """A whole capture file (``# idle :: query (-q)`` headers between ``####`` rules) → {"idle :: query (-q)": body}.
+
+    Captures made by nvidia_gpu_exporter's collector hold every nvidia-smi output of one machine; support
+    bundles may hold the same. Never raises; text without such headers gives {}.
+    """
+    sections: dict[str, str] = {}
+    if not isinstance(text, str):
+        return sections
+    current: str | None = None
+    body: list[str] = []
+    for line in text.splitlines():
+        m = _SECTION.match(line)
+        if m:
+            if current is not None:
+                sections[current] = "\n".join(body).strip("\n")
+            current, body = f"{m.group('state')} :: {m.group('name')}", []
+            continue
+        if current is None or line.startswith("# $ ") or re.fullmatch(r"#{20,}", line.strip()):
+            continue
+        body.append(line)
+    if current is not None:
+        sections[current] = "\n".join(body).strip("\n")
+    return sections
+
+
 _FAILURES: tuple[tuple[str, str], ...] = (
     (
         "couldn't communicate with the nvidia driver",

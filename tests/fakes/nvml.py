@@ -5,8 +5,9 @@ this), and answers from a parsed XML fixture, so the NVML probe is exercised on 
 Scenario constructors cover the failure modes: NVML init failing with each error class, one of two GPUs
 lost, a GPU lost in the middle of being read, and functions the driver does not support.
 
-NVML tells things nvidia-smi's XML does not (compute capability, SM count); those stay unknown (None)
-unless a test passes them explicitly, so nothing here is invented.
+NVML tells things nvidia-smi's XML does not (compute capability, SM count); from XML they stay unknown
+(None) unless a test passes them; :meth:`FakeNvml.from_capture` takes the compute capability from the
+recorded ``--query-gpu`` CSV of the same machine. Nothing here is invented.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ from typing import Any
 from gpusetup.model import Gpu, PcieLink
 from gpusetup.probe.nvml import NvmlError
 from gpusetup.probe.nvtypes import DRIVER_MODEL_CODES, MigInfo, encode_throttle_reasons
-from gpusetup.probe.smi import SmiSnapshot, parse_smi_xml
+from gpusetup.probe.smi import (
+    SmiSnapshot,
+    gpus_from_csv,
+    parse_smi_csv,
+    parse_smi_q,
+    parse_smi_version,
+    parse_smi_xml,
+    split_capture_sections,
+)
 
 _MIB = 1024 * 1024
 
@@ -81,6 +90,23 @@ class FakeNvml:
     def from_smi_xml(cls, path: str | Path, **kwargs: Any) -> FakeNvml:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
         return cls.from_snapshot(parse_smi_xml(text), **kwargs)
+
+    @classmethod
+    def from_capture(cls, path: str | Path, state: str = "idle", **kwargs: Any) -> FakeNvml:
+        """From a whole nvidia_gpu_exporter capture: ``-q`` for the GPU, ``--query-gpu`` CSV for the compute
+        capability (the one place nvidia-smi prints it), ``--version`` for the NVML version."""
+        sections = split_capture_sections(Path(path).read_text(encoding="utf-8", errors="replace"))
+        snap = parse_smi_q(sections.get(f"{state} :: query (-q)", ""))
+        csv_gpus = gpus_from_csv(
+            parse_smi_csv(sections.get(f"{state} :: query-gpu (csv, what the exporter parses)", ""))
+        )
+        kwargs.setdefault("nvml_version", parse_smi_version(sections.get("capabilities :: version", "")).nvml)
+        fake = cls.from_snapshot(snap, **kwargs)
+        for dev, g in zip(fake.devices, csv_gpus, strict=False):
+            if g.compute_capability:
+                major, minor = g.compute_capability.split(".")
+                dev.compute_capability = (int(major), int(minor))
+        return fake
 
     @classmethod
     def init_fails(cls, error_name: str) -> FakeNvml:

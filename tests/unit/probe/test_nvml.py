@@ -42,7 +42,14 @@ def _public(cls: type) -> set[str]:
 
 
 def test_fake_has_exactly_the_facade_interface() -> None:
-    fake_only = {"from_snapshot", "from_smi_xml", "init_fails", "one_of_two_lost", "with_unsupported"}
+    fake_only = {
+        "from_snapshot",
+        "from_smi_xml",
+        "from_capture",
+        "init_fails",
+        "one_of_two_lost",
+        "with_unsupported",
+    }
     assert _public(FakeNvml) - fake_only == _public(Nvml)
     for name in _public(Nvml) - {"__enter__", "__exit__"}:
         real = list(inspect.signature(getattr(Nvml, name)).parameters)
@@ -103,6 +110,24 @@ def test_probe_compute_capability_when_nvml_has_it() -> None:
     fake.devices[0].compute_capability = (7, 5)
     g = run(fake).gpus[0]
     assert g.compute_capability == "7.5" and g.compute_capability_source == "nvml"
+
+
+CAPTURES = sorted((XML.parent / "nvidia-smi-text" / "full-captures").glob("*.txt"))
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name[:40])
+def test_probe_over_full_captures(path: Path) -> None:
+    """Fake NVML from a whole real capture: -q for the GPU, the CSV for the compute capability."""
+    fake = FakeNvml.from_capture(path)
+    m = run(fake)
+    (g,) = m.gpus
+    driver = path.name.split("__")[2]
+    assert m.driver.version == driver and m.driver.nvml_version == ".".join(driver.split(".")[:2])
+    assert g.compute_capability in {"7.5", "8.9", "9.0"} and g.compute_capability_source == "nvml"
+    assert g.name and g.name.startswith("NVIDIA ") and g.memory_total_mib
+    assert g.mig_mode == ("Enabled" if "-mig__" in path.name else ("Disabled" if "-h" in path.name else None))
+    if "-mig__" in path.name:
+        assert len(g.mig_devices) in (4, 5) and all(d.startswith("MIG ") for d in g.mig_devices)
 
 
 def test_probe_mig_devices() -> None:

@@ -15,6 +15,7 @@ from gpusetup.probe import ProbeContext, detect
 from gpusetup.probe.smi import (
     SmiSnapshot,
     SmiVersion,
+    gpus_from_csv,
     parse_smi_csv,
     parse_smi_failure,
     parse_smi_list,
@@ -22,6 +23,7 @@ from gpusetup.probe.smi import (
     parse_smi_table,
     parse_smi_version,
     parse_smi_xml,
+    split_capture_sections,
     split_pci_device_id,
 )
 from gpusetup.probe.smi import probe as smi_probe
@@ -450,6 +452,62 @@ def test_full_captures_sections_agree(path: Path) -> None:
     )
 
 
+CAPTURE_CC = {
+    "nvidia-geforce-rtx-2080-super": ("7.5", "1e81"),
+    "nvidia-geforce-rtx-4080-super": ("8.9", "2702"),
+    "nvidia-h100-80gb-hbm3": ("9.0", "2330"),
+    "nvidia-h100-mig": ("9.0", "2330"),
+    "nvidia-h200-mig": ("9.0", "2335"),
+    "nvidia-h200": ("9.0", "2335"),
+    "nvidia-l40s": ("8.9", "26b9"),
+}
+
+
+@pytest.mark.parametrize("path", FULL, ids=lambda p: p.name[:40])
+def test_capture_sections_and_query_gpu_csv(path: Path) -> None:
+    sections = split_capture_sections(read(path))
+    assert {"capabilities :: version", "idle :: query (-q)", "load :: nvidia-smi (default table)"} <= set(
+        sections
+    )
+    assert sections["capabilities :: version"].startswith("NVIDIA-SMI version")
+    for state in ("idle", "load"):
+        rows = parse_smi_csv(sections[f"{state} :: query-gpu (csv, what the exporter parses)"])
+        (g,) = gpus_from_csv(rows)
+        cc, device = CAPTURE_CC[path.name.split("__")[1]]
+        assert (g.compute_capability, g.compute_capability_source, g.pci.device_id) == (
+            cc,
+            "nvidia-smi",
+            device,
+        )
+        assert rows[0]["driver_version"] == path.name.split("__")[2]
+        q = parse_smi_q(sections[f"{state} :: query (-q)"]).gpus[0]
+        assert (g.name, g.memory_total_mib, g.pcie.gen_max, g.mig_mode) == (
+            q.name,
+            q.memory_total_mib,
+            q.pcie.gen_max,
+            q.mig_mode,
+        )
+        assert g.driver_model == ("WDDM" if path.name.startswith("windows") else None)
+
+
+def test_csv_to_gpu_p100() -> None:
+    (g,) = gpus_from_csv(
+        parse_smi_csv(read(TXT / "tesla-p100-pcie-16gb__510.47.03__query-gpu-csv__netdata.csv"))
+    )
+    assert (g.index, g.name, g.memory_used_mib, g.memory_free_mib, g.temperature_c) == (
+        0,
+        "Tesla P100-PCIE-16GB",
+        0,
+        16280,
+        37,
+    )
+    assert (g.power_draw_w, g.clocks.memory_mhz, g.compute_capability) == (28.16, 715, None)
+
+
+def test_capture_sections_of_plain_text() -> None:
+    assert split_capture_sections(read(TXT / "h200__590.48.01__linux__nvidia-smi.txt")) == {}
+
+
 # ------------------------------------------------------------------------- garbage never raises
 
 ALL_TEXT = sorted(p for p in TXT.glob("*") if p.is_file()) + sorted(XML.glob("*.xml"))
@@ -472,7 +530,7 @@ def _check_result(result: object) -> None:
         if isinstance(result, SmiSnapshot):
             assert all(isinstance(g, Gpu) for g in result.gpus)
     else:
-        assert isinstance(result, (list, str)) or result is None
+        assert isinstance(result, (list, dict, str)) or result is None
 
 
 @settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
