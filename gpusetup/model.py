@@ -226,6 +226,7 @@ class CudaStack:
     libraries: list[Library] = field(default_factory=list)
     nvidia_wheels: list[PipPackage] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)  # CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, CUDA_HOME…
+    host_compiler: str | None = None  # "gcc 13.2.0": what nvcc would use to build extensions
     evidence: list[Evidence] = field(default_factory=list)
 
 
@@ -246,6 +247,7 @@ class FrameworkInstall:
     location: str | None = None
     installer: str | None = None  # pip / conda
     probed: bool = False  # False: read from dist-info only, not imported
+    build: str | None = None  # conda build string ("py3.7_cpu_0") or wheel local tag ("cpu", "cu121")
     error: str | None = None
 
 
@@ -287,6 +289,7 @@ class System:
     container: str | None = None  # docker / podman / kubernetes / lxc / None
     secure_boot: bool | None = None
     secure_boot_source: str | None = None
+    kernel_cmdline: str | None = None  # /proc/cmdline (iommu=, module blacklists)
     python: str | None = None
     cpu: Cpu = field(default_factory=Cpu)
     ram_total_mib: int | None = None
@@ -305,6 +308,7 @@ class Containers:
     default_runtime: str | None = None
     cdi_specs: list[str] = field(default_factory=list)
     toolkit_version: str | None = None  # nvidia-ctk / nvidia-container-cli
+    toolkit_error: str | None = None  # what `nvidia-container-cli info` printed when it failed
     evidence: list[Evidence] = field(default_factory=list)
 
 
@@ -344,6 +348,8 @@ class Machine:
     containers: Containers = field(default_factory=Containers)
     kernel_log: list[str] = field(default_factory=list)  # NVRM/Xid/nouveau lines only, never the whole log
     packages: list[str] = field(default_factory=list)  # distro packages of the NVIDIA stack, "ii nvidia-driver-550 550.120…"
+    package_history: list[str] = field(default_factory=list)  # tail of apt history / dnf log for NVIDIA/CUDA packages
+    messages: list[str] = field(default_factory=list)  # error lines seen (tracebacks, docker errors), matched by rules
     probes: list[ProbeRun] = field(default_factory=list)
     commands: list[CommandRecord] = field(default_factory=list)
 
