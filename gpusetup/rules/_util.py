@@ -1,0 +1,357 @@
+"""Small helpers shared by the rule modules: where rules look for text, version maths, data tables.
+
+Rules read two kinds of signal from a :class:`~gpusetup.model.Machine`:
+
+- structured facts (driver versions, compute capability, framework builds, container state), filled by live
+  detection or by ``gpusetup analyze`` from pasted output;
+- literal lines (kernel log, error messages, probe errors), matched against the texts users actually see.
+
+Everything here is pure and never raises on odd input: unknown is ``None``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
+
+from gpusetup.model import Finding, FrameworkInstall, Gpu, Machine, Severity
+
+MAX_EVIDENCE = 6  # lines quoted per finding; enough to recognise the problem, short enough to read
+
+
+# ------------------------------------------------------------------------------------------- text
+
+
+def text_lines(machine: Machine) -> list[str]:
+    """Every line of text a rule may match: kernel log, collected messages, probe and framework errors."""
+    out: list[str] = []
+    out.extend(machine.kernel_log)
+    out.extend(machine.messages)
+    if machine.driver.nvml_error:
+        out.append(f"NVML: {machine.driver.nvml_error}")
+    for ev in machine.driver.evidence:
+        if ev.error:
+            out.append(f"{ev.source}: {ev.error}")
+        if not ev.ok and ev.detail:
+            out.extend(ev.detail.splitlines())
+    for env in machine.python_envs:
+        for fw in env.frameworks:
+            if fw.error:
+                out.extend(fw.error.splitlines())
+    if machine.containers.toolkit_error:
+        out.extend(machine.containers.toolkit_error.splitlines())
+    seen: set[str] = set()
+    uniq = []
+    for line in out:
+        s = line.rstrip()
+        if s and s not in seen:
+            seen.add(s)
+            uniq.append(s)
+    return uniq
+
+
+def grep(machine: Machine, pattern: str | re.Pattern[str], limit: int = MAX_EVIDENCE) -> list[str]:
+    """Lines matching ``pattern`` (case-insensitive), first ``limit`` of them, stripped for quoting."""
+    rx = pattern if isinstance(pattern, re.Pattern) else re.compile(pattern, re.IGNORECASE)
+    hits = [ln.strip() for ln in text_lines(machine) if rx.search(ln)]
+    return hits[:limit]
+
+
+def search(machine: Machine, pattern: str | re.Pattern[str]) -> re.Match[str] | None:
+    """First regex match over all text lines (for pulling numbers out of a message)."""
+    rx = pattern if isinstance(pattern, re.Pattern) else re.compile(pattern, re.IGNORECASE)
+    for ln in text_lines(machine):
+        m = rx.search(ln)
+        if m:
+            return m
+    return None
+
+
+def joined_text(machine: Machine) -> str:
+    """All text lines as one string, for patterns that span a wrapped kernel message."""
+    return "\n".join(text_lines(machine))
+
+
+# ---------------------------------------------------------------------------------------- versions
+
+
+def vtuple(v: str | None) -> tuple[int, ...] | None:
+    """"12.1" → (12, 1); "2.4.0+cu121" → (2, 4, 0); None or junk → None."""
+    if not v:
+        return None
+    m = re.match(r"\s*v?(\d+(?:\.\d+)*)", str(v))
+    if not m:
+        return None
+    return tuple(int(p) for p in m.group(1).split("."))
+
+
+def vmajor(v: str | None) -> int | None:
+    t = vtuple(v)
+    return t[0] if t else None
+
+
+def cuda_from_tag(version: str | None) -> str | None:
+    """torch "2.4.0+cu121" → "12.1"; "+cu118" → "11.8"; "+cu92" → "9.2"; no tag → None."""
+    if not version:
+        return None
+    m = re.search(r"\+cu(\d{2,3})\b", version)
+    if not m:
+        return None
+    digits = m.group(1)
+    return f"{digits[:-1]}.{digits[-1]}"
+
+
+def cc_tuple(cc: str | None) -> tuple[int, int] | None:
+    """"8.6" / "sm_86" / "86" / "120" / "compute_90" → (major, minor)."""
+    if not cc:
+        return None
+    s = str(cc).strip().lower()
+    s = re.sub(r"^(sm|compute)_", "", s)
+    s = s.rstrip("a").rstrip("f")
+    m = re.fullmatch(r"(\d+)\.(\d+)", s)
+    if m:
+        return int(m.group(1)), int(m.group(2))
+    if s.isdigit() and len(s) >= 2:
+        return int(s[:-1]), int(s[-1])
+    return None
+
+
+def arch_supports(cc: tuple[int, int], arch_list: Iterable[str]) -> bool | None:
+    """Can a build carrying ``arch_list`` run on a GPU of compute capability ``cc``?
+
+    SASS for sm_XY runs on CC X.Z with Z >= Y (same major); PTX compute_XY is JIT-compiled for any CC >= X.Y.
+    None when the list is empty (unknown).
+    """
+    arches = [a.strip().lower() for a in arch_list if a and a.strip()]
+    if not arches:
+        return None
+    for a in arches:
+        t = cc_tuple(a)
+        if t is None:
+            continue
+        if a.startswith("compute_"):
+            if cc >= t:
+                return True
+        elif t[0] == cc[0] and cc[1] >= t[1]:
+            return True
+    return False
+
+
+# ------------------------------------------------------------------------------------------ facts
+
+
+def probed(machine: Machine, name: str) -> bool:
+    """True when the named probe ran and succeeded (so an empty answer from it means 'none')."""
+    return any(p.name == name and p.ok for p in machine.probes)
+
+
+def frameworks(machine: Machine, *names: str) -> list[FrameworkInstall]:
+    wanted = {n.lower() for n in names}
+    return [fw for env in machine.python_envs for fw in env.frameworks if fw.name.lower() in wanted]
+
+
+def torch_installs(machine: Machine) -> list[FrameworkInstall]:
+    return frameworks(machine, "torch", "pytorch")
+
+
+def build_cuda(fw: FrameworkInstall) -> str | None:
+    return fw.build_cuda or cuda_from_tag(fw.version)
+
+
+def is_cpu_build(fw: FrameworkInstall) -> bool:
+    """A framework build known to carry no GPU support (not merely 'unknown')."""
+    v = (fw.version or "").lower()
+    b = (fw.build or "").lower()
+    return "+cpu" in v or b == "cpu" or "_cpu_" in b or b.startswith("cpu")
+
+
+def driver_version(machine: Machine) -> str | None:
+    if machine.driver.version:
+        return machine.driver.version
+    for r in machine.driver.versions:
+        if r.value:
+            return r.value
+    return None
+
+
+def driver_branch(machine: Machine) -> int | None:
+    return vmajor(driver_version(machine))
+
+
+def nvidia_module(machine: Machine, *names: str) -> Any:
+    wanted = set(names or ("nvidia",))
+    for m in machine.driver.modules:
+        if m.name in wanted:
+            return m
+    return None
+
+
+def nvml_ok(machine: Machine) -> bool:
+    """NVML answered (so the kernel driver and user-space library are loaded and agree)."""
+    if machine.driver.nvml_error:
+        return False
+    if machine.driver.nvml_version:
+        return True
+    return any(e.source == "nvml" and e.ok for g in machine.nvidia_gpus for e in g.evidence)
+
+
+def gpu_label(gpu: Gpu) -> str:
+    name = gpu.name or gpu.pci.device_name or (f"PCI {gpu.pci.pci_id}" if gpu.pci.pci_id else "GPU")
+    if gpu.index is not None:
+        return f"GPU {gpu.index} ({name})"
+    return name
+
+
+def has_nvidia_gpu(machine: Machine) -> bool:
+    return bool(machine.nvidia_gpus)
+
+
+def is_windows(machine: Machine) -> bool:
+    return (machine.system.os or "").lower() == "windows" and not machine.system.wsl
+
+
+def is_macos(machine: Machine) -> bool:
+    return (machine.system.os or "").lower() in ("macos", "darwin")
+
+
+def in_container(machine: Machine) -> bool:
+    return bool(machine.system.container)
+
+
+# --------------------------------------------------------------------------------------- packages
+
+_DPKG = re.compile(r"^(?P<status>[uihrp][ncHUFWti]R?)\s+(?P<name>\S+?)(?::\w+)?\s+(?P<version>\S+)")
+_RPM = re.compile(r"^rpm\s+(?P<name>\S+)\s+(?P<version>\S+)")
+
+
+def parse_package_line(line: str) -> tuple[str, str, str] | None:
+    """"ii  nvidia-driver-550  550.120-0ubuntu…" → ("ii", name, version); "rpm name ver" → ("rpm", …)."""
+    m = _DPKG.match(line.strip())
+    if m:
+        return m.group("status"), m.group("name"), m.group("version")
+    m = _RPM.match(line.strip())
+    if m:
+        return "rpm", m.group("name"), m.group("version")
+    return None
+
+
+def packages(machine: Machine) -> list[tuple[str, str, str]]:
+    out = []
+    for line in machine.packages:
+        p = parse_package_line(line)
+        if p:
+            out.append(p)
+    return out
+
+
+def package_driver_versions(machine: Machine) -> dict[str, set[str]]:
+    """Upstream driver versions ("550.120") named by installed NVIDIA driver packages → package names."""
+    found: dict[str, set[str]] = {}
+    for status, name, version in packages(machine):
+        if status not in ("ii", "rpm", "iU", "iF", "hi"):
+            continue
+        if not re.match(r"(lib)?nvidia-(driver|utils|compute-utils|kernel|dkms|gl|common|cfg|decode|encode|fbc|extra)"
+                        r"|(lib)?nvidia-(ml|compute)|xserver-xorg-video-nvidia|kmod-nvidia|akmod-nvidia", name):
+            continue
+        m = re.match(r"(?:\d+:)?(\d{3,}\.\d+(?:\.\d+)?)", version)
+        if m:
+            found.setdefault(m.group(1), set()).add(name)
+    return found
+
+
+# ------------------------------------------------------------------------------------------ data
+
+
+@lru_cache(maxsize=8)
+def compat_table(file: str, table: str) -> tuple[dict[str, Any], ...]:
+    """Rows of one table of ``resources/compat/<file>.json`` (empty when the data is missing)."""
+    try:
+        from gpusetup.resources import resource
+
+        data = json.loads(resource("compat", f"{file}.json").read_text(encoding="utf-8"))
+        rows = data["tables"][table]["rows"]
+        return tuple(r for r in rows if isinstance(r, dict))
+    except (OSError, KeyError, TypeError, ValueError):
+        return ()
+
+
+def min_driver_for_cuda(cuda: str | None, windows: bool = False) -> str | None:
+    """Lowest driver that runs CUDA ``cuda`` via minor-version compatibility (from compat data)."""
+    major = vmajor(cuda)
+    t = vtuple(cuda)
+    if major is None or t is None:
+        return None
+    key = "windows" if windows else "linux"
+    candidates: list[str] = []
+    for row in compat_table("cuda_drivers", "family_minimums"):
+        if row.get("major") == major and row.get(key):
+            candidates.append(str(row[key]))
+    # The exact toolkit's own minimum can be lower than the family minimum (11.0 shipped with 450.36).
+    for row in compat_table("cuda_drivers", "toolkit_drivers"):
+        rt = vtuple(str(row.get("cuda") or ""))
+        if rt and rt[:2] == t[:2] and row.get(key):
+            candidates.append(str(row[key]))
+    valid = [c for c in candidates if vtuple(c)]
+    return min(valid, key=lambda c: vtuple(c) or ()) if valid else None
+
+
+def legacy_branch_for_cc(cc: str | None) -> tuple[int, str] | None:
+    """(last driver branch, architecture) for a GPU whose CC is in a legacy range, from compat data."""
+    t = cc_tuple(cc)
+    if t is None:
+        return None
+    for row in compat_table("driver_branches", "legacy_branches"):
+        lo, hi = cc_tuple(row.get("cc_min")), cc_tuple(row.get("cc_max"))
+        if lo and hi and lo <= t <= hi and isinstance(row.get("last_branch"), int):
+            return row["last_branch"], str(row.get("architecture") or "")
+    return None
+
+
+def classify_pci_id(pci_id: str | None) -> Any:
+    """PCI "10de:1d01" → ChipClass via the shipped chip rule (None when unknown or pcidb is unavailable)."""
+    if not pci_id or ":" not in pci_id:
+        return None
+    try:
+        from gpusetup.pcidb import classify_pci
+
+        vendor, device = pci_id.lower().split(":", 1)
+        return classify_pci(vendor, device)
+    except Exception:  # noqa: BLE001 - data lookups must never break a rule
+        return None
+
+
+# --------------------------------------------------------------------------------------- findings
+
+
+def make(
+    fid: str,
+    severity: Severity,
+    title: str,
+    detail: str = "",
+    fix: str = "",
+    evidence: Iterable[str] = (),
+    catalogue: str | None = None,
+    gpu_index: int | None = None,
+    to_be_sure: str | None = None,
+) -> Finding:
+    """A finding with deduplicated, bounded evidence; ``to_be_sure`` says what would confirm it."""
+    ev: list[str] = []
+    for e in evidence:
+        e = (e or "").strip()
+        if e and e not in ev:
+            ev.append(e if len(e) <= 400 else e[:397] + "...")
+    if to_be_sure:
+        detail = f"{detail} To be sure: {to_be_sure}".strip()
+    return Finding(
+        id=fid,
+        severity=severity,
+        title=title,
+        detail=detail,
+        fix=fix,
+        catalogue=catalogue,
+        evidence=ev[:MAX_EVIDENCE],
+        gpu_index=gpu_index,
+    )

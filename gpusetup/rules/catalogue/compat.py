@@ -1,0 +1,348 @@
+"""Catalogue A — driver ↔ CUDA compatibility (F01–F05)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from gpusetup.model import Finding, FrameworkInstall, Machine, Severity
+from gpusetup.rules import rule
+from gpusetup.rules._util import (
+    arch_supports,
+    build_cuda,
+    cc_tuple,
+    compat_table,
+    driver_branch,
+    driver_version,
+    frameworks,
+    gpu_label,
+    grep,
+    is_windows,
+    make,
+    min_driver_for_cuda,
+    search,
+    torch_installs,
+    vtuple,
+)
+
+# ------------------------------------------------------------------------------------------- F01
+
+_F01_TEXT = re.compile(
+    r"driver version is insufficient for CUDA runtime version|cudaErrorInsufficientDriver|"
+    r"NVIDIA driver on your system is too old|cudart init failure: 35|CUDA failure 35\b|"
+    r"cuda runtime error \(35\)|error=35\b|CUDA_ERROR_INSUFFICIENT_DRIVER",
+    re.IGNORECASE,
+)
+
+
+def _cuda_str(v: int) -> str:
+    """cuDriverGetVersion integer 11040 → "11.4"."""
+    return f"{v // 1000}.{(v % 1000) // 10}"
+
+
+@rule("driver-too-old-for-cuda", catalogue="F01")
+def driver_too_old(machine: Machine) -> list[Finding]:
+    driver_cuda = machine.driver.cuda_driver_version
+    m = search(machine, r"too old \(found version (\d{4,5})\)")
+    if m and not driver_cuda:
+        driver_cuda = _cuda_str(int(m.group(1)))
+    dv = driver_version(machine)
+    win = is_windows(machine)
+    evidence = grep(machine, _F01_TEXT, 3)
+    consumers: list[tuple[FrameworkInstall, str]] = []
+    for fw in frameworks(machine, "torch", "tensorflow", "jaxlib", "cupy", "onnxruntime", "onnxruntime-gpu"):
+        bc = build_cuda(fw)
+        if bc:
+            consumers.append((fw, bc))
+    out: list[Finding] = []
+    hard: list[str] = []
+    soft: list[str] = []
+    need: str | None = None
+    for fw, bc in consumers:
+        b = vtuple(bc)
+        d = vtuple(driver_cuda)
+        if b and d and b > d:
+            if b[0] > d[0] or b[0] < 11:
+                hard.append(f"{fw.name} {fw.version or ''} is built for CUDA {bc}; the driver supports up to CUDA {driver_cuda}")
+                need = bc if need is None or vtuple(bc) > vtuple(need) else need
+            else:
+                soft.append(f"{fw.name} {fw.version or ''} is built for CUDA {bc}; the driver supports CUDA {driver_cuda}")
+        elif b and not d and dv:
+            minimum = min_driver_for_cuda(bc, win)
+            if minimum and vtuple(dv) and vtuple(dv) < vtuple(minimum):
+                hard.append(f"{fw.name} {fw.version or ''} needs driver {minimum}+ for CUDA {bc}; installed driver is {dv}")
+                need = bc
+    if evidence or hard:
+        minimum = min_driver_for_cuda(need, win) if need else None
+        have = f"driver {dv}" if dv else "the installed driver"
+        if driver_cuda:
+            have += f" (supports CUDA up to {driver_cuda})"
+        fix = (
+            "Either upgrade the NVIDIA driver"
+            + (f" to {minimum} or newer" if minimum else " to a newer branch")
+            + " (`gpusetup plan` names the branch for this GPU, `gpusetup install` does it), or install the build "
+            "of your framework/container made for the CUDA version the driver supports"
+            + (f" (CUDA {driver_cuda} or older)" if driver_cuda else "")
+            + "."
+        )
+        out.append(
+            make(
+                "driver-too-old-for-cuda",
+                Severity.ERROR,
+                "The NVIDIA driver is too old for the CUDA version this software was built with",
+                f"The program was built with a newer CUDA than {have} can run, so CUDA refuses to start "
+                "('CUDA driver version is insufficient for CUDA runtime version', error 35).",
+                fix,
+                evidence + hard + ([f"driver {dv}"] if dv and not hard else []),
+                to_be_sure=None if (dv or driver_cuda) and (hard or consumers) else
+                "the first line of `nvidia-smi` (driver and CUDA version) and the CUDA version the failing program "
+                "uses (`python -c \"import torch; print(torch.version.cuda)\"`).",
+            )
+        )
+    elif soft:
+        out.append(
+            make(
+                "driver-older-than-cuda-minor",
+                Severity.INFO,
+                "The driver is a little older than the CUDA version your framework was built with",
+                "CUDA minor-version compatibility lets this work, but features that compile PTX at run time "
+                "(some custom kernels, Triton) can fail with 'unsupported PTX version'.",
+                "If such errors appear, update the driver within the same branch or newer (`gpusetup plan`).",
+                soft,
+            )
+        )
+    return out
+
+
+# ------------------------------------------------------------------------------------------- F02
+
+_F02_TEXT = re.compile(
+    r"forward compatibility was attempted on non supported HW|cudaErrorCompatNotSupportedOnDevice|"
+    r"CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|Error 804\b",
+    re.IGNORECASE,
+)
+
+
+@rule("forward-compat-unsupported", catalogue="F02")
+def forward_compat(machine: Machine) -> list[Finding]:
+    lines = grep(machine, _F02_TEXT, 3)
+    if (machine.driver.cuinit_error or "").upper() == "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE":
+        lines.append(f"cuInit: {machine.driver.cuinit_error}")
+    compat_libs = [lib.path for lib in machine.cuda.libraries if lib.path and "/compat/" in lib.path
+                   and "libcuda" in lib.name]
+    if not lines:
+        return []
+    dv, dc = driver_version(machine), machine.driver.cuda_driver_version
+    detail = (
+        "A CUDA 'forward compatibility' library (cuda-compat, usually /usr/local/cuda/compat/libcuda.so) is "
+        "being used to run a CUDA version newer than the installed driver. That only works on data-center GPUs; "
+        "GeForce and most workstation cards refuse with error 804."
+    )
+    ev = list(lines)
+    if dv and dc:
+        native_min = min_driver_for_cuda(dc)
+        if native_min and vtuple(dv) and vtuple(native_min) and vtuple(dv) < vtuple(native_min):
+            ev.append(f"driver {dv} reports CUDA {dc}, which needs driver {native_min}+ natively: a compat library is in use")
+    ev.extend(f"compat library: {p}" for p in compat_libs)
+    return [
+        make(
+            "forward-compat-unsupported",
+            Severity.ERROR,
+            "CUDA's forward-compatibility library is in use on a GPU that does not support it (error 804)",
+            detail,
+            "Update the host NVIDIA driver so it supports the container's/program's CUDA version natively "
+            + (f"(for CUDA {dc}: driver {min_driver_for_cuda(dc)} or newer) " if dc and min_driver_for_cuda(dc) else "")
+            + "— `gpusetup plan` names the branch — or use an image/build for an older CUDA, or remove the "
+            "`compat` directory from LD_LIBRARY_PATH.",
+            ev,
+            to_be_sure=None if dv else "the host's `nvidia-smi` header and the container image's CUDA version.",
+        )
+    ]
+
+
+# ------------------------------------------------------------------------------------------- F03
+
+_F03_TEXT = re.compile(
+    r"system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY|"
+    r"init failure: 802|Error 802\b|error \(802\)",
+    re.IGNORECASE,
+)
+
+
+@rule("fabric-manager-missing", catalogue="F03")
+def fabric_manager(machine: Machine) -> list[Finding]:
+    lines = grep(machine, _F03_TEXT, 3)
+    if (machine.driver.cuinit_error or "").upper() == "CUDA_ERROR_SYSTEM_NOT_READY":
+        lines.append(f"cuInit: {machine.driver.cuinit_error}")
+    if not lines:
+        return []
+    dv, branch = driver_version(machine), driver_branch(machine)
+    distro = (machine.system.distro_id or "").lower()
+    like = [d.lower() for d in machine.system.distro_like]
+    if distro in ("rhel", "rocky", "almalinux", "centos", "fedora") or "rhel" in like or "fedora" in like:
+        install = "sudo dnf module install nvidia-driver:<branch>/fm  (or: sudo dnf install nvidia-fabric-manager)"
+    else:
+        install = f"sudo apt install nvidia-fabricmanager-{branch if branch else '<driver branch>'}"
+    return [
+        make(
+            "fabric-manager-missing",
+            Severity.ERROR,
+            "CUDA waits for NVIDIA Fabric Manager, which is not running (error 802)",
+            "On servers whose GPUs are connected through NVSwitch (HGX/DGX A100, H100, H200, B200…) CUDA starts "
+            "only after the nvidia-fabricmanager service has set up the GPU fabric. Its version must match the "
+            "driver exactly.",
+            f"Install Fabric Manager for driver {dv or '<your driver version>'}: `{install}`, then "
+            "`sudo systemctl enable --now nvidia-fabricmanager` and check `systemctl status nvidia-fabricmanager`.",
+            lines + ([f"driver {dv}"] if dv else []),
+            to_be_sure=None if dv else "the driver version (`nvidia-smi`) and `systemctl status nvidia-fabricmanager`.",
+        )
+    ]
+
+
+# --------------------------------------------------------------------------------------- F04/F05
+
+
+@dataclass
+class _ArchVerdict:
+    kind: str  # old / new / unknown
+    gpu: str
+    cc: str | None = None
+    arches: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+    fw: FrameworkInstall | None = None
+    gpu_index: int | None = None
+
+
+_OLD_WARN = re.compile(r"Found GPU(\d+) (.+?) which is of cuda capability (\d+)\.(\d+)", re.IGNORECASE)
+_NOT_COMPAT = re.compile(r"(\S[^\n]*?) with CUDA capability sm_(\d+) is not compatible with the current PyTorch",
+                         re.IGNORECASE)
+_SUPPORTS = re.compile(r"supports CUDA capabilities ((?:sm_\d+\w*\s*)+)", re.IGNORECASE)
+_NO_KERNEL = re.compile(
+    r"no kernel image is available for execution|cudaErrorNoKernelImageForDevice|"
+    r"CUDA_ERROR_NO_BINARY_FOR_GPU|error=48\b|error \(48\)",
+    re.IGNORECASE,
+)
+
+
+def _highest_cc_for_cuda(cuda: str | None) -> tuple[int, int] | None:
+    t = vtuple(cuda)
+    if not t:
+        return None
+    t2 = t[:2]
+    for row in compat_table("cuda_arch", "toolkit_targets"):
+        lo, hi = vtuple(row.get("cuda_min")), vtuple(row.get("cuda_max"))
+        if lo and hi and lo[:2] <= t2 <= hi[:2]:
+            return cc_tuple(row.get("highest_cc"))
+    return None
+
+
+def arch_verdicts(machine: Machine) -> list[_ArchVerdict]:
+    """Which GPUs a framework build cannot run on, and whether the GPU is too old or too new for it."""
+    out: list[_ArchVerdict] = []
+    torches = torch_installs(machine)
+    for gpu in machine.nvidia_gpus:
+        cc = cc_tuple(gpu.compute_capability)
+        if cc is None:
+            continue
+        for fw in torches:
+            if fw.arch_list:
+                ok = arch_supports(cc, fw.arch_list)
+                if ok is False:
+                    lowest = min((t for t in (cc_tuple(a) for a in fw.arch_list) if t), default=None)
+                    kind = "old" if lowest and cc < lowest else "new"
+                    out.append(_ArchVerdict(kind, gpu_label(gpu), gpu.compute_capability, list(fw.arch_list),
+                                            [f"{gpu_label(gpu)}: compute capability {gpu.compute_capability}",
+                                             f"{fw.name} {fw.version or ''} arch list: {' '.join(fw.arch_list)}"],
+                                            fw, gpu.index))
+                continue
+            hi = _highest_cc_for_cuda(build_cuda(fw))
+            if hi and cc > hi:
+                out.append(_ArchVerdict("new", gpu_label(gpu), gpu.compute_capability, [],
+                                        [f"{gpu_label(gpu)}: compute capability {gpu.compute_capability}",
+                                         f"{fw.name} {fw.version or ''} is built with CUDA {build_cuda(fw)}, "
+                                         f"which targets GPUs up to compute capability {hi[0]}.{hi[1]}"],
+                                        fw, gpu.index))
+    # Literal PyTorch warnings.
+    for ln in grep(machine, _OLD_WARN, 4):
+        m = _OLD_WARN.search(ln)
+        if m:
+            out.append(_ArchVerdict("old", m.group(2), f"{m.group(3)}.{m.group(4)}", [],
+                                    [ln] + grep(machine, r"no longer supports this GPU|" + _NO_KERNEL.pattern, 2)))
+    for ln in grep(machine, _NOT_COMPAT, 4):
+        m = _NOT_COMPAT.search(ln)
+        if not m:
+            continue
+        dev = cc_tuple(m.group(2))
+        sup = search(machine, _SUPPORTS)
+        arches = sup.group(1).split() if sup else []
+        lowest = min((t for t in (cc_tuple(a) for a in arches) if t), default=None)
+        kind = "old" if dev and lowest and dev < lowest else "new"
+        ev = [ln] + ([sup.group(0).strip()] if sup else []) + grep(machine, _NO_KERNEL, 1)
+        out.append(_ArchVerdict(kind, m.group(1).strip().lstrip("\"'`: "),
+                                f"{dev[0]}.{dev[1]}" if dev else None, arches, ev))
+    if not out:
+        lines = grep(machine, _NO_KERNEL, 2)
+        if lines:
+            out.append(_ArchVerdict("unknown", "this GPU", None, [], lines))
+    return out
+
+
+def _arch_fix(v: _ArchVerdict, kind: str) -> str:
+    if kind == "new":
+        return (
+            "Install a framework build that includes this GPU's architecture: for new GPUs that means a build "
+            "made with a newer CUDA (e.g. PyTorch's cu128 or newer wheels for Blackwell/sm_120, which also need "
+            "driver R570+). `gpusetup plan` picks the exact command. Rebuild compiled extensions (flash-attn, "
+            f"xformers…) with TORCH_CUDA_ARCH_LIST=\"{v.cc or '<cc>'}\"."
+        )
+    return (
+        "Install an older framework release that still ships code for this GPU (`gpusetup plan` finds the newest "
+        f"one that does), or build from source with TORCH_CUDA_ARCH_LIST=\"{v.cc or '<cc>'}\", or use a newer GPU."
+    )
+
+
+@rule("gpu-too-old-for-build", catalogue="F04")
+def gpu_too_old(machine: Machine) -> list[Finding]:
+    out = []
+    for v in arch_verdicts(machine):
+        if v.kind == "new":
+            continue
+        if v.kind == "old":
+            title = f"{v.gpu} (compute capability {v.cc}) is too old for the installed framework build"
+            detail = (
+                "The framework ships GPU code only for newer architectures"
+                + (f" ({' '.join(v.arches)})" if v.arches else "")
+                + ", so every GPU operation fails with 'no kernel image is available for execution on the device'."
+            )
+            sure = None
+        else:
+            title = "The installed framework has no GPU code for this GPU's architecture"
+            detail = ("'no kernel image is available' means the framework was built without code for this GPU: "
+                      "either the GPU is older than the build supports, or newer.")
+            sure = ("the GPU model and compute capability (`nvidia-smi --query-gpu=name,compute_cap --format=csv`) "
+                    "and the build's list (`python -c \"import torch; print(torch.cuda.get_arch_list())\"`).")
+        out.append(make("gpu-too-old-for-build", Severity.ERROR, title, detail, _arch_fix(v, "old"), v.evidence,
+                        gpu_index=v.gpu_index, to_be_sure=sure))
+    return out[:4]
+
+
+@rule("gpu-too-new-for-build", catalogue="F05")
+def gpu_too_new(machine: Machine) -> list[Finding]:
+    out = []
+    for v in arch_verdicts(machine):
+        if v.kind != "new":
+            continue
+        out.append(
+            make(
+                "gpu-too-new-for-build",
+                Severity.ERROR,
+                f"{v.gpu} (compute capability {v.cc}) is newer than the installed framework build supports",
+                "The installed build was made with a CUDA version that predates this GPU"
+                + (f" (it carries {' '.join(v.arches)})" if v.arches else "")
+                + ", so GPU operations fail with 'no kernel image is available for execution on the device'.",
+                _arch_fix(v, "new"),
+                v.evidence,
+                gpu_index=v.gpu_index,
+            )
+        )
+    return out[:4]

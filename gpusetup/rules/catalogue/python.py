@@ -1,0 +1,435 @@
+"""Catalogue D — Python / framework packaging (F19–F27; F28 lives in ``rules/basic.py``)."""
+
+from __future__ import annotations
+
+import re
+
+from gpusetup.model import Finding, Machine, Severity
+from gpusetup.rules import rule
+from gpusetup.rules._util import (
+    build_cuda,
+    driver_version,
+    frameworks,
+    grep,
+    has_nvidia_gpu,
+    is_cpu_build,
+    is_macos,
+    is_windows,
+    joined_text,
+    make,
+    min_driver_for_cuda,
+    search,
+    torch_installs,
+    vtuple,
+)
+
+_NOT_COMPILED = re.compile(r"Torch not compiled with CUDA enabled", re.IGNORECASE)
+_CONDA_CPU = re.compile(r"^\s*(?:\[conda\]\s*)?(pytorch|torch)\s+\S+\s+\S*(?:_cpu_|cpu_\d|\bcpu\b)\S*|\bcpuonly\b|"
+                        r"pytorch-mutex\s+\S+\s+cpu", re.IGNORECASE)
+_REPLACED = re.compile(r"(?:Uninstalling|Successfully uninstalled) torch-([\w.]+\+cu\d+)", re.IGNORECASE)
+
+
+def _gpu_evident(machine: Machine) -> bool:
+    return has_nvidia_gpu(machine) or driver_version(machine) is not None
+
+
+def _torch_index(machine: Machine) -> str:
+    """The resolver's PyTorch command for this machine when it can give one; else where to get it."""
+    try:
+        from gpusetup.compat.resolver import resolve
+
+        for plan in resolve(machine, ("pytorch",)):
+            choice = plan.choice or plan.gpu_choice
+            if choice is not None and choice.index_url and choice.variant != "cpu":
+                return f"{choice.index_url}  (the CUDA {choice.variant} build that fits this driver)"
+    except Exception:  # noqa: BLE001 - the resolver is optional here; the fix text falls back to a pointer
+        pass
+    return "https://download.pytorch.org/whl/<cuXYZ>  (`gpusetup plan` prints the exact command for your driver)"
+
+
+# ------------------------------------------------------------------------------------------- F19
+
+
+@rule("torch-cpu-build", catalogue="F19")
+def torch_cpu(machine: Machine) -> list[Finding]:
+    if is_macos(machine):
+        return []
+    if grep(machine, _CONDA_CPU, 1) or grep(machine, _REPLACED, 1):
+        return []  # F20 / F21 explain the CPU build more precisely
+    cpu = [fw for fw in torch_installs(machine)
+           if (is_cpu_build(fw) or (fw.probed and not fw.build_cuda and not fw.build_rocm))
+           and (fw.installer or "").lower() != "conda"]
+    text = grep(machine, _NOT_COMPILED, 2)
+    win_default = [fw for fw in torch_installs(machine) if is_windows(machine) and fw.version and "+" not in fw.version
+                   and not fw.probed and not fw.build_cuda]
+    if not text and not (cpu and _gpu_evident(machine)) and not (win_default and _gpu_evident(machine)):
+        return []
+    ev = text + [f"{fw.name} {fw.version} ({'CPU-only build' if is_cpu_build(fw) else 'no CUDA in this build'})"
+                 for fw in cpu]
+    gpus = [g.name for g in machine.nvidia_gpus if g.name]
+    if gpus:
+        ev.append("GPU: " + ", ".join(gpus[:3]))
+    if driver_version(machine):
+        ev.append(f"NVIDIA driver {driver_version(machine)}")
+    sure = None
+    if not (cpu or win_default):
+        sure = "`python -c \"import torch; print(torch.__version__, torch.version.cuda)\"` (a '+cpu' version or " \
+               "'None' confirms a CPU-only build)."
+    elif win_default and not cpu:
+        ev.append(f"{win_default[0].name} {win_default[0].version}: the default PyPI wheel on Windows is CPU-only")
+        sure = "`python -c \"import torch; print(torch.version.cuda)\"`."
+    return [
+        make(
+            "torch-cpu-build",
+            Severity.ERROR,
+            "PyTorch is the CPU-only build, so it cannot use the GPU",
+            "The installed torch package was built without CUDA ('Torch not compiled with CUDA enabled'). This is "
+            "what plain `pip install torch` gives on Windows, and what the '+cpu' wheels are everywhere.",
+            f"Reinstall the CUDA build: `pip uninstall -y torch torchvision torchaudio` then `pip install torch "
+            f"torchvision torchaudio --index-url {_torch_index(machine)}`.",
+            ev,
+            to_be_sure=sure,
+        )
+    ]
+
+
+# ------------------------------------------------------------------------------------------- F20
+
+
+@rule("conda-picked-cpu-build", catalogue="F20")
+def conda_cpu(machine: Machine) -> list[Finding]:
+    lines = grep(machine, _CONDA_CPU, 4)
+    cpu = [fw for fw in torch_installs(machine) if (fw.installer or "").lower() == "conda" and is_cpu_build(fw)]
+    if not lines and not cpu:
+        return []
+    ev = lines + [f"{fw.name} {fw.version} conda build {fw.build}" for fw in cpu]
+    severe = _gpu_evident(machine) or bool(grep(machine, _NOT_COMPILED, 1)) or bool(
+        grep(machine, r"is_available\(\)\s*==\s*False|Is CUDA available: (False|No)", 1))
+    return [
+        make(
+            "conda-picked-cpu-build",
+            Severity.ERROR if severe else Severity.WARNING,
+            "conda installed the CPU-only build of PyTorch",
+            "conda found no CUDA build of PyTorch that fits everything else in the environment (Python version, "
+            "cudatoolkit, a package pinning 'cpuonly'), so it silently chose the CPU build. Having cudatoolkit "
+            "installed does not mean torch uses it.",
+            "Remove the CPU pin (`conda remove cpuonly pytorch-mutex`) and install an explicit CUDA variant "
+            "(`conda install pytorch pytorch-cuda=<X.Y> -c pytorch -c nvidia` for releases that still have conda "
+            f"packages), or use the pip wheels: `pip install torch --index-url {_torch_index(machine)}`.",
+            ev,
+        )
+    ]
+
+
+# ------------------------------------------------------------------------------------------- F21
+
+
+@rule("cuda-build-replaced", catalogue="F21")
+def build_replaced(machine: Machine) -> list[Finding]:
+    m = search(machine, _REPLACED)
+    if not m:
+        return []
+    old = m.group(1)
+    version, tag = old.split("+", 1)
+    ev = grep(machine, _REPLACED, 3) + grep(machine, _NOT_COMPILED, 1)
+    return [
+        make(
+            "cuda-build-replaced",
+            Severity.ERROR,
+            f"Installing something else replaced your CUDA build of PyTorch ({old})",
+            "A later `pip install` (a plugin, custom node or requirements.txt) asked for torch and pip swapped the "
+            f"CUDA build {old} for another one — on Windows and with plain PyPI that is the CPU-only build.",
+            f"Put the CUDA build back: `pip install torch=={version} --index-url https://download.pytorch.org/whl/{tag}` "
+            "(plus the matching torchvision/torchaudio). To stop it happening again, install plugins with a "
+            f"constraints file (`echo torch=={version} > constraints.txt`, then `pip install -c constraints.txt …`) "
+            "or with `--no-deps`.",
+            ev,
+        )
+    ]
+
+
+# ------------------------------------------------------------------------------------------- F22
+
+_MISSING = re.compile(r"(lib[\w.+-]+?\.so(?:\.\d+)*): cannot open shared object file", re.IGNORECASE)
+_COULD_NOT_LOAD = re.compile(r"Could not load (?:dynamic )?library '?(lib[\w.+-]+?\.so(?:\.\d+)*)'?", re.IGNORECASE)
+_DRIVER_LIBS = ("libcuda.so", "libnvidia-ml", "libnvcuvid")
+_WHEELS = {
+    "libcudnn": "nvidia-cudnn-cu{cu}",
+    "libcublas": "nvidia-cublas-cu{cu}",
+    "libcusolver": "nvidia-cusolver-cu{cu}",
+    "libcusparse": "nvidia-cusparse-cu{cu}",
+    "libcufft": "nvidia-cufft-cu{cu}",
+    "libcurand": "nvidia-curand-cu{cu}",
+    "libcudart": "nvidia-cuda-runtime-cu{cu}",
+    "libnvrtc": "nvidia-cuda-nvrtc-cu{cu}",
+    "libnvjitlink": "nvidia-nvjitlink-cu{cu}",
+    "libnccl": "nvidia-nccl-cu{cu}",
+}
+
+
+def missing_cuda_libs(machine: Machine) -> list[str]:
+    found: list[str] = []
+    for rx in (_MISSING, _COULD_NOT_LOAD):
+        for ln in grep(machine, rx, 40):
+            for m in rx.finditer(ln):
+                lib = m.group(1)
+                if rx is _COULD_NOT_LOAD and _MISSING.search(ln):
+                    continue  # the dlerror part names the library that is really missing
+                if not lib.lower().startswith(_DRIVER_LIBS) and lib not in found:
+                    found.append(lib)
+    return found
+
+
+@rule("cuda-libraries-not-found", catalogue="F22")
+def libs_missing(machine: Machine) -> list[Finding]:
+    missing = missing_cuda_libs(machine)
+    if not missing:
+        return []
+    ev = grep(machine, _MISSING, 3) + grep(machine, r"Cannot dlopen some GPU libraries|Skipping registering GPU", 2)
+    ev += [ln for ln in grep(machine, _COULD_NOT_LOAD, 3) if ln not in ev]
+    tf = "tensorflow" in joined_text(machine).lower() or bool(frameworks(machine, "tensorflow"))
+    cu = None
+    for lib in missing:
+        m = re.match(r"lib(?:cudart|cublas|cublasLt|cusolver|cufft|nvJitLink|nvrtc)\.so\.(\d+)", lib, re.IGNORECASE)
+        if m:
+            cu = m.group(1)
+            break
+    wheels = []
+    for lib in missing:
+        base = lib.split(".so")[0].lower()
+        for prefix, wheel in _WHEELS.items():
+            if base.startswith(prefix):
+                w = wheel.format(cu=cu or "12")
+                if w not in wheels:
+                    wheels.append(w)
+    if tf:
+        fix = ("For TensorFlow 2.14+ on Linux, let pip bring the matching CUDA libraries: `pip install "
+               "\"tensorflow[and-cuda]\"` (in a fresh virtual environment). For older TensorFlow, install the exact "
+               "CUDA/cuDNN versions of its tested-build table and add their lib directory to LD_LIBRARY_PATH.")
+    else:
+        fix = ("Install the missing libraries for the CUDA version your framework was built with"
+               + (f", e.g. `pip install {' '.join(wheels)}`" if wheels else "")
+               + ", or activate the conda environment that has them, or add their directory to LD_LIBRARY_PATH.")
+    return [
+        make(
+            "cuda-libraries-not-found",
+            Severity.ERROR,
+            "CUDA libraries the framework needs cannot be found: " + ", ".join(missing[:4]),
+            "The framework expects specific versions of CUDA/cuDNN libraries and the loader cannot find them (not "
+            "installed, wrong major version, or not on the library path), so it skips the GPU.",
+            fix,
+            ev,
+        )
+    ]
+
+
+# ------------------------------------------------------------------------------------------- F23
+
+_CUDNN_OLD = re.compile(r"Loaded runtime CuDNN library: ([\d.]+).*?compiled with:? ([\d.]+)", re.IGNORECASE)
+
+
+@rule("cudnn-too-old", catalogue="F23")
+def cudnn_old(machine: Machine) -> list[Finding]:
+    m = search(machine, _CUDNN_OLD)
+    copies = sorted({lib.version for lib in machine.cuda.libraries
+                     if lib.name.lower().startswith("libcudnn") and lib.version})
+    if not m:
+        majors = {".".join(v.split(".")[:2]) for v in copies}
+        if len(majors) > 1:
+            return [
+                make(
+                    "cudnn-several-copies",
+                    Severity.INFO,
+                    "Several different cuDNN versions are installed",
+                    "Which one a program loads depends on the library search order; a stale copy can win and "
+                    "make the framework refuse it.",
+                    "Keep one cuDNN per environment (pip wheels or conda or system, not a mix).",
+                    [f"{lib.name} {lib.version} at {lib.path} ({lib.source})" for lib in machine.cuda.libraries
+                     if lib.name.lower().startswith("libcudnn")],
+                )
+            ]
+        return []
+    loaded, needed = m.group(1), m.group(2)
+    return [
+        make(
+            "cudnn-too-old",
+            Severity.ERROR,
+            f"An older cuDNN ({loaded}) was loaded than the framework was built with ({needed})",
+            "The framework needs cuDNN of the same major version and an equal or higher minor version. Another "
+            "copy of cuDNN earlier on the library path (system install, an old conda package, a wheel such as "
+            "cupy bundling its own) was picked instead.",
+            "Find the copies (`ldconfig -p | grep libcudnn; pip list | grep -i cudnn; conda list cudnn`), remove or "
+            f"reorder the old {loaded} one, and install {needed} or newer of the same major version (e.g. "
+            f"`pip install -U \"nvidia-cudnn-cu12>={needed}\"` for CUDA 12 builds).",
+            grep(machine, _CUDNN_OLD, 2),
+        )
+    ]
+
+
+# ------------------------------------------------------------------------------------------- F24
+
+
+@rule("tensorflow-no-gpu-on-windows", catalogue="F24")
+def tf_windows(machine: Machine) -> list[Finding]:
+    if not is_windows(machine):
+        return []
+    tfs = [fw for fw in frameworks(machine, "tensorflow", "tensorflow-gpu") if (vtuple(fw.version) or (0,)) >= (2, 11)]
+    if not tfs:
+        return []
+    tf = tfs[0]
+    return [
+        make(
+            "tensorflow-no-gpu-on-windows",
+            Severity.WARNING if not _gpu_evident(machine) else Severity.ERROR,
+            f"TensorFlow {tf.version} has no GPU support on native Windows",
+            "TensorFlow 2.10 was the last release that supported the GPU on native Windows. Newer versions run on "
+            "the CPU there, whatever CUDA and cuDNN are installed.",
+            "Use WSL2 (`wsl --install`, then inside Ubuntu: `pip install \"tensorflow[and-cuda]\"`), or stay on "
+            "TensorFlow 2.10 with CUDA 11.2 and cuDNN 8.1 (`pip install \"tensorflow<2.11\"`, Python 3.10 or older), "
+            "or try the TensorFlow-DirectML plugin.",
+            [f"tensorflow {tf.version}", f"OS: {machine.system.os_version or machine.system.os}"]
+            + grep(machine, r"is_built?_with_cuda|list_physical_devices\('GPU'\)", 2),
+        )
+    ]
+
+
+# ------------------------------------------------------------------------------------------- F25
+
+
+@rule("jax-without-cuda-plugin", catalogue="F25")
+def jax_plugin(machine: Machine) -> list[Finding]:
+    lines = grep(machine, r"CUDA-enabled jaxlib is not installed", 2)
+    jaxes = frameworks(machine, "jax", "jaxlib")
+    plugin_names = {fw.name.lower() for env in machine.python_envs for fw in env.frameworks}
+    plugin_names |= {w.name.lower() for w in machine.cuda.nvidia_wheels}
+    has_plugin = any("jax-cuda" in n or "jax_cuda" in n for n in plugin_names) or any(
+        fw.build_cuda for fw in jaxes)
+    structured = bool(jaxes) and not has_plugin and _gpu_evident(machine) and not is_macos(machine)
+    if not lines and not structured:
+        return []
+    dv = vtuple(driver_version(machine))
+    cu13 = vtuple(min_driver_for_cuda("13.0"))
+    extra = "cuda13" if dv and cu13 and dv >= cu13 else "cuda12"
+    if is_windows(machine):
+        fix = "JAX has no CUDA build for native Windows: use WSL2 and `pip install -U \"jax[cuda12]\"` there."
+    else:
+        fix = (f"`pip install -U \"jax[{extra}]\"` (brings the CUDA plugin and NVIDIA libraries"
+               + (f"; fits driver {driver_version(machine)}" if driver_version(machine) else "") + ").")
+    return [
+        make(
+            "jax-without-cuda-plugin",
+            Severity.WARNING,
+            "JAX is installed without its CUDA plugin, so it runs on the CPU",
+            "`pip install jax` installs the CPU jaxlib only; the GPU support is a separate plugin package.",
+            fix,
+            lines + [f"{fw.name} {fw.version}" for fw in jaxes],
+        )
+    ]
+
+
+# ------------------------------------------------------------------------------------------- F26
+
+_DUP_TEXT = re.compile(
+    r"undefined symbol: \w+, version libcublasLt\.so\.\d+|not defined in file libcublasLt\.so\.\d+ with link time "
+    r"reference|site-packages/nvidia/\w+/lib/lib\w+\.so[\d.]*: undefined symbol",
+    re.IGNORECASE,
+)
+
+
+@rule("duplicate-cuda-libraries", catalogue="F26")
+def duplicate_libs(machine: Machine) -> list[Finding]:
+    lines = grep(machine, _DUP_TEXT, 3)
+    ld = machine.cuda.env.get("LD_LIBRARY_PATH", "")
+    toolkit_dirs = [d for d in ld.split(":") if re.search(r"/cuda[\w.-]*/(lib64|lib|targets)", d)]
+    wheels = machine.cuda.nvidia_wheels
+    if lines:
+        return [
+            make(
+                "duplicate-cuda-libraries",
+                Severity.ERROR,
+                "Two copies of the CUDA libraries are mixed (pip's nvidia-* wheels and a system CUDA)",
+                "A library from the pip `nvidia-*` wheels loaded its partner library (libcublasLt) from another "
+                "CUDA installation, usually because LD_LIBRARY_PATH or the system loader cache points at "
+                "/usr/local/cuda. The versions do not fit together ('undefined symbol').",
+                "Run Python without the system CUDA on the library path (`unset LD_LIBRARY_PATH`, or remove "
+                "/usr/local/cuda*/lib64 from it in ~/.bashrc), check `ldconfig -p | grep cublasLt`, and upgrade "
+                "torch (newer wheels preload their own libraries).",
+                lines + ([f"LD_LIBRARY_PATH={ld}"] if ld else []),
+                to_be_sure=None if ld else "the value of LD_LIBRARY_PATH in the failing shell.",
+            )
+        ]
+    if toolkit_dirs and wheels:
+        return [
+            make(
+                "duplicate-cuda-libraries",
+                Severity.INFO,
+                "A system CUDA is on LD_LIBRARY_PATH while pip's NVIDIA libraries are installed",
+                "This often works, but it is the setup in which pip's CUDA libraries pick up the wrong partner "
+                "library and fail with 'undefined symbol'.",
+                "If you see such errors, remove " + ", ".join(toolkit_dirs) + " from LD_LIBRARY_PATH for this "
+                "environment.",
+                [f"LD_LIBRARY_PATH contains {', '.join(toolkit_dirs)}",
+                 "pip wheels: " + ", ".join(f"{w.name} {w.version}" for w in wheels[:4])],
+            )
+        ]
+    return []
+
+
+# ------------------------------------------------------------------------------------------- F27
+
+_MISMATCH_27 = re.compile(
+    r"The detected CUDA version \(([\d.]+)\) mismatches the version that was used to compile PyTorch \(([\d.]+)\)",
+    re.IGNORECASE,
+)
+
+
+def _active_toolkit(machine: Machine):  # noqa: ANN202 - Toolkit | None
+    tks = machine.cuda.toolkits
+    for key in ("cuda_home", "CUDA_HOME", "path", "PATH", "nvcc"):
+        for tk in tks:
+            if key in (tk.source or ""):
+                return tk
+    return tks[0] if tks else None
+
+
+@rule("toolkit-differs-from-torch-cuda", catalogue="F27")
+def toolkit_mismatch(machine: Machine) -> list[Finding]:
+    flat = re.sub(r"\s+", " ", joined_text(machine))
+    m = _MISMATCH_27.search(flat)
+    torch = [fw for fw in torch_installs(machine) if build_cuda(fw)]
+    tk = _active_toolkit(machine)
+    if m:
+        found, built = m.group(1), m.group(2)
+        sev = Severity.WARNING
+        ev = grep(machine, r"detected CUDA version|mismatches the version", 2)
+    elif torch and tk and tk.version:
+        built, found = build_cuda(torch[0]) or "", tk.version
+        bt, ft = vtuple(built), vtuple(found)
+        if not bt or not ft or bt[:2] == ft[:2]:
+            return []
+        sev = Severity.WARNING if bt[0] != ft[0] else Severity.INFO
+        ev = [f"{torch[0].name} {torch[0].version} built with CUDA {built}",
+              f"CUDA toolkit {found} at {tk.path} ({tk.source})"]
+    else:
+        return []
+    want = ".".join(built.split(".")[:2])
+    match = [t for t in machine.cuda.toolkits if t.version and vtuple(t.version)[:2] == vtuple(want)[:2]]
+    if match:
+        fix = (f"Point builds at the matching toolkit: `export CUDA_HOME={match[0].path} "
+               f"PATH={match[0].path}/bin:$PATH`.")
+    else:
+        fix = (f"Install the CUDA {want} toolkit next to the other one (e.g. `conda install -c nvidia "
+               f"cuda-nvcc={want}` in this environment, or NVIDIA's cuda-toolkit-{want.replace('.', '-')} package) "
+               f"and set CUDA_HOME to it; or install the PyTorch build made for CUDA {found}.")
+    return [
+        make(
+            "toolkit-differs-from-torch-cuda",
+            sev,
+            f"The CUDA toolkit on this machine ({found}) differs from the CUDA PyTorch was built with ({built})",
+            "This only matters when compiling CUDA code against PyTorch (C++/CUDA extensions such as flash-attn, "
+            "apex, detectron2): the build uses CUDA_HOME or the nvcc on PATH, and PyTorch refuses a different "
+            "major version. (collect_env's 'CUDA runtime version' line is this nvcc, not the CUDA torch uses.)",
+            fix,
+            ev,
+        )
+    ]
