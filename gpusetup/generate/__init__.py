@@ -1,0 +1,163 @@
+"""Container set-ups the host can actually run: Dockerfile, Compose, devcontainer, Kubernetes, Slurm.
+
+``generate_setup`` picks the image (``select``), renders every file (``render``) and writes them, or refuses
+with the reason and an alternative when no image can work; ``host_check`` says whether this host can run GPU
+containers at all and how to fix it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpusetup.generate import render
+from gpusetup.generate.hostcheck import host_check
+from gpusetup.generate.select import FLAVOURS, FRAMEWORKS, IMAGE_SOURCES, Refusal, Selection, choose
+from gpusetup.model import Finding, Machine, Rejected
+
+__all__ = ["FLAVOURS", "FRAMEWORKS", "IMAGE_SOURCES", "GenerateError", "GeneratedSetup", "generate_setup",
+           "host_check", "render_files"]
+
+
+class GenerateError(ValueError):
+    """The request itself cannot be carried out (bad option, files in the way); nothing was written."""
+
+
+@dataclass
+class GeneratedSetup:
+    """What ``generate_setup`` did: the files and the chosen image with reasons, or why nothing fits."""
+
+    ok: bool
+    framework: str
+    out_dir: str | None = None
+    files: list[str] = field(default_factory=list)  # relative to out_dir
+    image: str | None = None  # FROM reference (tag, plus digest when known)
+    image_name: str | None = None  # local name the README builds
+    framework_build: str | None = None  # "torch==2.14.1 (cu130)" or "preinstalled 2.10.0a0"
+    why: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+    reason: str | None = None  # set when refused
+    alternative: str | None = None
+    host_findings: list[Finding] = field(default_factory=list)
+
+
+_OPTION_NAMES = {"gpus", "runtime", "image_source", "flavour", "cuda", "allow_unverified", "image_name",
+                 "registry", "generated_on", "command", "force", "host_findings"}
+
+
+def render_files(machine: Machine, sel: Selection, opts: render.Options,
+                 host_findings: list[Finding]) -> dict[str, str]:
+    """Every file of the set-up as {relative path: text} (README last, since it lists the others)."""
+    from gpusetup.resources import resource
+
+    drv = machine.driver.version
+    files: dict[str, str] = {
+        "Dockerfile": render.dockerfile(sel, opts, drv),
+        ".dockerignore": render.dockerignore(),
+        ".hadolint.yaml": render.hadolint_config(),
+        "requirements.txt": render.requirements_txt(),
+        "gpu_check.py": resource("generate", "gpu_check.py").read_text(encoding="utf-8"),
+        "compose.yaml": render.compose(sel, opts),
+        ".devcontainer/devcontainer.json": render.devcontainer(sel, opts),
+        "kubernetes/job.yaml": render.k8s_job(sel, opts),
+        "kubernetes/diagnose-daemonset.yaml": render.k8s_daemonset(opts),
+        "kubernetes/collect-reports.sh": render.collect_script(),
+        "diagnose/Dockerfile": render.diagnose_dockerfile(opts),
+        "slurm/job.sbatch": render.slurm_script(sel, opts),
+        "data/.keep": "",
+    }
+    files["README.md"] = render.readme(sel, opts, drv, host_findings, [*files, "README.md"])
+    return files
+
+
+def generate_setup(machine: Machine, framework: str, out_dir: Path | str, **options: Any) -> GeneratedSetup:
+    """Write a container set-up for ``framework`` into ``out_dir`` that this host can run, or refuse.
+
+    Options: ``gpus`` (int), ``runtime`` ('enroot'|'apptainer' for Slurm), ``image_source``
+    ('cuda'|'official'|'ngc'), ``flavour`` (nvidia/cuda flavour, default 'runtime'), ``cuda`` ('12.8' to force
+    the image's CUDA), ``allow_unverified``, ``image_name``, ``registry``, ``generated_on`` (YYYY-MM-DD),
+    ``command`` (shown as the regenerate command), ``force`` (overwrite changed files), ``host_findings``
+    (precomputed; default: :func:`host_check`). Refusals write nothing.
+    """
+    unknown = set(options) - _OPTION_NAMES
+    if unknown:
+        raise GenerateError(f"unknown option(s): {', '.join(sorted(unknown))}")
+    if framework not in FRAMEWORKS:
+        raise GenerateError(f"unknown framework {framework!r}; choose one of {', '.join(FRAMEWORKS)}")
+    runtime = options.get("runtime") or "enroot"
+    if runtime not in render.RUNTIMES:
+        raise GenerateError(f"unknown Slurm runtime {runtime!r}; choose {' or '.join(render.RUNTIMES)}")
+    gpus = options.get("gpus")
+    if gpus is not None and (not isinstance(gpus, int) or gpus < 1):
+        raise GenerateError(f"--gpus must be a whole number of 1 or more, got {gpus!r}")
+    try:
+        sel = choose(machine, framework, image_source=options.get("image_source") or "cuda",
+                     flavour=options.get("flavour") or "runtime", cuda=options.get("cuda"),
+                     allow_unverified=bool(options.get("allow_unverified")))
+    except ValueError as exc:
+        raise GenerateError(str(exc)) from exc
+    findings = options.get("host_findings")
+    if findings is None:
+        findings = host_check(machine)
+    if isinstance(sel, Refusal):
+        return GeneratedSetup(ok=False, framework=framework, reason=sel.reason, alternative=sel.alternative,
+                              rejected=sel.rejected, warnings=sel.warnings, host_findings=findings)
+    if gpus and len(sel.gpus) and gpus > len(sel.gpus):
+        sel.warnings.append(f"You asked for {gpus} GPUs; this machine has {len(sel.gpus)}. That is fine for "
+                            "a cluster, but on this machine the GPU check will report too few.")
+    opts = render.Options(
+        gpus=gpus, runtime=runtime, image_name=options.get("image_name"),
+        registry=options.get("registry") or "registry.example.com",
+        generated_on=options.get("generated_on") or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
+        command=options.get("command") or f"gpusetup docker --framework {framework}",
+    )
+    files = render_files(machine, sel, opts, findings)
+    out = Path(out_dir)
+    _write_all(out, files, force=bool(options.get("force")))
+    build = None
+    if sel.build:
+        build = f"{' '.join([*sel.build['packages'], *sel.extra_packages])} ({sel.build['variant']})"
+    elif sel.framework_version:
+        build = f"preinstalled {sel.framework_version}"
+    return GeneratedSetup(
+        ok=True, framework=framework, out_dir=str(out), files=list(files), image=sel.ref,
+        image_name=render.image_name(sel, opts), framework_build=build, why=sel.why, warnings=sel.warnings,
+        rejected=sel.rejected, host_findings=findings,
+    )
+
+
+def _write_all(out: Path, files: dict[str, str], force: bool) -> None:
+    """Write every file, but first make sure nothing the user changed would be overwritten."""
+    if out.exists() and not out.is_dir():
+        raise GenerateError(f"{out} exists and is not a folder")
+    clashes = []
+    for rel, text in files.items():
+        path = out / rel
+        if path.exists():
+            try:
+                same = path.read_text(encoding="utf-8") == text
+            except (OSError, UnicodeDecodeError):
+                same = False
+            if not same:
+                clashes.append(rel)
+    if clashes and not force:
+        raise GenerateError(f"{out} already has different versions of: {', '.join(clashes)}. Nothing was "
+                            "written; choose another --out folder or pass --force to overwrite them.")
+    for rel, text in files.items():
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        if rel.endswith((".sh", ".sbatch")) or rel == "gpu_check.py":
+            path.chmod(0o755)

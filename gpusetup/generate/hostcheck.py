@@ -1,0 +1,205 @@
+"""Can this host run GPU containers? Each gap as a Finding with the exact fix.
+
+Reads only ``Machine.containers`` (filled by the platform probe: docker/podman versions, daemon reachability,
+the nvidia runtime in Docker's config, CDI specs, the toolkit version) and the driver facts. Two paths make
+``--gpus`` work (docker-gui-style.md 1.4/1.5): the nvidia runtime registered with Docker, or CDI specs that
+Docker 25+ / Podman 4.1+ read. A registered runtime does not prove a GPU exists, so the driver is checked too.
+"""
+
+from __future__ import annotations
+
+from gpusetup.generate.facts import vt
+from gpusetup.model import Finding, Machine, Severity
+
+_TOOLKIT_APT = (
+    "curl -fsSL https://nvidia.github.io/libnvidia-container/gpgkey | sudo gpg --dearmor -o "
+    "/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg\n"
+    "curl -s -L https://nvidia.github.io/libnvidia-container/stable/deb/nvidia-container-toolkit.list | "
+    "sed 's#deb https://#deb [signed-by=/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg] https://#g' | "
+    "sudo tee /etc/apt/sources.list.d/nvidia-container-toolkit.list\n"
+    "sudo apt-get update && sudo apt-get install -y nvidia-container-toolkit"
+)
+_TOOLKIT_DNF = (
+    "curl -s -L https://nvidia.github.io/libnvidia-container/stable/rpm/nvidia-container-toolkit.repo | "
+    "sudo tee /etc/yum.repos.d/nvidia-container-toolkit.repo\n"
+    "sudo dnf install -y nvidia-container-toolkit"
+)
+_TOOLKIT_ZYPPER = (
+    "sudo zypper ar https://nvidia.github.io/libnvidia-container/stable/rpm/nvidia-container-toolkit.repo\n"
+    "sudo zypper --gpg-auto-import-keys install -y nvidia-container-toolkit"
+)
+_CONFIGURE_DOCKER = "sudo nvidia-ctk runtime configure --runtime=docker\nsudo systemctl restart docker"
+_CDI_GENERATE = "sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml\nnvidia-ctk cdi list"
+
+
+def _family(machine: Machine) -> str:
+    ids = {(machine.system.distro_id or "").lower(), *(d.lower() for d in machine.system.distro_like)}
+    if ids & {"debian", "ubuntu"}:
+        return "apt"
+    if ids & {"fedora", "rhel", "centos", "rocky", "almalinux", "amzn"}:
+        return "dnf"
+    if ids & {"opensuse", "suse", "sles", "opensuse-leap", "opensuse-tumbleweed"}:
+        return "zypper"
+    return "unknown"
+
+
+def toolkit_install_commands(machine: Machine) -> str:
+    """Exact commands that install the NVIDIA container toolkit on this distribution."""
+    fam = _family(machine)
+    if fam == "apt":
+        return _TOOLKIT_APT
+    if fam == "dnf":
+        return _TOOLKIT_DNF
+    if fam == "zypper":
+        return _TOOLKIT_ZYPPER
+    return ("Follow NVIDIA's install guide for your distribution: "
+            "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html")
+
+
+def _installer_hint() -> str:
+    """Point at gpusetup's own installer step when it ships (helper 'install' owns it)."""
+    try:
+        from gpusetup.install.plan import installers_dir
+    except ImportError:
+        return ""
+    if (installers_dir() / "nvidia-container-toolkit.sh").is_file():
+        return "\nOr let gpusetup do it (shows the plan first): gpusetup install --container-toolkit"
+    return ""
+
+
+def _evidence(machine: Machine) -> list[str]:
+    out = []
+    for ev in machine.containers.evidence:
+        line = ev.source + (f": {ev.error}" if ev.error else "") + (f" ({ev.detail})" if ev.detail else "")
+        out.append(line)
+    return out
+
+
+def _permission_denied(machine: Machine) -> bool:
+    return any("permission denied" in (ev.error or "").lower() for ev in machine.containers.evidence)
+
+
+def host_check(machine: Machine) -> list[Finding]:
+    """Container-readiness findings for this host, most severe first."""
+    c = machine.containers
+    os_name = (machine.system.os or "").lower()
+    ev = _evidence(machine)
+    findings: list[Finding] = []
+    hint = _installer_hint()
+
+    if os_name == "macos":
+        return [Finding("container-gpu-macos", Severity.ERROR, "GPU containers are not possible on macOS",
+                        "Docker on macOS runs a Linux VM without access to any NVIDIA GPU.",
+                        "Run the containers on a Linux (or Windows + WSL2) machine with an NVIDIA GPU.")]
+    windows = os_name == "windows" or bool(machine.system.wsl)
+    probed = any(x is not None for x in (c.docker, c.podman, c.docker_daemon_reachable,
+                                         c.nvidia_runtime_registered, c.toolkit_version)) or bool(c.cdi_specs)
+    if not probed and not c.evidence:
+        findings.append(Finding(
+            "container-state-unknown", Severity.INFO, "Container set-up was not examined",
+            "This report has no container facts (Docker/Podman, NVIDIA runtime, CDI), so gpusetup cannot say "
+            "whether GPU containers will start here.",
+            "Run `gpusetup docker --check` on the machine itself (it detects them live)."))
+        return findings
+
+    if not machine.driver.version and not machine.driver.cuda_driver_version:
+        findings.append(Finding(
+            "container-no-driver", Severity.ERROR, "No NVIDIA driver: containers cannot use the GPU",
+            "Containers bring CUDA libraries but always use the host's NVIDIA driver.",
+            "Install the NVIDIA driver on the host first (`gpusetup plan` names the right one)."))
+
+    if not c.docker and not c.podman:
+        if windows:
+            fix = ("Install Docker Desktop for Windows, enable 'Use the WSL 2 based engine', and keep the "
+                   "Windows NVIDIA driver current (GPU support comes with Docker Desktop; do not install a "
+                   "Linux driver inside WSL).")
+        elif _family(machine) == "apt":
+            fix = "sudo apt-get install -y docker.io\nsudo usermod -aG docker \"$USER\"   # then log out and back in"
+        elif _family(machine) == "dnf":
+            fix = "sudo dnf install -y podman   # Podman uses the GPU through CDI specs"
+        else:
+            fix = "Install Docker Engine (https://docs.docker.com/engine/install/) or Podman 4.1+."
+        findings.append(Finding("container-engine-missing", Severity.ERROR, "No container engine (Docker or Podman)",
+                                "Neither docker nor podman was found, so the generated set-up cannot run here.",
+                                fix, evidence=ev))
+        return findings
+
+    if c.docker and c.docker_daemon_reachable is False:
+        if _permission_denied(machine):
+            findings.append(Finding(
+                "docker-permission", Severity.ERROR, "Docker is installed but you may not use it",
+                "The Docker daemon refused this user (permission denied on /var/run/docker.sock).",
+                "sudo usermod -aG docker \"$USER\"\nThen log out and back in (or run: newgrp docker).",
+                evidence=ev))
+        else:
+            findings.append(Finding(
+                "docker-daemon-unreachable", Severity.ERROR, "The Docker daemon is not running",
+                f"docker {c.docker} is installed but its daemon did not answer.",
+                "Docker Desktop: start it from the Start menu." if windows
+                else "sudo systemctl enable --now docker", evidence=ev))
+
+    runtime = bool(c.nvidia_runtime_registered)
+    cdi = bool(c.cdi_specs)
+    docker_v = vt(c.docker)
+    docker_cdi = bool(docker_v and docker_v >= (25,))
+    gpus_ok_docker = bool(c.docker) and c.docker_daemon_reachable is not False and (runtime or (cdi and docker_cdi))
+
+    if c.docker and not windows:
+        if not runtime and not cdi:
+            fix = "1. Install the NVIDIA Container Toolkit:\n" + toolkit_install_commands(machine)
+            fix += "\n2. Register it with Docker:\n" + _CONFIGURE_DOCKER + hint
+            findings.append(Finding(
+                "container-gpu-runtime-missing", Severity.ERROR,
+                "Docker cannot give containers the GPU (no NVIDIA runtime, no CDI specs)",
+                "`docker run --gpus all` would fail with 'could not select device driver \"\" with "
+                "capabilities: [[gpu]]'. The NVIDIA Container Toolkit provides the runtime.",
+                fix, evidence=ev))
+        elif not runtime and cdi and not docker_cdi:
+            findings.append(Finding(
+                "docker-cdi-too-old", Severity.WARNING, "CDI specs exist but this Docker cannot use them",
+                f"Docker {c.docker} predates CDI support (Docker 25+), and the nvidia runtime is not registered.",
+                _CONFIGURE_DOCKER + hint, evidence=ev))
+        if runtime and not c.toolkit_version:
+            findings.append(Finding(
+                "container-toolkit-missing", Severity.WARNING,
+                "The nvidia runtime is registered but the NVIDIA Container Toolkit was not found",
+                "Docker's configuration names nvidia-container-runtime, but the toolkit's tools are missing "
+                "(removed, or not on PATH), so GPU containers would fail to start.",
+                toolkit_install_commands(machine) + hint, evidence=ev))
+
+    if c.podman and not c.docker:
+        pv = vt(c.podman)
+        if not cdi:
+            findings.append(Finding(
+                "container-cdi-missing", Severity.ERROR, "Podman has no CDI specs for the GPU",
+                "Podman reaches NVIDIA GPUs only through CDI specs (nvidia.com/gpu=all).",
+                ("" if c.toolkit_version else "Install the NVIDIA Container Toolkit:\n"
+                 + toolkit_install_commands(machine) + "\n") + _CDI_GENERATE, evidence=ev))
+        if pv and pv < (4, 1):
+            findings.append(Finding(
+                "podman-too-old", Severity.WARNING, f"Podman {c.podman} is too old for CDI devices",
+                "`--device nvidia.com/gpu=all` needs Podman 4.1 or newer.",
+                "Upgrade Podman from your distribution (or install Docker).", evidence=ev))
+
+    if not any(f.severity in (Severity.ERROR, Severity.WARNING) for f in findings):
+        if windows:
+            how = "docker run --rm --gpus all ubuntu nvidia-smi"
+            findings.append(Finding(
+                "container-gpu-ok", Severity.OK, "Docker is ready for GPU containers (Docker Desktop / WSL2)",
+                "GPU support comes from Docker Desktop's WSL2 back end and the Windows driver.",
+                f"Smoke test: {how}", evidence=ev))
+        elif gpus_ok_docker:
+            path = "the nvidia runtime" if runtime else "CDI specs (" + ", ".join(c.cdi_specs) + ")"
+            tk = f", NVIDIA Container Toolkit {c.toolkit_version}" if c.toolkit_version else ""
+            findings.append(Finding(
+                "container-gpu-ok", Severity.OK, "Docker can give containers the GPU",
+                f"docker {c.docker} reaches the GPU through {path}{tk}.",
+                "Smoke test: docker run --rm --gpus all ubuntu nvidia-smi", evidence=ev))
+        elif c.podman and cdi:
+            findings.append(Finding(
+                "container-gpu-ok", Severity.OK, "Podman can give containers the GPU (CDI)",
+                f"podman {c.podman} with CDI specs {', '.join(c.cdi_specs)}.",
+                "Smoke test: podman run --rm --device nvidia.com/gpu=all --security-opt=label=disable ubuntu "
+                "nvidia-smi -L", evidence=ev))
+    findings.sort(key=lambda f: f.severity.rank, reverse=True)
+    return findings
