@@ -87,7 +87,10 @@ class CopyButton(QPushButton):
     def _copy(self) -> None:
         QGuiApplication.clipboard().setText(self._text_fn())
         self.setText(tr("Copied"))
-        QTimer.singleShot(1500, lambda: self.setText(self._caption))
+        QTimer.singleShot(1500, self, self._restore)  # the button as context: no call after it is deleted
+
+    def _restore(self) -> None:
+        self.setText(self._caption)
 
 
 class CommandBox(QWidget):

@@ -44,16 +44,20 @@ class JobContext:
         self._interval = interval
         self._lock = threading.Lock()
         self._last_progress = 0.0
+        self._last_label = ""
         self._last_log = 0.0
         self._pending_lines: list[str] = []
 
     def progress(self, label: str, fraction: float | None = None) -> None:
-        """Core progress callback (``Progress``); rate-limited, the final 1.0 always gets through."""
+        """Core progress callback (``Progress``): a new label and the final 1.0 always get through; repeated
+        updates of the same label are rate-limited."""
         now = time.monotonic()
         frac = -1.0 if fraction is None else max(0.0, min(1.0, float(fraction)))
-        if frac >= 1.0 or now - self._last_progress >= self._interval:
+        label = str(label)
+        if frac >= 1.0 or label != self._last_label or now - self._last_progress >= self._interval:
             self._last_progress = now
-            self._signals.progress.emit(str(label), frac)
+            self._last_label = label
+            self._signals.progress.emit(label, frac)
 
     def log(self, line: str) -> None:
         """Core log callback: lines are batched and delivered together."""

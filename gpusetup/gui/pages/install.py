@@ -212,7 +212,6 @@ class InstallPage(BasePage):
         self._job = None
         self.state.install = outcome
         if outcome.cancelled or self.phase == "cancelling":
-            self._mark_running(PENDING)
             self.status.set("busy", tr("Stopped. Undoing the steps that were already done…"))
             self.phase = "running"
             self.start_rollback(after_cancel=True)
