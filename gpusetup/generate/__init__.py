@@ -44,6 +44,12 @@ class GeneratedSetup:
     reason: str | None = None  # set when refused
     alternative: str | None = None
     host_findings: list[Finding] = field(default_factory=list)
+    next_commands: list[str] = field(default_factory=list)  # build and run, ready to paste
+
+    @property
+    def refused(self) -> str | None:
+        """The refusal reason (None when files were written), for callers that only ask 'refused?'."""
+        return None if self.ok else (self.reason or "refused")
 
 
 _OPTION_NAMES = {"gpus", "runtime", "image_source", "flavour", "cuda", "allow_unverified", "image_name",
@@ -128,6 +134,8 @@ def generate_setup(machine: Machine, framework: str, out_dir: Path | str, **opti
         ok=True, framework=framework, out_dir=str(out), files=list(files), image=sel.ref,
         image_name=render.image_name(sel, opts), framework_build=build, why=sel.why, warnings=sel.warnings,
         rejected=sel.rejected, host_findings=findings,
+        next_commands=[f"cd {out}", f"docker build -t {render.image_name(sel, opts)} .",
+                       f"docker run --rm --gpus all {render.image_name(sel, opts)}"],
     )
 
 

@@ -1,0 +1,155 @@
+"""`gpusetup docker`: write a Docker/Compose/devcontainer/Kubernetes/Slurm set-up this host can run."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+FRAMEWORKS = ("pytorch", "tensorflow", "jax")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "docker",
+        help="generate a GPU container set-up (Dockerfile, compose, devcontainer, Kubernetes, Slurm)",
+        description="Write a ready project folder whose base image this host's driver can run and whose "
+        "framework build has kernels for its GPUs, or explain why none can and what to change. "
+        "With --check, only check that Docker/Podman can give containers the GPU. "
+        "Exit code: 0 written (host ready), 1 written but the host needs fixes, 2 refused, 3 bad input.",
+    )
+    p.add_argument("--framework", choices=FRAMEWORKS, help="framework to set up (required unless --check)")
+    p.add_argument("--out", metavar="DIR", help="folder to write (default: ./gpu-<framework>)")
+    p.add_argument("--for", dest="for_file", metavar="REPORT.json",
+                   help="plan for the machine in this diagnose report or machine profile instead of this one")
+    p.add_argument("--runtime", choices=("enroot", "apptainer"), default="enroot",
+                   help="container runtime the Slurm script uses (default enroot/pyxis)")
+    p.add_argument("--gpus", type=int, metavar="N", help="GPUs per container/job (default: all / this host's count)")
+    p.add_argument("--check", action="store_true", help="only check the host's container set-up")
+    p.add_argument("--image-source", choices=("cuda", "official", "ngc"), default="cuda",
+                   help="nvidia/cuda + pip build (default), the framework's official image, or an NGC container")
+    p.add_argument("--flavour", choices=("base", "runtime", "devel", "cudnn-runtime", "cudnn-devel"),
+                   default="runtime", help="nvidia/cuda flavour (devel for nvcc; default runtime)")
+    p.add_argument("--cuda", metavar="X.Y", help="force the image's CUDA version (refused if the driver is older)")
+    p.add_argument("--allow-unverified", action="store_true",
+                   help="also consider image tags gpusetup has only seen in secondary sources")
+    p.add_argument("--image-name", metavar="NAME:TAG", help="name for the built image")
+    p.add_argument("--registry", metavar="HOST[/PATH]", default="registry.example.com",
+                   help="registry cluster nodes pull from (used in the Kubernetes and Slurm files)")
+    p.add_argument("--force", action="store_true", help="overwrite files in --out that differ")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(handler=run)
+
+
+def _load_machine(args: argparse.Namespace) -> Any:
+    from gpusetup.cli import ToolError
+
+    if args.for_file:
+        path = Path(args.for_file).expanduser()
+        if not path.is_file():
+            raise ToolError(f"--for {args.for_file}: no such file. Give a report from `gpusetup diagnose --json`.")
+        try:
+            from gpusetup.compat.profile import load_machine_file
+        except ImportError:  # pragma: no cover - compat ships with gpusetup
+            return _load_machine_fallback(path)
+        try:
+            return load_machine_file(path)
+        except ValueError as exc:
+            raise ToolError(str(exc)) from exc
+    from gpusetup.probe import detect
+
+    return detect()
+
+
+def _load_machine_fallback(path: Path) -> Any:
+    from gpusetup.cli import ToolError
+    from gpusetup.model import Machine, SchemaError, from_dict
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return from_dict(Machine, data.get("machine", data) if isinstance(data, dict) else data)
+    except (OSError, ValueError, SchemaError) as exc:
+        raise ToolError(f"--for {path}: cannot read it as a gpusetup report ({exc})") from exc
+
+
+def _command_line(args: argparse.Namespace) -> str:
+    parts = ["gpusetup", "docker", "--framework", args.framework]
+    for flag, value, default in (("--out", args.out, None), ("--for", args.for_file, None),
+                                 ("--runtime", args.runtime, "enroot"), ("--gpus", args.gpus, None),
+                                 ("--image-source", args.image_source, "cuda"), ("--flavour", args.flavour, "runtime"),
+                                 ("--cuda", args.cuda, None), ("--image-name", args.image_name, None),
+                                 ("--registry", args.registry, "registry.example.com")):
+        if value is not None and value != default:
+            parts += [flag, str(value)]
+    if args.allow_unverified:
+        parts.append("--allow-unverified")
+    return shlex.join(parts)
+
+
+def _print_findings(findings: list[Any], out: Any) -> None:
+    for f in findings:
+        print(f"  [{f.severity.value}] {f.title}", file=out)
+        if f.fix and f.severity.value in ("error", "warning"):
+            for line in f.fix.splitlines():
+                print(f"      {line}", file=out)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpusetup.cli import EXIT_ERROR, EXIT_OK, EXIT_WARN, ToolError
+    from gpusetup.generate import GenerateError, generate_setup, host_check
+    from gpusetup.model import Severity, to_dict
+
+    if args.gpus is not None and args.gpus < 1:
+        raise ToolError("--gpus must be 1 or more")
+    if not args.check and not args.framework:
+        raise ToolError("say which framework to set up: --framework pytorch, tensorflow or jax (or use --check)")
+    machine = _load_machine(args)
+    findings = host_check(machine)
+    worst = max((f.severity for f in findings), key=lambda s: s.rank, default=Severity.OK)
+    host_code = EXIT_WARN if worst.rank >= Severity.WARNING.rank else EXIT_OK
+
+    if args.check:
+        if args.json:
+            print(json.dumps({"findings": [to_dict(f) for f in findings]}, indent=2))
+        else:
+            print("Container check:")
+            _print_findings(findings, sys.stdout)
+        return worst.exit_code
+
+    out = Path(args.out or f"gpu-{args.framework}").expanduser()
+    try:
+        result = generate_setup(
+            machine, args.framework, out, gpus=args.gpus, runtime=args.runtime, image_source=args.image_source,
+            flavour=args.flavour, cuda=args.cuda, allow_unverified=args.allow_unverified,
+            image_name=args.image_name, registry=args.registry, command=_command_line(args), force=args.force,
+            host_findings=findings,
+        )
+    except GenerateError as exc:
+        raise ToolError(str(exc)) from exc
+    except OSError as exc:
+        raise ToolError(f"cannot write {out}: {exc.strerror or exc}") from exc
+
+    if args.json:
+        print(json.dumps(to_dict(result), indent=2))
+        return EXIT_ERROR if not result.ok else host_code
+    if not result.ok:
+        print(f"No container set-up written for {args.framework}.", file=sys.stderr)
+        print(f"Why: {result.reason}", file=sys.stderr)
+        print(f"What to do: {result.alternative}", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"Wrote a {args.framework} GPU container set-up to {out}/ ({len(result.files)} files).")
+    print(f"  Base image: {result.image}")
+    if result.framework_build:
+        print(f"  Framework:  {result.framework_build}")
+    for line in result.why:
+        print(f"  - {line}")
+    for line in result.warnings:
+        print(f"  ! {line}")
+    print("Host check:")
+    _print_findings(result.host_findings, sys.stdout)
+    print(f"Next: cd {shlex.quote(str(out))} && docker build -t {result.image_name} . "
+          f"&& docker run --rm --gpus all {result.image_name}   (README.md explains every file)")
+    return host_code
