@@ -12,11 +12,13 @@ needs reset, driver unloaded…), so the probe can mark that one GPU and carry o
 
 from __future__ import annotations
 
+import copy
 import logging
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from gpusetup.model import Clocks, Ecc, Evidence, Gpu, PcieLink, Reading
+from gpusetup.model import Clocks, Ecc, Evidence, Gpu, Machine, PcieLink, Reading
 from gpusetup.probe.nvtypes import (
     DRIVER_MODELS,
     MigInfo,
@@ -26,7 +28,6 @@ from gpusetup.probe.nvtypes import (
 )
 
 if TYPE_CHECKING:
-    from gpusetup.model import Machine
     from gpusetup.probe import ProbeContext
 
 log = logging.getLogger("gpusetup.probe.nvml")
@@ -469,8 +470,52 @@ def _make(ctx: ProbeContext) -> Any:
     return Nvml()
 
 
+def nvml_timeout(ctx: ProbeContext) -> float:
+    """How long NVML may take: it starts every GPU that is not in persistence mode, which takes a few
+    seconds on big machines; a GPU that fell off the bus makes it hang far longer."""
+    return max(0.1, 2 * (ctx.timeout or 8.0))
+
+
 def probe(ctx: ProbeContext, machine: Machine) -> None:
-    """Ask NVML about the driver and every GPU; one failing GPU is marked and the others still read."""
+    """Ask NVML about the driver and every GPU, in a worker thread with a time limit.
+
+    NVML calls cannot be interrupted, and they hang like nvidia-smi does on a wedged GPU. The worker fills
+    a private copy of the GPU list and driver; only when it finishes in time is its result copied back,
+    so a hung NVML leaves a plain "timed out" finding and the rest of the report still appears.
+    """
+    scratch = Machine(gpus=copy.deepcopy(machine.gpus), driver=copy.deepcopy(machine.driver))
+    done = threading.Event()
+    crash: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            _probe(ctx, scratch)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread below
+            crash.append(exc)
+        finally:
+            done.set()
+
+    limit = nvml_timeout(ctx)
+    threading.Thread(target=work, name="gpusetup-nvml", daemon=True).start()
+    if not done.wait(limit):
+        msg = (
+            f"timed out: NVML did not answer within {limit:g} s. A GPU that fell off the bus or a wedged "
+            "driver does this; check the kernel log (dmesg) for NVRM/Xid messages and reboot."
+        )
+        machine.driver.nvml_error = msg
+        machine.driver.evidence.append(Evidence(SOURCE, ok=False, error=msg, detail="TIMEOUT"))
+        machine.driver.versions.append(Reading(None, SOURCE, error=msg))
+        return
+    if crash:
+        raise crash[0]
+    n = len(machine.gpus)
+    for original, updated in zip(machine.gpus, scratch.gpus[:n], strict=True):
+        original.__dict__.update(updated.__dict__)  # keep object identity for anyone holding a Gpu
+    machine.gpus.extend(scratch.gpus[n:])
+    machine.driver.__dict__.update(scratch.driver.__dict__)
+
+
+def _probe(ctx: ProbeContext, machine: Machine) -> None:
     start = time.perf_counter()
     drv = machine.driver
     try:

@@ -1097,12 +1097,16 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
                 detail=res.error,
             )
         )
-        return
-    if res.error and res.returncode is None:
+        if "<gpu " not in res.stdout:
+            return
+        # What it printed before it hung is still worth having (the GPUs before the wedged one).
+    elif res.error and res.returncode is None:
         machine.driver.evidence.append(Evidence(SOURCE, ok=False, error=res.error))
         return
     snap = parse_smi_xml(res.stdout) if "<nvidia_smi_log" in res.stdout else None
     if snap is None or (not snap.gpus and snap.driver_version is None):
+        if res.timed_out:
+            return
         msg = parse_smi_failure(res.stdout + "\n" + res.stderr)
         if msg is None:
             tail = (res.stderr or res.stdout).strip().splitlines()[-1:] or [""]

@@ -12,6 +12,7 @@ recorded ``--query-gpu`` CSV of the same machine. Nothing here is invented.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,8 @@ class FakeNvml:
         self.init_calls = 0
         self.shutdown_calls = 0
         self.notes: list[str] = []
+        self.hang_in: str | None = None  # a method name that blocks like NVML on a wedged GPU
+        self.release = threading.Event()  # set it to let a hung call return (test clean-up)
 
     # ------------------------------------------------------------------------------ constructors
 
@@ -131,8 +134,20 @@ class FakeNvml:
 
     # ------------------------------------------------------------------------------ lifecycle
 
+    @classmethod
+    def hangs_in(cls, method: str, path: str | Path) -> FakeNvml:
+        """NVML blocks in ``method`` (``init``, ``temperature``…) the way it does when a GPU is wedged."""
+        fake = cls.from_smi_xml(path)
+        fake.hang_in = method
+        return fake
+
+    def _maybe_hang(self, method: str) -> None:
+        if self.hang_in == method:
+            self.release.wait(30)
+
     def init(self) -> None:
         self.init_calls += 1
+        self._maybe_hang("init")
         if self.init_error:
             raise NvmlError.named(self.init_error)
         self.started = True
@@ -185,6 +200,7 @@ class FakeNvml:
 
     def _dev(self, h: FakeHandle, method: str) -> FakeDevice | None:
         self._need_started()
+        self._maybe_hang(method)
         d = self.devices[h.index]
         if d.lost_after_open and method != "pci_info":
             raise NvmlError.named("GPU_IS_LOST")

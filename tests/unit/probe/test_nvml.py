@@ -49,6 +49,7 @@ def test_fake_has_exactly_the_facade_interface() -> None:
         "init_fails",
         "one_of_two_lost",
         "with_unsupported",
+        "hangs_in",
     }
     assert _public(FakeNvml) - fake_only == _public(Nvml)
     for name in _public(Nvml) - {"__enter__", "__exit__"}:
@@ -234,6 +235,27 @@ def test_smi_fallback_not_run_when_nvml_worked_but_run_when_it_failed() -> None:
     m = detect(ctx)
     assert runner.calls == [["nvidia-smi", "-q", "-x"]] and m.gpus[0].name == "Tesla T4"
     assert {r.source for r in m.driver.versions} == {"nvml", "nvidia-smi"}
+
+
+@pytest.mark.parametrize("method", ["init", "temperature"])
+def test_hung_nvml_times_out_and_the_report_goes_on(method: str) -> None:
+    fake = FakeNvml.hangs_in(method, T4)
+    runner = FakeRunner().add(["nvidia-smi"], Reply.hung(0.2))
+    m = Machine()
+    pci_gpu = Gpu(vendor="nvidia", pci=PciInfo(address="0000:00:1e.0"))
+    m.gpus.append(pci_gpu)
+    start = time.perf_counter()
+    try:
+        machine = m
+        for name in ("nvml", "smi"):
+            ctx = ProbeContext(runner=runner, nvml_factory=lambda: fake, timeout=0.1)
+            __import__(f"gpusetup.probe.{name}", fromlist=["probe"]).probe(ctx, machine)
+    finally:
+        fake.release.set()
+    assert time.perf_counter() - start < 2
+    assert machine.driver.nvml_error and machine.driver.nvml_error.startswith("timed out")
+    assert [e.source for e in machine.driver.evidence if not e.ok] == ["nvml", "nvidia-smi"]
+    assert machine.gpus == [pci_gpu] and pci_gpu.name is None  # the half-read worker result is discarded
 
 
 def test_probe_is_fast() -> None:

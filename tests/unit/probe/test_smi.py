@@ -606,6 +606,22 @@ def test_hung_nvidia_smi_still_gives_a_report() -> None:
     assert [p.name for p in machine.probes] == ["smi", "driver"]
 
 
+def test_hung_nvidia_smi_keeps_what_it_printed_before_hanging() -> None:
+    text = read(XML / "tesla-t4__515.105.01__telegraf.xml")
+    partial = text[: text.index("<ecc_mode>")]
+    runner = FakeRunner().add(
+        ["nvidia-smi"],
+        Reply(stdout=partial, returncode=None, timed_out=True, error="timed out after 5 s (stopped)"),
+    )
+    m = Machine()
+    smi_probe(_ctx(runner), m)
+    ev = [e for e in m.driver.evidence if e.source == "nvidia-smi"]
+    assert ev[0].error.startswith("timed out") and not ev[1].ok and "cut off" in (ev[1].error or "")
+    (g,) = m.gpus
+    assert g.name == "Tesla T4" and g.ecc.mode_current is None
+    assert m.driver.versions[0].value == "515.105.01" and m.driver.versions[0].error
+
+
 def test_probe_failure_output_becomes_evidence() -> None:
     text = read(TXT / "nvidia-smi-failed-couldnt-communicate-with-driver__mxochicale-code.txt")
     runner = FakeRunner().add(["nvidia-smi"], Reply(stdout=text, returncode=9))
