@@ -429,7 +429,25 @@ def _kind_word(kind: str) -> str:
     return {"cuda": "CUDA", "rocm": "ROCm", "xpu": "Intel GPU (xpu)", "mps": "Apple GPU (MPS)", "cpu": "CPU"}.get(kind, kind)
 
 
+def _jetson_block(db: CompatDB, env: Env, gpus: Sequence[GpuInfo]) -> str | None:
+    """Why server-Arm (SBSA) CUDA wheels cannot be used on this Jetson, or None when they can."""
+    if not env.jetson:
+        return None
+    for g in gpus:
+        row = next(
+            (r for r in db.rows("pytorch", "jetson") if g.cc and vkey(r["cc_min"]) <= g.cck <= vkey(r["cc_max"])), None
+        )
+        if row is None or not row["sbsa_wheels"]:
+            hint = row["note"] if row else "gpusetup has no data on CUDA wheels for this Jetson"
+            return f"PyTorch's Arm CUDA wheels are built for Arm servers (SBSA), not for {g.label}; {hint}"
+    return None
+
+
 def _torch_cuda_checks(db: CompatDB, c: Cand, env: Env, gpus: Sequence[GpuInfo]) -> None:
+    jetson = _jetson_block(db, env, gpus)
+    if jetson:
+        c.platform_bad = jetson
+        return
     arch = _torch_arch(db, c.version, c.variant, env)
     if arch is None:
         c.platform_bad = (
@@ -445,8 +463,15 @@ def _torch_cuda_checks(db: CompatDB, c: Cand, env: Env, gpus: Sequence[GpuInfo])
         if not g.cc:
             continue
         how = _cc_covered(g.cck, arch["cc"], arch.get("ptx"))
+        highest = _highest_cc(db, cuda) if how == "ptx" else None
         if how is None:
             c.gpu_bad[g.index] = f"has no kernels for compute capability {g.cc} ({g.label})"
+        elif highest and g.cck > vkey(highest):
+            # PTX alone is not enough when the wheel's pinned CUDA libraries (cuBLAS, cuDNN) predate the GPU.
+            c.gpu_bad[g.index] = (
+                f"has no kernels for compute capability {g.cc} ({g.label}): only PTX, and the CUDA {cuda} libraries "
+                f"inside this build support GPUs up to compute capability {highest}"
+            )
         elif how == "ptx":
             uses_ptx = True
             c.notes.append(
@@ -492,6 +517,11 @@ def _tf_candidates(db: CompatDB, env: Env, gpus: Sequence[GpuInfo]) -> list[Cand
             _python_check(c, env, cfg["python_min"], cfg["python_max"])
             if b.get("verified") is False:
                 c.unverified.append(f"tensorflow {b['variant']}: {b.get('note', '')}")
+            if b["os"] == "windows":
+                c.notes.append(
+                    f"TensorFlow {v} is the last release with GPU support on native Windows ({b.get('note', '')}); "
+                    "for current TensorFlow on the GPU, use WSL2."
+                )
             if not (env.wheel_os == b["os"] and env.machine == b["machine"]):
                 if b["os"] == "windows":
                     continue  # the Windows-only build is not an option elsewhere
@@ -619,13 +649,16 @@ def _search(
     """First (relaxation, GPU subset) for which some build works; the newest build wins within it."""
     subsets: list[list[GpuInfo]] = [gpus]
     if len(gpus) > 1:
+        # Keep the newest GPUs first when not all can be served by one build.
+        newest_first = sorted(gpus, key=lambda g: (g.cck, g.gfx or ""), reverse=True)
         for drop in range(1, len(gpus)):
-            for keep in combinations(gpus, len(gpus) - drop):
-                subsets.append(list(keep))
+            for keep in combinations(newest_first, len(gpus) - drop):
+                subsets.append(sorted(keep, key=lambda g: g.index))
+    nvidia = bool(gpus) and all(g.vendor == "nvidia" for g in gpus)
     cache: dict[tuple[bool, tuple[int, ...]], list[Cand]] = {}
     for relax in relaxations:
-        if "wsl" in relax and not (env.os == "windows" and not env.wsl):
-            continue
+        if "wsl" in relax and not (env.os == "windows" and not env.wsl and nvidia):
+            continue  # WSL2 is offered for NVIDIA GPUs on native Windows only (CUDA on WSL)
         if "wsl" in relax and env.machine != "x86_64":
             continue
         e = replace(env, wsl=env.wsl or "wsl" in relax)
