@@ -87,10 +87,10 @@ o['devices'] = p
 _DEEP_WRAPPER = """import json, sys
 o = {}
 try:
-%s
+@BODY@
 except BaseException as e:
-    o['error'] = '%%s: %%s' % (type(e).__name__, str(e)[:500])
-print(%r + json.dumps(o, default=str))
+    o['error'] = type(e).__name__ + ': ' + str(e)[:500]
+print(@MARK@ + json.dumps(o, default=str))
 """
 
 
@@ -113,7 +113,7 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
         for fw in env.frameworks:
             family = _family_of(fw.name)
             if family in _DEEP:
-                deep_probe(ctx, info.executable, family, fw)
+                deep_probe(ctx, pyenv.target_python(ctx), family, fw)
     machine.python_envs.append(env)
 
 
@@ -168,7 +168,7 @@ def from_metadata(family: str, dist: pyenv.Dist) -> FrameworkInstall:
 def deep_probe(ctx: ProbeContext, python: str, family: str, fw: FrameworkInstall) -> None:
     """Import one framework in a subprocess with a timeout and merge what it says into ``fw``."""
     body = "\n".join("    " + line for line in _DEEP[family].strip().splitlines())
-    script = _DEEP_WRAPPER % (body, MARK)
+    script = _DEEP_WRAPPER.replace("@BODY@", body).replace("@MARK@", repr(MARK))
     res = ctx.runner.run([python, "-c", script], timeout=max(ctx.timeout * 2, 1.0))
     fw.probed = True
     data = parse_deep_output(res.stdout)
