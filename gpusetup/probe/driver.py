@@ -237,17 +237,28 @@ def _read_gpu_information(ctx: ProbeContext, machine: Machine) -> None:
         gpu.evidence.append(Evidence(PROC_GPUS, detail=f"{d.name}/information"))
 
 
-def _first(machine: Machine, sources: tuple[str, ...]) -> str | None:
+def _first(machine: Machine, sources: tuple[str, ...], *, clean_only: bool = False) -> str | None:
     for src in sources:
         for r in machine.driver.versions:
-            if r.source == src and r.value:
+            if r.source == src and r.value and not (clean_only and r.error):
                 return r.value
     return None
 
 
+def same_version(a: str, b: str) -> bool:
+    """ "570.124" and "570.124.06" are the same driver (NVML prints two parts); "570.124" ≠ "570.133"."""
+    pa, pb = a.split("."), b.split(".")
+    n = min(len(pa), len(pb))
+    return pa[:n] == pb[:n]
+
+
 def best_driver_version(machine: Machine) -> str | None:
-    """NVML, then nvidia-smi, then the kernel module (what is running), then the library on disk."""
-    return _first(machine, ("nvml", "nvidia-smi", PROC_VERSION, SYS_VERSION, LIBNVML_SOURCE))
+    """NVML, then nvidia-smi, then the kernel module (what is running), then the library on disk.
+
+    A reading that came with an error (nvidia-smi naming its library version while failing) is used only
+    when nothing cleaner is known."""
+    order = ("nvml", "nvidia-smi", PROC_VERSION, SYS_VERSION, LIBNVML_SOURCE)
+    return _first(machine, order, clean_only=True) or _first(machine, order)
 
 
 def driver_mismatch(machine: Machine) -> tuple[str, str] | None:
@@ -261,6 +272,6 @@ def driver_mismatch(machine: Machine) -> tuple[str, str] | None:
     if user is None:
         on_disk = {r.value for r in machine.driver.versions if r.source == LIBNVML_SOURCE and r.value}
         user = on_disk.pop() if len(on_disk) == 1 else None  # several versions on disk: no single answer
-    if kernel and user and kernel != user:
+    if kernel and user and not same_version(kernel, user):
         return kernel, user
     return None

@@ -1014,6 +1014,18 @@ _FAILURES: tuple[tuple[str, str], ...] = (
 )
 
 
+_NVML_LIB = re.compile(r"NVML library version:\s*(\d+\.\d+(?:\.\d+)?)")
+
+
+def parse_nvml_library_version(text: str) -> str | None:
+    """Newer nvidia-smi prints ``NVML library version: 570.124`` after "Driver/library version mismatch":
+    the user-space side of the mismatch."""
+    if not isinstance(text, str):
+        return None
+    m = _NVML_LIB.search(text)
+    return m.group(1) if m else None
+
+
 def parse_smi_failure(text: str) -> str | None:
     """A known nvidia-smi failure message → what it means in plain words; otherwise None."""
     if not isinstance(text, str):
@@ -1114,7 +1126,8 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
         machine.driver.evidence.append(
             Evidence(SOURCE, ok=False, error=msg, detail=(res.stdout + res.stderr)[-500:])
         )
-        machine.driver.versions.append(Reading(None, SOURCE, error=msg))
+        lib_version = parse_nvml_library_version(res.stdout + "\n" + res.stderr)
+        machine.driver.versions.append(Reading(lib_version, SOURCE, error=msg))
         return
     machine.driver.versions.append(Reading(snap.driver_version, SOURCE, error=snap.error))
     if snap.cuda_version and not machine.driver.cuda_driver_version:

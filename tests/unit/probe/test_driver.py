@@ -7,11 +7,13 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from fakes.nvml import FakeNvml
+from fakes.runner import FakeRunner, Reply
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpusetup.model import Gpu, KernelModule, Machine, PciInfo, Reading
-from gpusetup.probe import ProbeContext
+from gpusetup.probe import ProbeContext, detect
 from gpusetup.probe.driver import (
     LIBNVML_SOURCE,
     PROC_VERSION,
@@ -20,6 +22,7 @@ from gpusetup.probe.driver import (
     driver_mismatch,
     parse_gpu_information,
     parse_proc_version,
+    same_version,
 )
 from gpusetup.probe.driver import probe as driver_probe
 
@@ -253,3 +256,45 @@ def test_garbled_sys_version(tmp_path: Path) -> None:
     m = Machine()
     driver_probe(_ctx(root), m)
     assert m.driver.versions == [Reading(None, SYS_VERSION, error="unreadable version")]
+
+
+F09 = (
+    Path(__file__).resolve().parents[2]
+    / "fixtures"
+    / "recorded-issues"
+    / "F09__nvml-driver-library-mismatch__tinygrad-open-gpu-kernel-modules-47.txt"
+)
+
+
+def test_driver_library_mismatch_end_to_end(tmp_path: Path) -> None:
+    """Kernel module 550.144.03 running; NVML fails with the mismatch; nvidia-smi prints the real F09 text."""
+    root = _root(
+        tmp_path, "proc-driver-nvidia-version__open-kernel-module__550.144.03__uv-tests.txt", "550.144.03"
+    )
+    f09 = F09.read_text().split("\n", 1)[1]  # drop the recorded shell prompt line ("nvidia-smi")
+
+    def no_libcuda(name: str) -> object:
+        raise OSError(f"{name}: cannot open shared object file")
+
+    runner = FakeRunner().add(["nvidia-smi"], Reply(stdout=f09, returncode=18))
+    ctx = ProbeContext(
+        root=root,
+        runner=runner,
+        nvml_factory=lambda: FakeNvml.init_fails("LIB_RM_VERSION_MISMATCH"),
+        library_loader=no_libcuda,
+        only=("nvml", "smi", "libcuda", "driver"),
+    )
+    ctx._platform = SimpleNamespace(libcuda_candidates=lambda c: ["libcuda.so.1"])
+    m = detect(ctx)
+    assert all(p.ok for p in m.probes)
+    assert "Driver/library version mismatch" in (m.driver.nvml_error or "")
+    smi = [r for r in m.driver.versions if r.source == "nvidia-smi"]
+    assert smi[0].value == "570.124" and "Reboot" in (smi[0].error or "")
+    assert driver_mismatch(m) == ("550.144.03", "570.124")
+    assert m.driver.version == "550.144.03"  # the clean reading (the running module) wins
+    assert m.gpus == []
+
+
+def test_same_version() -> None:
+    assert same_version("570.124", "570.124.06") and same_version("550.54.15", "550.54.15")
+    assert not same_version("570.124", "570.133.07") and not same_version("550", "560")

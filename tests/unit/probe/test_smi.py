@@ -16,6 +16,7 @@ from gpusetup.probe.smi import (
     SmiSnapshot,
     SmiVersion,
     gpus_from_csv,
+    parse_nvml_library_version,
     parse_smi_csv,
     parse_smi_failure,
     parse_smi_list,
@@ -422,6 +423,17 @@ def test_failure_messages() -> None:
     )
     assert "Reboot" in (parse_smi_failure("Failed to initialize NVML: Driver/library version mismatch") or "")
     assert parse_smi_failure(read(TXT / "h200__590.48.01__linux__nvidia-smi.txt")) is None
+
+
+def test_nvml_library_version_from_the_mismatch_message() -> None:
+    text = read(
+        FIX / "recorded-issues" / "F09__nvml-driver-library-mismatch__tinygrad-open-gpu-kernel-modules-47.txt"
+    )
+    assert parse_nvml_library_version(text) == "570.124"
+    assert "version mismatch" not in (parse_smi_failure(text) or "") and "Reboot" in (
+        parse_smi_failure(text) or ""
+    )
+    assert parse_nvml_library_version(read(TXT / "h200__590.48.01__linux__nvidia-smi.txt")) is None
 
 
 def test_split_pci_device_id() -> None:
