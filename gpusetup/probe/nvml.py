@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpusetup.model import Clocks, Ecc, Evidence, Gpu, Machine, PcieLink, Reading
 from gpusetup.probe.nvtypes import (
+    ARCHITECTURES,
     DRIVER_MODELS,
     MigInfo,
     cuda_version_from_int,
@@ -331,6 +332,11 @@ class Nvml:
             return None
         return int(cc[0]), int(cc[1])
 
+    def architecture(self, h: Any) -> str | None:
+        """ "Ampere", "Ada Lovelace"… (None for codes this version does not know)."""
+        code = self._call(("nvmlDeviceGetArchitecture",), h)
+        return None if code is None else ARCHITECTURES.get(int(code))
+
     def sm_count(self, h: Any) -> int | None:
         """Multiprocessor count when NVML tells it (device attributes; mostly MIG devices)."""
         attrs = self._call(("nvmlDeviceGetAttributes_v2", "nvmlDeviceGetAttributes"), h)
@@ -605,6 +611,7 @@ def _probe_device(nv: Any, index: int, machine: Machine) -> Gpu | None:
             gpu.compute_capability = f"{cc[0]}.{cc[1]}"
             gpu.compute_capability_source = SOURCE
         gpu.sm_count = nv.sm_count(h)
+        gpu.architecture = gpu.architecture or nv.architecture(h)
         gpu.clocks = Clocks(
             graphics_mhz=nv.clock(h, "graphics"),
             sm_mhz=nv.clock(h, "sm"),

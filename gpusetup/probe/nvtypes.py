@@ -65,6 +65,21 @@ def encode_throttle_reasons(names: list[str]) -> int:
     return mask
 
 
+# NVML architecture codes (nvmlDeviceArchitecture_t, NVML_DEVICE_ARCH_* in nvidia-ml-py) → the names
+# nvidia-smi prints as product_architecture.
+ARCHITECTURES: dict[int, str] = {
+    2: "Kepler",
+    3: "Maxwell",
+    4: "Pascal",
+    5: "Volta",
+    6: "Turing",
+    7: "Ampere",
+    8: "Ada Lovelace",
+    9: "Hopper",
+    10: "Blackwell",
+    13: "Rubin",
+}
+
 # NVML driver model values (nvmlDriverModel_t): 0 WDDM, 1 WDM (shown by nvidia-smi as TCC), 2 MCDM.
 DRIVER_MODELS: dict[int, str] = {0: "WDDM", 1: "TCC", 2: "MCDM"}
 DRIVER_MODEL_CODES: dict[str, int] = {"WDDM": 0, "TCC": 1, "WDM": 1, "MCDM": 2}

@@ -265,6 +265,10 @@ class FakeNvml:
         d = self._dev(h, "compute_capability")
         return d.compute_capability if d else None
 
+    def architecture(self, h: FakeHandle) -> str | None:
+        d = self._dev(h, "architecture")
+        return d.gpu.architecture if d else None
+
     def sm_count(self, h: FakeHandle) -> int | None:
         d = self._dev(h, "sm_count")
         m = self._mig(h)

@@ -91,6 +91,7 @@ def test_probe_over_every_xml_fixture(path: Path) -> None:
     )
     assert g.evidence[-1].source == "nvml" and g.evidence[-1].ok
     assert g.compute_capability is None  # nvidia-smi XML does not carry it: the fake does not invent it
+    assert g.architecture == src.architecture
 
 
 def test_probe_values_tesla_t4() -> None:
@@ -307,6 +308,7 @@ def _stub(**overrides: object) -> SimpleNamespace:
             total=24564 * 2**20, used=2**20, free=24563 * 2**20
         ),
         nvmlDeviceGetCudaComputeCapability=lambda h: (8, 9),
+        nvmlDeviceGetArchitecture=lambda h: 8,
         nvmlDeviceGetTemperature=lambda h, s: 40,
         nvmlDeviceGetPowerUsage=lambda h: 26840,
         nvmlDeviceGetEnforcedPowerLimit=lambda h: 450000,
@@ -336,6 +338,7 @@ def test_real_facade_maps_values_and_soft_errors(caplog: pytest.LogCaptureFixtur
         "16f3",
     )
     assert (g.memory_total_mib, g.memory_used_mib, g.compute_capability) == (24564, 1, "8.9")
+    assert g.architecture == "Ada Lovelace"
     assert (g.power_draw_w, g.power_limit_w, g.temperature_c) == (26.84, 450.0, 40)
     assert g.throttle_reasons == ["gpu_idle", "sw_power_cap"]
     assert g.ecc.remapped_rows_pending is None and g.mig_mode is None and g.driver_model is None
