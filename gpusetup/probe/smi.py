@@ -12,8 +12,10 @@ paste into a support ticket. None of them raises on bad input: each returns its 
 - :func:`parse_smi_table`, :func:`parse_smi_q` → :class:`SmiSnapshot` with ``error`` set when no
   nvidia-smi header or GPU could be found;
 - :func:`parse_smi_version` → :class:`SmiVersion` with ``error`` set;
-- :func:`parse_smi_list`, :func:`parse_smi_csv` → empty lists;
-- :func:`parse_smi_failure` → ``None`` when the text is not a known nvidia-smi failure message.
+- :func:`parse_smi_list`, :func:`parse_smi_csv`, :func:`gpus_from_csv` → empty lists;
+- :func:`split_capture_sections` → an empty dict for text without capture headers;
+- :func:`parse_smi_failure`, :func:`parse_nvml_library_version` → ``None`` when the text holds no known
+  nvidia-smi failure message / library version.
 """
 
 from __future__ import annotations
