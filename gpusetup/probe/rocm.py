@@ -200,17 +200,24 @@ def parse_rocminfo(text: str) -> list[dict[str, str]]:
     cur: dict[str, str] | None = None
     for line in (text or "").splitlines():
         s = line.strip()
-        if re.match(r"^\*+$", s) or re.match(r"^Agent \d+$", s):
-            if re.match(r"^Agent \d+$", s):
-                cur = {}
-                agents.append(cur)
+        if re.match(r"^\*+$", s):
             continue
-        if cur is None:
+        if re.match(r"^Agent \d+$", s):
+            cur = {}
+            agents.append(cur)
             continue
         key, sep, value = s.partition(":")
         if not sep:
             continue
         key, value = key.strip(), value.strip()
+        indent = len(line) - len(line.lstrip())
+        # An agent-level "Name:" after a finished agent starts the next one, even when the header was
+        # lost (abridged outputs write "[...]" in its place).
+        if key == "Name" and indent <= 2 and (cur is None or "name" in cur):
+            cur = {}
+            agents.append(cur)
+        if cur is None:
+            continue
         if key == "Name" and "name" not in cur:
             cur["name"] = value
             if value.startswith("gfx"):
