@@ -310,12 +310,26 @@ def _choose_pip(
     for _key, other in candidates[1:]:
         ob = other.build or {}
         if (ob.get("packages"), ob.get("variant")) != (b["packages"], b["variant"]):
-            rejected.append(Rejected(f"{ob['packages'][0]} ({ob['variant']})", "works too, but ranks lower: "
-                                     "gpusetup prefers a build every GPU runs natively, with CUDA no newer "
-                                     "than the driver's, then the newest release"))
+            rejected.append(Rejected(f"{ob['packages'][0]} ({ob['variant']})", _why_lower(other, sel, dcuda)))
     sel.extra_packages = _pins(b, gpus)
     _explain_pip(sel, machine, bcuda, dcuda)
     return sel
+
+
+def _why_lower(other: Selection, chosen: Selection, dcuda: tuple[int, int]) -> str:
+    """One plain sentence on why a working alternative was not the pick."""
+    ob, cb = other.build or {}, chosen.build or {}
+    ocuda, ccuda = mm(ob.get("cuda")), mm(cb.get("cuda"))
+    if sum(1 for v in other.coverage.values() if v) < sum(1 for v in chosen.coverage.values() if v):
+        return "works, but not on every GPU here"
+    if (vt(ob.get("version")) or ()) < (vt(cb.get("version")) or ()):
+        return f"works too, but is an older release than {cb['version']}"
+    if ocuda and ocuda > dcuda and ccuda and ccuda <= dcuda:
+        return (f"works too (minor-version compatibility), but its CUDA {fmt(ocuda)} is newer than the driver's "
+                f"{fmt(dcuda)}; the chosen build runs natively")
+    if other.source == "plain" and chosen.source != "plain":
+        return "works too on a plain Ubuntu image; an nvidia/cuda base is preferred"
+    return f"works too, but is built for an older CUDA ({fmt(ocuda)})"
 
 
 def _choose_base(

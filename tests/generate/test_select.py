@@ -1,0 +1,166 @@
+"""Image choice over a table of real host machines: the chosen tag and build, or the refusal."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpusetup.generate import facts
+from gpusetup.generate.select import Refusal, Selection, choose, coverage
+from gpusetup.model import Containers, Driver, Gpu, Machine, System
+
+from .hosts import HOSTS
+
+# host, framework → (FROM reference, first pip requirement) or ("REFUSED", words the reason must contain)
+EXPECT = {
+    ("rtx3080-595", "pytorch"): ("nvidia/cuda:13.0.2-runtime-ubuntu24.04", "torch==2.14.1", "cu132"),
+    ("rtx3080-595", "tensorflow"): ("nvidia/cuda:12.5.1-runtime-ubuntu24.04", "tensorflow[and-cuda]==2.21.0", "and-cuda"),
+    ("rtx3080-595", "jax"): ("nvidia/cuda:13.0.2-runtime-ubuntu24.04", "jax[cuda13]==0.12.0.1", "cuda13"),
+    # driver 535 = CUDA 12.2: the image must not be newer; the cu126 wheel runs by minor-version compatibility
+    ("rtx4090-535", "pytorch"): ("nvidia/cuda:12.2.2-runtime-ubuntu22.04", "torch==2.14.1", "cu126"),
+    ("rtx4090-535", "tensorflow"): ("nvidia/cuda:12.2.2-runtime-ubuntu22.04", "tensorflow[and-cuda]==2.21.0", "and-cuda"),
+    # JAX needs Python 3.12: no nvidia/cuda image <= 12.2 has it, so a plain Ubuntu 24.04 (wheels bring CUDA)
+    ("rtx4090-535", "jax"): ("ubuntu:24.04", "jax[cuda12]==0.12.0.1", "cuda12"),
+    ("p100-510", "pytorch"): ("ubuntu:24.04", "torch==2.7.1", "cu118"),
+    ("p100-510", "tensorflow"): ("ubuntu:22.04", "tensorflow[and-cuda]==2.14.1", "and-cuda"),
+    ("p100-510", "jax"): ("REFUSED", "525.60.13"),
+    ("p2000-525", "pytorch"): ("nvidia/cuda:12.0.1-runtime-ubuntu22.04", "torch==2.14.1", "cu126"),
+    ("rtx3060-570", "pytorch"): ("nvidia/cuda:12.6.3-runtime-ubuntu24.04", "torch==2.14.1", "cu126"),
+    ("h100-590", "pytorch"): ("nvidia/cuda:13.0.2-runtime-ubuntu24.04", "torch==2.14.1", "cu130"),
+    ("h100-590", "jax"): ("nvidia/cuda:13.0.2-runtime-ubuntu24.04", "jax[cuda13]==0.12.0.1", "cuda13"),
+    ("rtx3080-win-536", "pytorch"): ("nvidia/cuda:12.2.2-runtime-ubuntu22.04", "torch==2.14.1", "cu126"),
+    ("mixed-410", "pytorch"): ("REFUSED", "450.80.02"),
+    ("3x3090-515", "pytorch"): ("nvidia/cuda:11.7.1-runtime-ubuntu22.04", "torch==2.7.1", "cu118"),
+    ("v100x8-450", "pytorch"): ("REFUSED", "450.80.02"),
+    ("gtx1660ti-418", "tensorflow"): ("REFUSED", "too old"),
+    ("k80-470", "pytorch"): ("ubuntu:24.04", "torch==2.7.1", "cu118"),
+    ("k80-470", "tensorflow"): ("REFUSED", "no kernel image"),
+    ("k20-470", "pytorch"): ("REFUSED", "compute capability 3.5"),
+    ("rtx5090-570", "pytorch"): ("nvidia/cuda:12.8.1-runtime-ubuntu24.04", "torch==2.11.0", "cu128"),
+    ("gtx1080ti-580", "pytorch"): ("nvidia/cuda:12.6.3-runtime-ubuntu24.04", "torch==2.14.1", "cu126"),
+    ("no-driver", "pytorch"): ("REFUSED", "No NVIDIA driver"),
+    ("macos", "jax"): ("REFUSED", "macOS"),
+    ("jetson", "pytorch"): ("REFUSED", "Jetson"),
+    ("grace-h100-580", "pytorch"): ("nvidia/cuda:13.0.2-runtime-ubuntu24.04", "torch==2.14.1", "cu130"),
+    ("grace-h100-580", "tensorflow"): ("REFUSED", "aarch64"),
+}
+
+
+@pytest.mark.parametrize(("host", "framework"), sorted(EXPECT))
+def test_choice(host: str, framework: str) -> None:
+    result = choose(HOSTS[host].machine(), framework)
+    want = EXPECT[(host, framework)]
+    if want[0] == "REFUSED":
+        assert isinstance(result, Refusal), f"expected a refusal, got {getattr(result, 'ref', result)}"
+        assert want[1] in result.reason + " " + result.alternative
+        assert result.alternative
+        return
+    assert isinstance(result, Selection), getattr(result, "reason", result)
+    assert result.ref == want[0]
+    assert result.build is not None
+    assert result.build["packages"][0] == want[1]
+    assert result.build["variant"] == want[2]
+    assert not result.gpus_left_out
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+@pytest.mark.parametrize("framework", ["pytorch", "tensorflow", "jax"])
+def test_never_an_image_newer_than_the_driver(host: str, framework: str) -> None:
+    """The invariant of the whole feature, over every host: image CUDA <= driver CUDA, GPUs covered."""
+    machine = HOSTS[host].machine()
+    result = choose(machine, framework)
+    if isinstance(result, Refusal):
+        assert result.reason and result.alternative
+        return
+    dcuda, _ = facts.driver_cuda(machine)
+    assert dcuda is not None
+    assert result.image_cuda <= dcuda
+    for g in result.gpus:
+        assert result.coverage[g.index] in ("sass", "ptx", "min_cc", "unknown")
+        if g.cc and result.source == "cuda":
+            assert facts.cuda_supports_cc(result.image_cuda, g.cc)
+    if result.build:
+        bcuda = facts.mm(result.build["cuda"])
+        need = facts.family_minimum(bcuda[0], machine.system.os == "windows")
+        assert facts.vt(machine.driver.version) >= facts.vt(need)
+
+
+def test_forced_cuda_newer_than_driver_is_refused_with_the_toolkit_error() -> None:
+    result = choose(HOSTS["rtx4090-535"].machine(), "pytorch", cuda="12.8")
+    assert isinstance(result, Refusal)
+    assert "unsatisfied condition: cuda>=12.8" in result.reason
+    assert "--cuda 12.2" in result.alternative and "570.26" in result.alternative
+
+
+def test_forced_cuda_the_driver_supports_is_used() -> None:
+    result = choose(HOSTS["rtx3080-595"].machine(), "pytorch", cuda="12.6")
+    assert isinstance(result, Selection)
+    assert result.tag == "12.6.3-runtime-ubuntu24.04"
+
+
+def test_flavours_come_from_the_tag_list_not_a_formula() -> None:
+    """12.3 spells cuDNN 'cudnn9', 12.2 'cudnn8', 12.4+ plain 'cudnn' (docker-gui-style.md 1.1)."""
+    m = HOSTS["rtx4090-535"].machine()
+    sel = choose(m, "pytorch", flavour="cudnn-devel", cuda="12.2")
+    assert isinstance(sel, Selection) and sel.tag == "12.2.2-cudnn8-devel-ubuntu22.04"
+    rows = {(r["cuda"], r["os"]): r for r in facts.table("nvidia_cuda")["rows"]}
+    assert rows[("12.3.2", "ubuntu22.04")]["tags"]["cudnn-runtime"] == "12.3.2-cudnn9-runtime-ubuntu22.04"
+    assert "cudnn-runtime" not in rows[("12.5.1", "ubuntu24.04")]["tags"]  # no cudnn tags for that set
+
+
+def test_windows_tensorflow_goes_to_a_linux_container_and_says_why() -> None:
+    sel = choose(HOSTS["rtx3080-win-536"].machine(), "tensorflow")
+    assert isinstance(sel, Selection)
+    assert any(r.option == "tensorflow GPU on native Windows" for r in sel.rejected)
+    assert any("WSL2" in w for w in sel.warnings)
+
+
+def test_old_gpu_gets_a_cudnn_pin() -> None:
+    sel = choose(HOSTS["p2000-525"].machine(), "tensorflow")
+    assert isinstance(sel, Selection)
+    assert sel.extra_packages == ["nvidia-cudnn-cu12==9.10.2.21"]
+    new = choose(HOSTS["rtx3080-595"].machine(), "tensorflow")
+    assert isinstance(new, Selection) and new.extra_packages == []
+
+
+def test_mixed_gpus_are_all_covered_or_named() -> None:
+    m = Machine(system=System(os="linux", arch="x86_64"), driver=Driver(version="580.95.05", cuda_driver_version="13.0"),
+                gpus=[Gpu(vendor="nvidia", name="Tesla K80", index=0, compute_capability="3.7"),
+                      Gpu(vendor="nvidia", name="RTX 3090", index=1, compute_capability="8.6")],
+                containers=Containers())
+    sel = choose(m, "pytorch")
+    assert isinstance(sel, Selection)
+    # only cu118 builds still carry sm_37, so gpusetup picks one that covers both GPUs
+    assert sel.build["variant"] == "cu118" and not sel.gpus_left_out
+
+
+def test_official_and_ngc_images() -> None:
+    sel = choose(HOSTS["rtx3060-570"].machine(), "pytorch", image_source="official")
+    assert isinstance(sel, Selection) and sel.ref == "pytorch/pytorch:2.11.0-cuda12.8-cudnn9-runtime"
+    old = choose(HOSTS["rtx4090-535"].machine(), "pytorch", image_source="official")
+    assert isinstance(old, Refusal) and "12.2" in " ".join(r.reason for r in old.rejected)
+    ngc = choose(HOSTS["h100-590"].machine(), "pytorch", image_source="ngc")
+    assert isinstance(ngc, Selection) and ngc.ref == "nvcr.io/nvidia/pytorch:25.12-py3"
+    assert choose(HOSTS["h100-590"].machine(), "jax", image_source="ngc").reason  # no NGC JAX in the list
+
+
+def test_coverage_rules() -> None:
+    assert coverage((8, 9), ["8.6"], [], None) == "sass"  # Ada runs the sm_86 cubin
+    assert coverage((8, 0), ["8.6"], [], None) is None  # but not the other way round
+    assert coverage((12, 0), ["9.0"], ["9.0"], None) == "ptx"
+    assert coverage((6, 1), ["7.5"], ["12.0"], None) is None
+    assert coverage((5, 0), [], [], "5.2") is None
+    assert coverage(None, ["8.6"], [], None) == "unknown"
+
+
+def test_bad_options_raise_value_error() -> None:
+    m = HOSTS["rtx3080-595"].machine()
+    for kwargs in ({"image_source": "quay"}, {"flavour": "slim"}, {"cuda": "twelve"}):
+        with pytest.raises(ValueError):
+            choose(m, "pytorch", **kwargs)
+    with pytest.raises(ValueError):
+        choose(m, "mxnet")
+
+
+def test_driver_cuda_is_derived_from_the_driver_version_when_not_reported() -> None:
+    cuda, src = facts.driver_cuda(HOSTS["3x3090-515"].machine())
+    assert cuda == (11, 7) and "515.65.01" in src
