@@ -40,7 +40,7 @@ def light_palette() -> QPalette:
     p.setColor(QPalette.ColorRole.Window, c("#f4f5f7"))
     p.setColor(QPalette.ColorRole.WindowText, c("#1d1f23"))
     p.setColor(QPalette.ColorRole.Base, c("#ffffff"))
-    p.setColor(QPalette.ColorRole.AlternateBase, c("#eceef2"))
+    p.setColor(QPalette.ColorRole.AlternateBase, c("#ffffff"))  # card background
     p.setColor(QPalette.ColorRole.ToolTipBase, c("#ffffff"))
     p.setColor(QPalette.ColorRole.ToolTipText, c("#1d1f23"))
     p.setColor(QPalette.ColorRole.PlaceholderText, c("#767a82"))
@@ -65,7 +65,7 @@ def dark_palette() -> QPalette:
     p.setColor(QPalette.ColorRole.Window, c("#202226"))
     p.setColor(QPalette.ColorRole.WindowText, c("#e6e7ea"))
     p.setColor(QPalette.ColorRole.Base, c("#16171a"))
-    p.setColor(QPalette.ColorRole.AlternateBase, c("#2a2c31"))
+    p.setColor(QPalette.ColorRole.AlternateBase, c("#2b2d33"))  # card background, lighter than inputs
     p.setColor(QPalette.ColorRole.ToolTipBase, c("#2a2c31"))
     p.setColor(QPalette.ColorRole.ToolTipText, c("#e6e7ea"))
     p.setColor(QPalette.ColorRole.PlaceholderText, c("#8b8f97"))
@@ -76,7 +76,7 @@ def dark_palette() -> QPalette:
     p.setColor(QPalette.ColorRole.Highlight, c("#4f8ef7"))
     p.setColor(QPalette.ColorRole.HighlightedText, c("#0b0c0e"))
     p.setColor(QPalette.ColorRole.Link, c("#8ab4f8"))
-    p.setColor(QPalette.ColorRole.Mid, c("#44474e"))
+    p.setColor(QPalette.ColorRole.Mid, c("#4a4d55"))
     p.setColor(QPalette.ColorRole.Midlight, c("#383b41"))
     p.setColor(QPalette.ColorRole.Dark, c("#111214"))
     for role in (QPalette.ColorRole.WindowText, QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText):

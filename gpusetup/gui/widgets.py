@@ -63,7 +63,7 @@ class Card(QFrame):
         self.setObjectName("card")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setStyleSheet(
-            "QFrame#card { border: 1px solid palette(mid); border-radius: 8px; background: palette(base); }"
+            "QFrame#card { border: 1px solid palette(mid); border-radius: 8px; background: palette(alternate-base); }"
         )
         self.body = QVBoxLayout(self)
         self.body.setContentsMargins(14, 12, 14, 12)
@@ -263,7 +263,7 @@ class Bar(QWidget):
         r = self.rect().adjusted(0, 1, -1, -1)
         pal = self.palette()
         p.setPen(pal.color(QPalette.ColorRole.Mid))
-        p.setBrush(pal.color(QPalette.ColorRole.AlternateBase))
+        p.setBrush(pal.color(QPalette.ColorRole.Midlight))
         p.drawRoundedRect(r, 5, 5)
         if self.fraction is not None:
             w = int(r.width() * max(0.0, min(1.0, self.fraction)))

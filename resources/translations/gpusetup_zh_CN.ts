@@ -1,0 +1,1223 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+  <context>
+    <name>gpusetup</name>
+    <message>
+      <source>This part of gpusetup is not available in this version ({feature}).</source>
+      <translation>此版本的 gpusetup 尚不提供这一部分（{feature}）。</translation>
+    </message>
+    <message>
+      <source>No recommendation (the version checker is not available in this version).</source>
+      <translation>无推荐（此版本不提供版本检查功能）。</translation>
+    </message>
+    <message>
+      <source>no build fits this computer</source>
+      <translation>没有适合这台电脑的版本</translation>
+    </message>
+    <message>
+      <source>What do you want to run?</source>
+      <translation>您想运行什么？</translation>
+    </message>
+    <message>
+      <source>Pick one or more frameworks and where to install them. What works best on your computer is already ticked.</source>
+      <translation>选择一个或多个框架以及安装位置。最适合您电脑的选项已经勾选。</translation>
+    </message>
+    <message>
+      <source>Frameworks</source>
+      <translation>框架</translation>
+    </message>
+    <message>
+      <source>Where</source>
+      <translation>安装位置</translation>
+    </message>
+    <message>
+      <source>A new virtual environment (recommended)</source>
+      <translation>新的虚拟环境（推荐）</translation>
+    </message>
+    <message>
+      <source>An existing virtual environment</source>
+      <translation>已有的虚拟环境</translation>
+    </message>
+    <message>
+      <source>A conda environment</source>
+      <translation>conda 环境</translation>
+    </message>
+    <message>
+      <source>A Docker setup (files to build a container)</source>
+      <translation>Docker 配置（用于构建容器的文件）</translation>
+    </message>
+    <message>
+      <source>Folder for the new virtual environment</source>
+      <translation>新虚拟环境的文件夹</translation>
+    </message>
+    <message>
+      <source>Choose…</source>
+      <translation>选择…</translation>
+    </message>
+    <message>
+      <source>Choose the folder for the new virtual environment</source>
+      <translation>选择新虚拟环境的文件夹</translation>
+    </message>
+    <message>
+      <source>Existing virtual environment to use</source>
+      <translation>要使用的已有虚拟环境</translation>
+    </message>
+    <message>
+      <source>Name of the conda environment</source>
+      <translation>conda 环境名称</translation>
+    </message>
+    <message>
+      <source>Folder for the Docker files</source>
+      <translation>Docker 文件所在文件夹</translation>
+    </message>
+    <message>
+      <source>Choose the folder for the Docker files</source>
+      <translation>选择 Docker 文件所在文件夹</translation>
+    </message>
+    <message>
+      <source>Working out which versions fit your computer…</source>
+      <translation>正在计算适合您电脑的版本…</translation>
+    </message>
+    <message>
+      <source>Checking which versions work with your graphics card and driver…</source>
+      <translation>正在检查哪些版本适用于您的显卡和驱动…</translation>
+    </message>
+    <message>
+      <source>A separate folder with its own Python packages: nothing else on your computer is touched, and deleting the folder removes it all.</source>
+      <translation>一个拥有独立 Python 包的单独文件夹：不会改动电脑上的其他内容，删除该文件夹即可全部移除。</translation>
+    </message>
+    <message>
+      <source>Possible: {version} ({variant}) after a step first: {why}</source>
+      <translation>可以安装：{version}（{variant}），但需先完成一步：{why}</translation>
+    </message>
+    <message>
+      <source>Only the CPU version {version} can be installed here.</source>
+      <translation>这里只能安装 CPU 版本 {version}。</translation>
+    </message>
+    <message>
+      <source>Not possible on this computer: {why}</source>
+      <translation>无法在这台电脑上安装：{why}</translation>
+    </message>
+    <message>
+      <source>Folder:</source>
+      <translation>文件夹：</translation>
+    </message>
+    <message>
+      <source>Name:</source>
+      <translation>名称：</translation>
+    </message>
+    <message>
+      <source>No virtual environment was found. gpusetup installs only into a virtual or conda environment, never into the system's own Python.</source>
+      <translation>未找到虚拟环境。gpusetup 只安装到虚拟环境或 conda 环境中，绝不安装到系统自带的 Python。</translation>
+    </message>
+    <message>
+      <source>conda was not found on this computer. Choose a new virtual environment instead.</source>
+      <translation>这台电脑上没有找到 conda。请改选新的虚拟环境。</translation>
+    </message>
+    <message>
+      <source>Docker setups are not available in this version of gpusetup.</source>
+      <translation>此版本的 gpusetup 不提供 Docker 配置。</translation>
+    </message>
+    <message>
+      <source>Packages are added to this virtual environment; packages you already had are kept, and undo removes only what was added.</source>
+      <translation>软件包将添加到这个虚拟环境中；原有的软件包会保留，撤销时只移除新添加的部分。</translation>
+    </message>
+    <message>
+      <source>Recommended: {version}, CPU version (it works, without the graphics card).</source>
+      <translation>推荐：{version}，CPU 版本（可以运行，但不使用显卡）。</translation>
+    </message>
+    <message>
+      <source>Recommended: {version} ({variant}); works with your graphics card now.</source>
+      <translation>推荐：{version}（{variant}）；现在即可使用您的显卡。</translation>
+    </message>
+    <message>
+      <source>You can still choose, but we cannot recommend versions.</source>
+      <translation>您仍然可以选择，但我们无法推荐版本。</translation>
+    </message>
+    <message>
+      <source>The version checker gave no answer for this framework.</source>
+      <translation>版本检查没有给出这个框架的结果。</translation>
+    </message>
+    <message>
+      <source>We ticked what works best with your graphics card. Hover over a framework to see the options we left out.</source>
+      <translation>我们已勾选最适合您显卡的选项。将鼠标悬停在框架上可查看未选用的选项。</translation>
+    </message>
+    <message>
+      <source>Packages are installed into this conda environment (created if it does not exist).</source>
+      <translation>软件包将安装到这个 conda 环境中（不存在时会自动创建）。</translation>
+    </message>
+    <message>
+      <source>Working out the versions failed: {error}</source>
+      <translation>计算版本失败：{error}</translation>
+    </message>
+    <message>
+      <source>Nothing works with your graphics card right away; the plan will show what to do first.</source>
+      <translation>目前没有可以直接使用您显卡的版本；安装计划会说明需要先做什么。</translation>
+    </message>
+    <message>
+      <source>None of the frameworks can be installed on this computer; hover over each to see why.</source>
+      <translation>这台电脑上无法安装任何框架；将鼠标悬停在各项上可查看原因。</translation>
+    </message>
+    <message>
+      <source>We write a Dockerfile and a compose file into the folder; nothing is installed on this computer.</source>
+      <translation>我们会把 Dockerfile 和 compose 文件写入该文件夹；不会在这台电脑上安装任何东西。</translation>
+    </message>
+    <message>
+      <source>Options we did not pick:</source>
+      <translation>未选用的选项：</translation>
+    </message>
+    <message>
+      <source>Docker is not installed yet; the plan shows how to install it.</source>
+      <translation>尚未安装 Docker；安装计划会说明如何安装。</translation>
+    </message>
+    <message>
+      <source>Done</source>
+      <translation>完成</translation>
+    </message>
+    <message>
+      <source>Here is what happened. Keep the report, or send a support bundle if something is not right.</source>
+      <translation>以下是本次的经过。请保存报告；如有问题，可以发送支持包。</translation>
+    </message>
+    <message>
+      <source>Summary</source>
+      <translation>摘要</translation>
+    </message>
+    <message>
+      <source>Keep a record</source>
+      <translation>保存记录</translation>
+    </message>
+    <message>
+      <source>Save report (&amp;HTML)…</source>
+      <translation>保存报告（HTML）(&amp;H)…</translation>
+    </message>
+    <message>
+      <source>Save report (&amp;JSON)…</source>
+      <translation>保存报告（JSON）(&amp;J)…</translation>
+    </message>
+    <message>
+      <source>Create a &amp;support bundle…</source>
+      <translation>创建支持包(&amp;S)…</translation>
+    </message>
+    <message>
+      <source>Open the &amp;log folder</source>
+      <translation>打开日志文件夹(&amp;L)</translation>
+    </message>
+    <message>
+      <source>Web page (*.html)</source>
+      <translation>网页 (*.html)</translation>
+    </message>
+    <message>
+      <source>JSON (*.json)</source>
+      <translation>JSON (*.json)</translation>
+    </message>
+    <message>
+      <source>Save the report</source>
+      <translation>保存报告</translation>
+    </message>
+    <message>
+      <source>Save the support bundle</source>
+      <translation>保存支持包</translation>
+    </message>
+    <message>
+      <source>Zip file (*.zip)</source>
+      <translation>Zip 文件 (*.zip)</translation>
+    </message>
+    <message>
+      <source>Creating the support bundle…</source>
+      <translation>正在创建支持包…</translation>
+    </message>
+    <message>
+      <source>A support bundle is a zip file with the report and logs, with personal details (user names, host name, serial numbers) removed. Send it to whoever helps you.</source>
+      <translation>支持包是一个包含报告和日志的 zip 文件，其中的个人信息（用户名、主机名、序列号）已被移除。请把它发给为您提供帮助的人。</translation>
+    </message>
+    <message>
+      <source>no graphics card</source>
+      <translation>没有显卡</translation>
+    </message>
+    <message>
+      <source>Nothing was installed.</source>
+      <translation>没有安装任何东西。</translation>
+    </message>
+    <message>
+      <source>finished</source>
+      <translation>已完成</translation>
+    </message>
+    <message>
+      <source>Computer: {gpus}; driver {driver}.</source>
+      <translation>电脑：{gpus}；驱动 {driver}。</translation>
+    </message>
+    <message>
+      <source>passed</source>
+      <translation>通过</translation>
+    </message>
+    <message>
+      <source>passed with warnings</source>
+      <translation>通过（有警告）</translation>
+    </message>
+    <message>
+      <source>failed</source>
+      <translation>失败</translation>
+    </message>
+    <message>
+      <source>Self-test {word}: {n} measurements.</source>
+      <translation>自检{word}：共 {n} 项测量。</translation>
+    </message>
+    <message>
+      <source>To use it, open a terminal and run: source {path}/bin/activate</source>
+      <translation>使用方法：打开终端并运行：source {path}/bin/activate</translation>
+    </message>
+    <message>
+      <source>not installed</source>
+      <translation>未安装</translation>
+    </message>
+    <message>
+      <source>{n} problem(s) found; they are in the report with their fixes.</source>
+      <translation>发现 {n} 个问题；报告中列出了问题及其解决方法。</translation>
+    </message>
+    <message>
+      <source>Docker setup for {fws} written to {dir}.</source>
+      <translation>{fws} 的 Docker 配置已写入 {dir}。</translation>
+    </message>
+    <message>
+      <source>The Docker setup was not fully written: {error}</source>
+      <translation>Docker 配置未能完整写入：{error}</translation>
+    </message>
+    <message>
+      <source>{fws}: restart the computer to finish, then open GPU Setup again.</source>
+      <translation>{fws}：请重启电脑以完成安装，然后再次打开 GPU Setup。</translation>
+    </message>
+    <message>
+      <source>The installation was cancelled and undone.</source>
+      <translation>安装已取消并已撤销。</translation>
+    </message>
+    <message>
+      <source>Report saved to {path}</source>
+      <translation>报告已保存到 {path}</translation>
+    </message>
+    <message>
+      <source>Support bundle saved to {path}</source>
+      <translation>支持包已保存到 {path}</translation>
+    </message>
+    <message>
+      <source>{fws} installed into {where}.</source>
+      <translation>{fws} 已安装到 {where}。</translation>
+    </message>
+    <message>
+      <source>Could not save the report: {error}</source>
+      <translation>无法保存报告：{error}</translation>
+    </message>
+    <message>
+      <source>Could not create the bundle: {error}</source>
+      <translation>无法创建支持包：{error}</translation>
+    </message>
+    <message>
+      <source>The installation did not finish: {error}</source>
+      <translation>安装未完成：{error}</translation>
+    </message>
+    <message>
+      <source>waiting</source>
+      <translation>等待中</translation>
+    </message>
+    <message>
+      <source>running…</source>
+      <translation>运行中…</translation>
+    </message>
+    <message>
+      <source>done</source>
+      <translation>已完成</translation>
+    </message>
+    <message>
+      <source>undone</source>
+      <translation>已撤销</translation>
+    </message>
+    <message>
+      <source>Installing</source>
+      <translation>正在安装</translation>
+    </message>
+    <message>
+      <source>You can keep using your computer meanwhile. Cancel stops and undoes what was done.</source>
+      <translation>安装期间您可以继续使用电脑。“取消”会停止安装并撤销已完成的步骤。</translation>
+    </message>
+    <message>
+      <source>&amp;Cancel installation</source>
+      <translation>取消安装(&amp;C)</translation>
+    </message>
+    <message>
+      <source>Cancel the installation and undo it</source>
+      <translation>取消安装并撤销</translation>
+    </message>
+    <message>
+      <source>&amp;Undo what was done</source>
+      <translation>撤销已完成的步骤(&amp;U)</translation>
+    </message>
+    <message>
+      <source>&amp;Try again</source>
+      <translation>重试(&amp;T)</translation>
+    </message>
+    <message>
+      <source>Steps</source>
+      <translation>步骤</translation>
+    </message>
+    <message>
+      <source>Next steps</source>
+      <translation>接下来</translation>
+    </message>
+    <message>
+      <source>Installation log</source>
+      <translation>安装日志</translation>
+    </message>
+    <message>
+      <source>Show the log</source>
+      <translation>显示日志</translation>
+    </message>
+    <message>
+      <source>Starting…</source>
+      <translation>正在开始…</translation>
+    </message>
+    <message>
+      <source>Stop the installation?</source>
+      <translation>停止安装？</translation>
+    </message>
+    <message>
+      <source>The installation will stop and the steps already done will be undone. Stop now?</source>
+      <translation>安装将停止，已完成的步骤会被撤销。现在停止吗？</translation>
+    </message>
+    <message>
+      <source>Stopping after the current step…</source>
+      <translation>当前步骤完成后停止…</translation>
+    </message>
+    <message>
+      <source>Undoing the steps that were done…</source>
+      <translation>正在撤销已完成的步骤…</translation>
+    </message>
+    <message>
+      <source>Undoing…</source>
+      <translation>正在撤销…</translation>
+    </message>
+    <message>
+      <source>Writing the Docker files…</source>
+      <translation>正在写入 Docker 文件…</translation>
+    </message>
+    <message>
+      <source>There is no plan to install. Go back and choose again.</source>
+      <translation>没有可安装的计划。请返回重新选择。</translation>
+    </message>
+    <message>
+      <source>Stopped. Undoing the steps that were already done…</source>
+      <translation>已停止。正在撤销已完成的步骤…</translation>
+    </message>
+    <message>
+      <source>Installation cancelled.</source>
+      <translation>安装已取消。</translation>
+    </message>
+    <message>
+      <source>The installation did not finish.</source>
+      <translation>安装未完成。</translation>
+    </message>
+    <message>
+      <source>The Docker files are written. Run the commands below to build and start the container.</source>
+      <translation>Docker 文件已写好。运行下面的命令来构建并启动容器。</translation>
+    </message>
+    <message>
+      <source>Some setups could not be written; the reasons are below.</source>
+      <translation>部分配置无法写入；原因见下方。</translation>
+    </message>
+    <message>
+      <source>Installing… ({n} steps)</source>
+      <translation>正在安装…（共 {n} 步）</translation>
+    </message>
+    <message>
+      <source>Almost done: restart your computer now. Then open GPU Setup again and press “Continue installation”; finished steps are not repeated.</source>
+      <translation>即将完成：请现在重启电脑。然后再次打开 GPU Setup 并点击“继续安装”；已完成的步骤不会重复执行。</translation>
+    </message>
+    <message>
+      <source>Installation finished. Press Next to prove it works.</source>
+      <translation>安装完成。点击“下一步”来验证它能正常工作。</translation>
+    </message>
+    <message>
+      <source>You can undo what was done, try again, or read the log below.</source>
+      <translation>您可以撤销已完成的步骤、重试，或查看下方日志。</translation>
+    </message>
+    <message>
+      <source>Everything it changed was undone; your computer is as before.</source>
+      <translation>所有改动都已撤销；您的电脑已恢复原样。</translation>
+    </message>
+    <message>
+      <source>some setups were refused</source>
+      <translation>部分配置被拒绝</translation>
+    </message>
+    <message>
+      <source>Writing the Docker files failed: {error}</source>
+      <translation>写入 Docker 文件失败：{error}</translation>
+    </message>
+    <message>
+      <source>Undoing did not fully work: {error}. The log lists what is left; a support bundle (last page) helps us help you.</source>
+      <translation>撤销未能完全成功：{error}。日志中列出了剩余的内容；支持包（最后一页）能帮助我们为您提供帮助。</translation>
+    </message>
+    <message>
+      <source>Then run:</source>
+      <translation>然后运行：</translation>
+    </message>
+    <message>
+      <source>Could not save the resume file: {error}</source>
+      <translation>无法保存续装文件：{error}</translation>
+    </message>
+    <message>
+      <source>Step {n} “{title}” failed.</source>
+      <translation>第 {n} 步“{title}”失败。</translation>
+    </message>
+    <message>
+      <source>{name}: files written to {dir}</source>
+      <translation>{name}：文件已写入 {dir}</translation>
+    </message>
+    <message>
+      <source>Commands to run next</source>
+      <translation>接下来要运行的命令</translation>
+    </message>
+    <message>
+      <source>cancelled</source>
+      <translation>已取消</translation>
+    </message>
+    <message>
+      <source>{name}: not written. {reason}</source>
+      <translation>{name}：未写入。{reason}</translation>
+    </message>
+    <message>
+      <source>Instead: {alt}</source>
+      <translation>替代方案：{alt}</translation>
+    </message>
+    <message>
+      <source>Image: {image}</source>
+      <translation>镜像：{image}</translation>
+    </message>
+    <message>
+      <source>Operating system and processor</source>
+      <translation>操作系统和处理器</translation>
+    </message>
+    <message>
+      <source>Graphics cards on the PCI bus</source>
+      <translation>PCI 总线上的显卡</translation>
+    </message>
+    <message>
+      <source>NVIDIA driver library (NVML)</source>
+      <translation>NVIDIA 驱动库（NVML）</translation>
+    </message>
+    <message>
+      <source>nvidia-smi</source>
+      <translation>nvidia-smi</translation>
+    </message>
+    <message>
+      <source>CUDA driver library</source>
+      <translation>CUDA 驱动库</translation>
+    </message>
+    <message>
+      <source>Driver versions</source>
+      <translation>驱动版本</translation>
+    </message>
+    <message>
+      <source>CUDA toolkits</source>
+      <translation>CUDA 工具包</translation>
+    </message>
+    <message>
+      <source>Python frameworks</source>
+      <translation>Python 框架</translation>
+    </message>
+    <message>
+      <source>Docker and the NVIDIA container toolkit</source>
+      <translation>Docker 和 NVIDIA 容器工具包</translation>
+    </message>
+    <message>
+      <source>AMD ROCm</source>
+      <translation>AMD ROCm</translation>
+    </message>
+    <message>
+      <source>Kernel messages about the GPU</source>
+      <translation>内核中关于 GPU 的消息</translation>
+    </message>
+    <message>
+      <source>Installed driver packages</source>
+      <translation>已安装的驱动软件包</translation>
+    </message>
+    <message>
+      <source>Finished</source>
+      <translation>已完成</translation>
+    </message>
+    <message>
+      <source>unknown</source>
+      <translation>未知</translation>
+    </message>
+    <message>
+      <source>Unknown graphics card</source>
+      <translation>未知显卡</translation>
+    </message>
+    <message>
+      <source>not working (no NVIDIA driver answered)</source>
+      <translation>无法工作（NVIDIA 驱动没有响应）</translation>
+    </message>
+    <message>
+      <source>Maker</source>
+      <translation>厂商</translation>
+    </message>
+    <message>
+      <source>Architecture</source>
+      <translation>架构</translation>
+    </message>
+    <message>
+      <source>Compute capability</source>
+      <translation>计算能力</translation>
+    </message>
+    <message>
+      <source>Memory</source>
+      <translation>显存</translation>
+    </message>
+    <message>
+      <source>Driver</source>
+      <translation>驱动</translation>
+    </message>
+    <message>
+      <source>System</source>
+      <translation>系统</translation>
+    </message>
+    <message>
+      <source>NVIDIA driver</source>
+      <translation>NVIDIA 驱动</translation>
+    </message>
+    <message>
+      <source>CUDA toolkit</source>
+      <translation>CUDA 工具包</translation>
+    </message>
+    <message>
+      <source>Python</source>
+      <translation>Python</translation>
+    </message>
+    <message>
+      <source>Your machine</source>
+      <translation>您的电脑</translation>
+    </message>
+    <message>
+      <source>What we found on this computer. Nothing has been changed.</source>
+      <translation>这是我们在这台电脑上发现的情况。没有做任何改动。</translation>
+    </message>
+    <message>
+      <source>&amp;Re-scan</source>
+      <translation>重新扫描(&amp;R)</translation>
+    </message>
+    <message>
+      <source>Re-scan this computer</source>
+      <translation>重新扫描这台电脑</translation>
+    </message>
+    <message>
+      <source>Looking at your computer… this usually takes a few seconds.</source>
+      <translation>正在检查您的电脑…通常只需几秒钟。</translation>
+    </message>
+    <message>
+      <source>No graphics card was found.</source>
+      <translation>没有找到显卡。</translation>
+    </message>
+    <message>
+      <source>Software on this computer</source>
+      <translation>这台电脑上的软件</translation>
+    </message>
+    <message>
+      <source>Fix this for me?</source>
+      <translation>要帮您修复吗？</translation>
+    </message>
+    <message>
+      <source>Graphics card: {name}</source>
+      <translation>显卡：{name}</translation>
+    </message>
+    <message>
+      <source>Slot</source>
+      <translation>插槽</translation>
+    </message>
+    <message>
+      <source>Kernel</source>
+      <translation>内核</translation>
+    </message>
+    <message>
+      <source>Processor</source>
+      <translation>处理器</translation>
+    </message>
+    <message>
+      <source>Memory (RAM)</source>
+      <translation>内存（RAM）</translation>
+    </message>
+    <message>
+      <source>not installed or not working</source>
+      <translation>未安装或无法工作</translation>
+    </message>
+    <message>
+      <source>none found (not needed for PyTorch, TensorFlow or JAX wheels)</source>
+      <translation>未找到（PyTorch、TensorFlow 或 JAX 的 wheel 包不需要它）</translation>
+    </message>
+    <message>
+      <source>Docker</source>
+      <translation>Docker</translation>
+    </message>
+    <message>
+      <source>Found 1 graphics card.</source>
+      <translation>找到 1 块显卡。</translation>
+    </message>
+    <message>
+      <source>No graphics card</source>
+      <translation>没有显卡</translation>
+    </message>
+    <message>
+      <source>{version} (supports CUDA up to {cuda})</source>
+      <translation>{version}（最高支持 CUDA {cuda}）</translation>
+    </message>
+    <message>
+      <source>(inside WSL {n})</source>
+      <translation>（在 WSL {n} 中）</translation>
+    </message>
+    <message>
+      <source>Some problems need fixing; see below.</source>
+      <translation>有些问题需要修复；见下方。</translation>
+    </message>
+    <message>
+      <source>We did not find a graphics card this computer could use for deep learning. You can still install the CPU versions of the frameworks; they work, only more slowly.</source>
+      <translation>我们没有找到这台电脑可用于深度学习的显卡。您仍然可以安装框架的 CPU 版本；它们可以运行，只是速度较慢。</translation>
+    </message>
+    <message>
+      <source>What we noticed ({n})</source>
+      <translation>我们发现的情况（{n}）</translation>
+    </message>
+    <message>
+      <source>Fixing: {title}…</source>
+      <translation>正在修复：{title}…</translation>
+    </message>
+    <message>
+      <source>Done. Restart your computer, then open GPU Setup again.</source>
+      <translation>完成。请重启电脑，然后再次打开 GPU Setup。</translation>
+    </message>
+    <message>
+      <source>GPU containers set up</source>
+      <translation>GPU 容器已配置</translation>
+    </message>
+    <message>
+      <source>GPU containers not set up yet</source>
+      <translation>GPU 容器尚未配置</translation>
+    </message>
+    <message>
+      <source>Looking at your computer failed: {error}. Press Re-scan to try again; the log folder has the details.</source>
+      <translation>检查电脑失败：{error}。点击“重新扫描”再试一次；详细信息在日志文件夹中。</translation>
+    </message>
+    <message>
+      <source>Found {n} graphics cards.</source>
+      <translation>找到 {n} 块显卡。</translation>
+    </message>
+    <message>
+      <source>There are warnings worth reading below.</source>
+      <translation>下方有值得一读的警告。</translation>
+    </message>
+    <message>
+      <source>No problems found.</source>
+      <translation>没有发现问题。</translation>
+    </message>
+    <message>
+      <source>The checks for known problems are not available in this version.</source>
+      <translation>此版本不提供已知问题的检查。</translation>
+    </message>
+    <message>
+      <source>gpusetup will run these steps to fix “{title}”:</source>
+      <translation>gpusetup 将运行以下步骤来修复“{title}”：</translation>
+    </message>
+    <message>
+      <source>The fix did not work: {error}</source>
+      <translation>修复没有成功：{error}</translation>
+    </message>
+    <message>
+      <source>Checking: {what}</source>
+      <translation>正在检查：{what}</translation>
+    </message>
+    <message>
+      <source>Install the NVIDIA driver</source>
+      <translation>安装 NVIDIA 驱动</translation>
+    </message>
+    <message>
+      <source>Update the NVIDIA driver</source>
+      <translation>更新 NVIDIA 驱动</translation>
+    </message>
+    <message>
+      <source>Restart the computer</source>
+      <translation>重启电脑</translation>
+    </message>
+    <message>
+      <source>Use WSL 2</source>
+      <translation>使用 WSL 2</translation>
+    </message>
+    <message>
+      <source>Use a different Python version</source>
+      <translation>使用其他 Python 版本</translation>
+    </message>
+    <message>
+      <source>Install AMD ROCm</source>
+      <translation>安装 AMD ROCm</translation>
+    </message>
+    <message>
+      <source>The plan</source>
+      <translation>安装计划</translation>
+    </message>
+    <message>
+      <source>Read what will happen. Nothing has been changed yet: only the Install button starts it.</source>
+      <translation>请阅读将要进行的操作。目前还没有做任何改动：只有点击“安装”按钮才会开始。</translation>
+    </message>
+    <message>
+      <source>Preparing the plan…</source>
+      <translation>正在准备安装计划…</translation>
+    </message>
+    <message>
+      <source>Save the commands as a script</source>
+      <translation>将命令保存为脚本</translation>
+    </message>
+    <message>
+      <source>Shell script (*.sh);;All files (*)</source>
+      <translation>Shell 脚本 (*.sh);;所有文件 (*)</translation>
+    </message>
+    <message>
+      <source>Write the files</source>
+      <translation>写入文件</translation>
+    </message>
+    <message>
+      <source>&amp;Install</source>
+      <translation>安装(&amp;I)</translation>
+    </message>
+    <message>
+      <source>First, these steps are needed</source>
+      <translation>首先需要完成以下步骤</translation>
+    </message>
+    <message>
+      <source>What will be installed</source>
+      <translation>将要安装的内容</translation>
+    </message>
+    <message>
+      <source>What the container will have</source>
+      <translation>容器中将包含的内容</translation>
+    </message>
+    <message>
+      <source>CPU version</source>
+      <translation>CPU 版本</translation>
+    </message>
+    <message>
+      <source>The exact commands</source>
+      <translation>确切的命令</translation>
+    </message>
+    <message>
+      <source>Save as script…</source>
+      <translation>保存为脚本…</translation>
+    </message>
+    <message>
+      <source>(version {v} or newer)</source>
+      <translation>（{v} 或更新版本）</translation>
+    </message>
+    <message>
+      <source>This is exactly what Install will run. You can also copy it or save it and run it yourself.</source>
+      <translation>这正是“安装”将要运行的内容。您也可以复制或保存它，自己运行。</translation>
+    </message>
+    <message>
+      <source>Press “Write the files” to create the Docker setup. Nothing is installed on this computer.</source>
+      <translation>点击“写入文件”来创建 Docker 配置。不会在这台电脑上安装任何东西。</translation>
+    </message>
+    <message>
+      <source>Saved to {path}</source>
+      <translation>已保存到 {path}</translation>
+    </message>
+    <message>
+      <source>The plan could not be made: {error}</source>
+      <translation>无法生成安装计划：{error}</translation>
+    </message>
+    <message>
+      <source>GPU version, {variant}</source>
+      <translation>GPU 版本，{variant}</translation>
+    </message>
+    <message>
+      <source>Steps ({n})</source>
+      <translation>步骤（{n}）</translation>
+    </message>
+    <message>
+      <source>(asks for the administrator password)</source>
+      <translation>（需要输入管理员密码）</translation>
+    </message>
+    <message>
+      <source>Options not picked for {name} ({n})</source>
+      <translation>{name} 未选用的选项（{n}）</translation>
+    </message>
+    <message>
+      <source>Some steps are needed first (see below). Press Install when you are ready.</source>
+      <translation>需要先完成一些步骤（见下方）。准备好后点击“安装”。</translation>
+    </message>
+    <message>
+      <source>Everything is ready. Press Install when you are ready.</source>
+      <translation>一切就绪。准备好后点击“安装”。</translation>
+    </message>
+    <message>
+      <source>Into a new virtual environment: {v}</source>
+      <translation>安装到新的虚拟环境：{v}</translation>
+    </message>
+    <message>
+      <source>Into this Python: {v}</source>
+      <translation>安装到这个 Python：{v}</translation>
+    </message>
+    <message>
+      <source>Into the conda environment: {v}</source>
+      <translation>安装到 conda 环境：{v}</translation>
+    </message>
+    <message>
+      <source>Files written to: {v}</source>
+      <translation>文件写入：{v}</translation>
+    </message>
+    <message>
+      <source>Could not save the script: {error}</source>
+      <translation>无法保存脚本：{error}</translation>
+    </message>
+    <message>
+      <source>{name}: nothing can be installed.</source>
+      <translation>{name}：无法安装。</translation>
+    </message>
+    <message>
+      <source>Packages: {list}</source>
+      <translation>软件包：{list}</translation>
+    </message>
+    <message>
+      <source>Not used by this build: {gpus}</source>
+      <translation>此版本不会使用：{gpus}</translation>
+    </message>
+    <message>
+      <source>Copy to the graphics card (host → device)</source>
+      <translation>复制到显卡（主机 → 设备）</translation>
+    </message>
+    <message>
+      <source>Copy from the graphics card (device → host)</source>
+      <translation>从显卡复制（设备 → 主机）</translation>
+    </message>
+    <message>
+      <source>Copy to the graphics card, pageable memory</source>
+      <translation>复制到显卡，可分页内存</translation>
+    </message>
+    <message>
+      <source>Copy from the graphics card, pageable memory</source>
+      <translation>从显卡复制，可分页内存</translation>
+    </message>
+    <message>
+      <source>Memory speed on the graphics card</source>
+      <translation>显卡显存速度</translation>
+    </message>
+    <message>
+      <source>Matrix multiply, FP32</source>
+      <translation>矩阵乘法，FP32</translation>
+    </message>
+    <message>
+      <source>Matrix multiply, FP16</source>
+      <translation>矩阵乘法，FP16</translation>
+    </message>
+    <message>
+      <source>Matrix multiply, BF16</source>
+      <translation>矩阵乘法，BF16</translation>
+    </message>
+    <message>
+      <source>Matrix multiply, TF32</source>
+      <translation>矩阵乘法，TF32</translation>
+    </message>
+    <message>
+      <source>Processor: matrix multiply</source>
+      <translation>处理器：矩阵乘法</translation>
+    </message>
+    <message>
+      <source>Processor: memory speed</source>
+      <translation>处理器：内存速度</translation>
+    </message>
+    <message>
+      <source>Prove it works</source>
+      <translation>验证它能工作</translation>
+    </message>
+    <message>
+      <source>A short test measures your graphics card and compares it with what it is rated for.</source>
+      <translation>一个简短的测试会测量您的显卡，并与它的额定性能进行比较。</translation>
+    </message>
+    <message>
+      <source>&amp;Stop the test</source>
+      <translation>停止测试(&amp;S)</translation>
+    </message>
+    <message>
+      <source>Run the test &amp;again</source>
+      <translation>重新测试(&amp;A)</translation>
+    </message>
+    <message>
+      <source>Testing… this takes about a minute.</source>
+      <translation>正在测试…大约需要一分钟。</translation>
+    </message>
+    <message>
+      <source>Frameworks found</source>
+      <translation>找到的框架</translation>
+    </message>
+    <message>
+      <source>The test was stopped. Press “Run the test again” to start it again.</source>
+      <translation>测试已停止。点击“重新测试”可以再次开始。</translation>
+    </message>
+    <message>
+      <source>Graphics card versus processor</source>
+      <translation>显卡与处理器对比</translation>
+    </message>
+    <message>
+      <source>Graphics card</source>
+      <translation>显卡</translation>
+    </message>
+    <message>
+      <source>Framework check</source>
+      <translation>框架检查</translation>
+    </message>
+    <message>
+      <source>Notes</source>
+      <translation>备注</translation>
+    </message>
+    <message>
+      <source>Something is wrong: at least one test failed. See the red lines below.</source>
+      <translation>有问题：至少一项测试失败。请查看下方红色的行。</translation>
+    </message>
+    <message>
+      <source>The test could not run: {error}</source>
+      <translation>测试无法运行：{error}</translation>
+    </message>
+    <message>
+      <source>It works, but some numbers are lower than expected (see below).</source>
+      <translation>可以工作，但有些数值低于预期（见下方）。</translation>
+    </message>
+    <message>
+      <source>It works: your graphics card was tested and performs as expected.</source>
+      <translation>可以工作：您的显卡已通过测试，性能符合预期。</translation>
+    </message>
+    <message>
+      <source>The graphics card could not be tested; the results below show what was measured.</source>
+      <translation>无法测试显卡；下方显示的是已测得的结果。</translation>
+    </message>
+    <message>
+      <source>The graphics card multiplied matrices {x}× faster than the processor.</source>
+      <translation>显卡做矩阵乘法比处理器快 {x} 倍。</translation>
+    </message>
+    <message>
+      <source>{name} {version} sees {n} graphics card(s).</source>
+      <translation>{name} {version} 识别到 {n} 块显卡。</translation>
+    </message>
+    <message>
+      <source>{name} {version} is installed but does not see the graphics card.</source>
+      <translation>{name} {version} 已安装，但没有识别到显卡。</translation>
+    </message>
+    <message>
+      <source>Welcome to GPU Setup</source>
+      <translation>欢迎使用 GPU Setup</translation>
+    </message>
+    <message>
+      <source>From “I have a computer with a graphics card” to “my deep-learning framework runs on it, and here is the proof”.</source>
+      <translation>从“我有一台带显卡的电脑”到“我的深度学习框架已经在上面运行，而且有证明”。</translation>
+    </message>
+    <message>
+      <source>What will happen</source>
+      <translation>接下来会发生什么</translation>
+    </message>
+    <message>
+      <source>Nothing changes without your consent</source>
+      <translation>未经您同意，不会做任何改动</translation>
+    </message>
+    <message>
+      <source>Open log folder</source>
+      <translation>打开日志文件夹</translation>
+    </message>
+    <message>
+      <source>Language and appearance</source>
+      <translation>语言和外观</translation>
+    </message>
+    <message>
+      <source>Language</source>
+      <translation>语言</translation>
+    </message>
+    <message>
+      <source>&amp;Language:</source>
+      <translation>语言(&amp;L)：</translation>
+    </message>
+    <message>
+      <source>Appearance</source>
+      <translation>外观</translation>
+    </message>
+    <message>
+      <source>&amp;Appearance:</source>
+      <translation>外观(&amp;A)：</translation>
+    </message>
+    <message>
+      <source>Continue the interrupted installation</source>
+      <translation>继续被中断的安装</translation>
+    </message>
+    <message>
+      <source>Continue installation</source>
+      <translation>继续安装</translation>
+    </message>
+    <message>
+      <source>Start over</source>
+      <translation>重新开始</translation>
+    </message>
+    <message>
+      <source>We look at your computer: graphics cards, driver, CUDA and Python.</source>
+      <translation>我们检查您的电脑：显卡、驱动、CUDA 和 Python。</translation>
+    </message>
+    <message>
+      <source>You choose what you want to run: PyTorch, TensorFlow or JAX, and where.</source>
+      <translation>您选择想运行的框架：PyTorch、TensorFlow 或 JAX，以及安装位置。</translation>
+    </message>
+    <message>
+      <source>We show you the plan: what will be installed, why, and the exact commands.</source>
+      <translation>我们向您展示安装计划：要安装什么、为什么，以及确切的命令。</translation>
+    </message>
+    <message>
+      <source>Only when you press Install do we change anything. You can cancel; finished steps are undone.</source>
+      <translation>只有您点击“安装”后才会做出改动。您可以随时取消；已完成的步骤会被撤销。</translation>
+    </message>
+    <message>
+      <source>We test the graphics card and show you the measured speed as proof.</source>
+      <translation>我们测试显卡，并把测得的速度展示给您作为证明。</translation>
+    </message>
+    <message>
+      <source>Looking at your computer only reads information. Every change is listed on the plan page first, and a record of everything we run is kept in the log folder:</source>
+      <translation>检查电脑只会读取信息。每一项改动都会先列在计划页上，我们运行的所有内容都会记录在日志文件夹中：</translation>
+    </message>
+    <message>
+      <source>Follow the system</source>
+      <translation>跟随系统</translation>
+    </message>
+    <message>
+      <source>Light</source>
+      <translation>浅色</translation>
+    </message>
+    <message>
+      <source>Dark</source>
+      <translation>深色</translation>
+    </message>
+    <message>
+      <source>An installation into {target} stopped before it finished (for example for a restart). {n} steps are in its plan; steps already done are skipped.</source>
+      <translation>安装到 {target} 的过程在完成前停止了（例如因为重启）。计划共有 {n} 步；已完成的步骤会被跳过。</translation>
+    </message>
+    <message>
+      <source>Copy to clipboard</source>
+      <translation>复制到剪贴板</translation>
+    </message>
+    <message>
+      <source>Copied</source>
+      <translation>已复制</translation>
+    </message>
+    <message>
+      <source>Problem</source>
+      <translation>问题</translation>
+    </message>
+    <message>
+      <source>Warning</source>
+      <translation>警告</translation>
+    </message>
+    <message>
+      <source>Note</source>
+      <translation>提示</translation>
+    </message>
+    <message>
+      <source>OK</source>
+      <translation>正常</translation>
+    </message>
+    <message>
+      <source>Progress</source>
+      <translation>进度</translation>
+    </message>
+    <message>
+      <source>Copy</source>
+      <translation>复制</translation>
+    </message>
+    <message>
+      <source>Commands</source>
+      <translation>命令</translation>
+    </message>
+    <message>
+      <source>Do it for me…</source>
+      <translation>帮我完成…</translation>
+    </message>
+    <message>
+      <source>✔ Pass</source>
+      <translation>✔ 通过</translation>
+    </message>
+    <message>
+      <source>⚠ Slower than expected</source>
+      <translation>⚠ 比预期慢</translation>
+    </message>
+    <message>
+      <source>✖ Failed</source>
+      <translation>✖ 失败</translation>
+    </message>
+    <message>
+      <source>– Skipped</source>
+      <translation>– 已跳过</translation>
+    </message>
+    <message>
+      <source>ℹ Measured</source>
+      <translation>ℹ 已测量</translation>
+    </message>
+    <message>
+      <source>not measured</source>
+      <translation>未测量</translation>
+    </message>
+    <message>
+      <source>What this means:</source>
+      <translation>这意味着：</translation>
+    </message>
+    <message>
+      <source>How to fix it:</source>
+      <translation>解决方法：</translation>
+    </message>
+    <message>
+      <source>{value} {unit} of {rated} {unit} rated peak ({pct}%)</source>
+      <translation>{value} {unit}，额定峰值 {rated} {unit}（{pct}%）</translation>
+    </message>
+    <message>
+      <source>Fix automatically: {title}</source>
+      <translation>自动修复：{title}</translation>
+    </message>
+    <message>
+      <source>{value} {unit} (no rated peak known for this device)</source>
+      <translation>{value} {unit}（此设备的额定峰值未知）</translation>
+    </message>
+    <message>
+      <source>How to fix: {title}</source>
+      <translation>解决方法：{title}</translation>
+    </message>
+    <message>
+      <source>&amp;Next &gt;</source>
+      <translation>下一步(&amp;N) &gt;</translation>
+    </message>
+    <message>
+      <source>&lt; &amp;Back</source>
+      <translation>&lt; 上一步(&amp;B)</translation>
+    </message>
+    <message>
+      <source>Cancel</source>
+      <translation>取消</translation>
+    </message>
+    <message>
+      <source>&amp;Finish</source>
+      <translation>完成(&amp;F)</translation>
+    </message>
+    <message>
+      <source>An installation is running. If you quit now it stops after the current step; the next time you open GPU Setup you can continue it or undo it. Quit?</source>
+      <translation>正在安装。如果现在退出，安装会在当前步骤完成后停止；下次打开 GPU Setup 时，您可以继续或撤销。要退出吗？</translation>
+    </message>
+    <message>
+      <source>A task is still running. Stop it and quit?</source>
+      <translation>仍有任务在运行。停止并退出吗？</translation>
+    </message>
+    <message>
+      <source>GPU Setup</source>
+      <translation>GPU Setup</translation>
+    </message>
+    <message>
+      <source>Quit GPU Setup?</source>
+      <translation>退出 GPU Setup？</translation>
+    </message>
+    <message>
+      <source>demonstration, nothing is changed</source>
+      <translation>演示模式，不会做任何改动</translation>
+    </message>
+  </context>
+</TS>
