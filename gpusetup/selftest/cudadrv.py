@@ -359,10 +359,13 @@ class CudaDriver:
             try:
                 lib = loader(name)
             except OSError as exc:
-                reasons.append(f"{name}: {exc}")
+                reasons.append(str(exc))
                 continue
             return cls(lib, name)
-        raise DriverNotFound("No NVIDIA driver library found (" + "; ".join(reasons) + ").")
+        if all("No such file" in r or "cannot open" in r or "not found" in r for r in reasons):
+            raise DriverNotFound(f"the NVIDIA driver's CUDA library ({' or '.join(names)}) is not installed, "
+                                 "so there is no NVIDIA driver to test with.")
+        raise DriverNotFound("the NVIDIA driver's CUDA library could not be loaded (" + "; ".join(reasons) + ").")
 
     def has(self, name: str) -> bool:
         return name in self._fn

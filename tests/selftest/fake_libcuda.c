@@ -50,25 +50,25 @@ typedef int CUjit_option;
 #define CUDA_ERROR_NOT_FOUND 500
 
 #ifndef FAKE_DEVICE_NAME
-#define FAKE_DEVICE_NAME "NVIDIA GeForce RTX 3090"
+#define FAKE_DEVICE_NAME "NVIDIA GeForce RTX 4080 SUPER"
 #endif
 #ifndef FAKE_SM_COUNT
-#define FAKE_SM_COUNT 82
+#define FAKE_SM_COUNT 80
 #endif
 #ifndef FAKE_CC_MAJOR
 #define FAKE_CC_MAJOR 8
 #endif
 #ifndef FAKE_CC_MINOR
-#define FAKE_CC_MINOR 6
+#define FAKE_CC_MINOR 9
 #endif
 #ifndef FAKE_CLOCK_KHZ
-#define FAKE_CLOCK_KHZ 1695000
+#define FAKE_CLOCK_KHZ 2550000
 #endif
 #ifndef FAKE_TOTAL_MB
-#define FAKE_TOTAL_MB 24576
+#define FAKE_TOTAL_MB 16376
 #endif
 #ifndef FAKE_FREE_MB
-#define FAKE_FREE_MB 23800
+#define FAKE_FREE_MB 14900
 #endif
 #ifdef FAKE_OLD_DRIVER
 #define FAKE_DRIVER_VERSION 9000
@@ -94,7 +94,7 @@ static int g_init = 0;
 static double g_vclock = 0.0; /* seconds */
 static size_t g_used = 0;
 static long g_live_dev = 0, g_live_host = 0, g_live_streams = 0, g_live_events = 0, g_live_modules = 0;
-static long g_ctx_refs = 0, g_sgemm_launches = 0;
+static long g_ctx_refs = 0, g_sgemm_launches = 0, g_ops_since_record = 0;
 static struct CUctx_st { int dummy; } g_ctx;
 
 #define MAX_ALLOCS 4096
@@ -130,6 +130,8 @@ void fake_advance(double seconds) { g_vclock += seconds; }
 long fake_live_objects(void) { return g_live_dev + g_live_host + g_live_streams + g_live_events + g_live_modules + g_ctx_refs; }
 long fake_live_device_allocations(void) { return g_live_dev; }
 long fake_sgemm_launches(void) { return g_sgemm_launches; }
+/* Work queued since the last cuEventRecord: > 0 means "copies are in flight" for a telemetry sample. */
+long fake_ops_since_event_record(void) { return g_ops_since_record; }
 
 /* ------------------------------------------------------------------------------------- init, device */
 CUresult cuInit(unsigned int Flags) {
@@ -163,9 +165,9 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) 
     case 13: *pi = FAKE_CLOCK_KHZ; return 0;
     case 16: *pi = FAKE_SM_COUNT; return 0;
     case 18: *pi = 0; return 0;
-    case 36: *pi = 9751000; return 0;
-    case 37: *pi = 384; return 0;
-    case 38: *pi = 6 * 1024 * 1024; return 0;
+    case 36: *pi = 11501000; return 0;
+    case 37: *pi = 256; return 0;
+    case 38: *pi = 64 * 1024 * 1024; return 0;
     case 40: *pi = 2; return 0;
     case 75: *pi = FAKE_CC_MAJOR; return 0;
     case 76: *pi = FAKE_CC_MINOR; return 0;
@@ -271,13 +273,14 @@ static CUresult copy(void *dst, const void *src, size_t n, int dst_dev, int src_
     if (dst_dev && !inside(dst, n, 0)) return CUDA_ERROR_INVALID_VALUE;
     if (src_dev && !inside(src, n, 0)) return CUDA_ERROR_INVALID_VALUE;
     memcpy(dst, src, n);
-    if (dst_dev && src_dev) advance_bytes(n, rate("FAKE_CUDA_D2D_GBPS", 421.0));
+    g_ops_since_record++;
+    if (dst_dev && src_dev) advance_bytes(n, rate("FAKE_CUDA_D2D_GBPS", 330.0));
     else {
         const void *host = dst_dev ? src : dst;
         int pinned = inside(host, n, 1);
-        if (!pinned) advance_bytes(n, rate("FAKE_CUDA_PAGEABLE_GBPS", 10.0));
-        else if (dst_dev) advance_bytes(n, rate("FAKE_CUDA_H2D_GBPS", 24.6));
-        else advance_bytes(n, rate("FAKE_CUDA_D2H_GBPS", 26.0));
+        if (!pinned) advance_bytes(n, rate("FAKE_CUDA_PAGEABLE_GBPS", 11.0));
+        else if (dst_dev) advance_bytes(n, rate("FAKE_CUDA_H2D_GBPS", 25.1));
+        else advance_bytes(n, rate("FAKE_CUDA_D2H_GBPS", 26.3));
     }
     return 0;
 }
@@ -333,6 +336,7 @@ CUresult cuEventRecord(CUevent e, CUstream s) {
     if (!e || e->magic != 0xE7E7) return CUDA_ERROR_INVALID_HANDLE;
     if (s && s->magic != 0x5757) return CUDA_ERROR_INVALID_HANDLE;
     e->recorded = 1; e->t = g_vclock;
+    g_ops_since_record = 0;
     return 0;
 }
 CUresult cuEventSynchronize(CUevent e) { FAILPOINT("cuEventSynchronize"); return (e && e->magic == 0xE7E7) ? 0 : CUDA_ERROR_INVALID_HANDLE; }
@@ -431,7 +435,7 @@ static CUresult run_sgemm(unsigned gx, unsigned gy, unsigned gz, unsigned bx, un
 #endif
     }
 #endif
-    g_vclock += 2.0 * M * N * K / (rate("FAKE_CUDA_SGEMM_TFLOPS", 12.0) * 1e12);
+    g_vclock += 2.0 * M * N * K / (rate("FAKE_CUDA_SGEMM_TFLOPS", 14.0) * 1e12);
     return 0;
 }
 static CUresult run_compare(void **p) {
@@ -445,7 +449,7 @@ static CUresult run_compare(void **p) {
         if (v != ref[i]) counts[0]++;
         if ((v & 0x7f800000u) == 0x7f800000u && (v & 0x007fffffu)) counts[1]++;
     }
-    advance_bytes((size_t)n * 8, rate("FAKE_CUDA_D2D_GBPS", 421.0) * 2);
+    advance_bytes((size_t)n * 8, rate("FAKE_CUDA_D2D_GBPS", 330.0) * 2);
     return 0;
 }
 CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,

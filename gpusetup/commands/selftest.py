@@ -1,0 +1,78 @@
+"""`gpusetup selftest`: measure the GPU (copies, matmul, cuBLAS, frameworks) against its rated peak."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "selftest",
+        help="measure the GPU: copy bandwidth, matrix multiply, cuBLAS, frameworks, CPU baseline",
+        description="Run the self-test: copy bandwidth and a checked matrix multiply through the NVIDIA driver "
+        "alone, cuBLAS GEMM throughput when cuBLAS is present, the installed frameworks on the GPU, and a CPU "
+        "baseline. Each number is shown against the GPU's rated peak with a verdict and the reason. "
+        "Exit code: 0 healthy, 1 warnings, 2 problems found, 3 gpusetup could not run, 130 cancelled.",
+    )
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--quick", dest="mode", action="store_const", const="quick",
+                      help="small buffers and few repetitions: seconds (default)")
+    mode.add_argument("--full", dest="mode", action="store_const", const="full",
+                      help="nvbandwidth-sized buffers (512 MiB) and larger matrices: longer, more exact")
+    p.add_argument("--json", action="store_true",
+                   help="write the JSON report with the self-test (schema: resources/schema/report.schema.json)")
+    p.add_argument("--device", type=int, metavar="N", help="CUDA device number to test (default 0)")
+    p.add_argument("--python", metavar="PATH", help="check the frameworks of this Python interpreter")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the result to FILE instead of the terminal")
+    p.set_defaults(handler=run, mode="quick")
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpusetup.cancel import CancelToken
+    from gpusetup.cli import ToolError
+    from gpusetup.model import Report
+    from gpusetup.probe import ProbeContext, detect
+    from gpusetup.report import render
+    from gpusetup.selftest import SelfTestEnv, run_selftest
+    from gpusetup.selftest.text import format_text
+
+    if args.device is not None and args.device < 0:
+        raise ToolError("--device must be 0 or a positive GPU number (see `gpusetup diagnose`)")
+    if args.python and not Path(args.python).exists():
+        raise ToolError(f"--python {args.python}: no such file. Give the path of a python executable")
+    token = CancelToken()
+    quiet = args.json or not sys.stderr.isatty()
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        if token.cancelled:
+            raise KeyboardInterrupt
+        token.cancel()
+        print("\nStopping after the current step (Ctrl-C again to abort)…", file=sys.stderr)
+
+    def progress(label: str, fraction: float | None) -> None:
+        if not quiet and label != "done":
+            print(f"\r\033[K  {label}…", end="", file=sys.stderr, flush=True)
+
+    old = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        progress("detecting the machine", None)
+        machine = detect(ProbeContext(only=("system", "pci", "nvml")))
+        env = SelfTestEnv(python=args.python)
+        result = run_selftest(machine, mode=args.mode, device=args.device, progress=progress, cancel=token, env=env)
+    finally:
+        signal.signal(signal.SIGINT, old)
+        if not quiet:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+    text = render(Report(machine=machine, selftest=result), "json") if args.json else format_text(result)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"Self-test result written to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    if result.cancelled:
+        return 130
+    return {"fail": 2, "warn": 1}.get(result.verdict, 0)

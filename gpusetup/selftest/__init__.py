@@ -1,0 +1,246 @@
+"""The self-test: proof that the GPU works, measured against what it should reach.
+
+Tiers, each working without the ones after it:
+
+1. **driver** — ctypes on libcuda with shipped PTX (:mod:`.cudadrv`, :mod:`.bandwidth`, :mod:`.matmul`):
+   copy bandwidth, a checked FP32 matmul and a bit-exact repeat-and-compare pass;
+2. **cublas** — GEMM throughput for FP32/TF32/FP16/BF16 when a cuBLAS library exists (:mod:`.cublas`);
+3. **framework** — torch/TensorFlow/JAX in the target environment see and use the GPU (:mod:`.framework`);
+4. **cpu** — numpy baseline, and the whole self-test on a machine without an NVIDIA GPU (:mod:`.cpu`).
+
+Cancelling (the token, or Ctrl-C in the CLI) stops at the next step, frees all GPU memory and returns
+what was measured so far. GPU memory use stays within half of the free memory both the driver and NVML
+report; managed memory is never used.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpusetup.cancel import Cancelled, CancelToken, Progress, no_progress
+from gpusetup.model import Gpu, Machine, Measurement, SelfTestResult
+from gpusetup.runner import Runner, SubprocessRunner
+from gpusetup.selftest.base import MIB, RunCtx, Sizes
+
+log = logging.getLogger("gpusetup.selftest")
+
+MODES = ("quick", "full")
+_VERDICT_RANK = {"skipped": 0, "info": 1, "pass": 2, "warn": 3, "fail": 4}
+
+
+@dataclass
+class SelfTestEnv:
+    """Everything the self-test touches outside Python, injectable for tests (fake libcuda, fake NVML)."""
+
+    cuda_loader: Callable[[str], Any] | None = None  # ctypes.CDLL by default
+    cuda_candidates: Sequence[str] | None = None  # default: cudadrv.default_candidates()
+    cublas_loader: Callable[[str], Any] | None = None
+    cublas_candidates: Sequence[str] | None = None  # default: cublas.candidates(); [] disables the tier
+    telemetry_factory: Callable[[str | None, int], Any] | None = None  # default: NVML
+    runner: Runner | None = None
+    python: str | None = None  # target interpreter for the framework tier (default: this one)
+    frameworks: Sequence[str] = ("torch", "tensorflow", "jax")
+    sizes: Sizes | None = None  # default: Sizes.for_mode(mode)
+    specs_path: Any = None
+    tiers: Sequence[str] = ("driver", "cublas", "framework", "cpu")
+    extra_notes: list[str] = field(default_factory=list)
+
+
+def run_selftest(machine: Machine, *, mode: str = "quick", device: int | None = None,
+                 progress: Progress | None = None, cancel: CancelToken | None = None,
+                 env: SelfTestEnv | None = None) -> SelfTestResult:
+    """Run every tier that this machine allows and return the measurements with verdicts."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    env = env or SelfTestEnv()
+    progress = progress or no_progress
+    cancel = cancel or CancelToken()
+    sizes = env.sizes or Sizes.for_mode(mode)
+    result = SelfTestResult(mode=mode, device=device)
+    t0 = time.perf_counter()
+    ctx = RunCtx(sizes=sizes, cancel=cancel, progress=progress, device=device)
+    from gpusetup.selftest import peaks
+
+    ctx.specs = peaks.load_specs(env.specs_path)
+    try:
+        if "driver" in env.tiers:
+            _gpu_tiers(machine, env, ctx, result, device)
+        cancel.raise_if_cancelled()
+        if "framework" in env.tiers and env.frameworks:
+            progress("framework check", None)
+            from gpusetup.selftest import framework
+
+            ms, notes = framework.run(env.runner or SubprocessRunner(), env.python or sys.executable,
+                                      env.frameworks, sizes.framework_n, sizes.framework_timeout,
+                                      gpu_expected=bool(machine.nvidia_gpus) or result.gpu_tested)
+            for m in ms:
+                m.device = device if m.value is not None else None
+            result.measurements.extend(ms)
+            result.notes.extend(notes)
+        cancel.raise_if_cancelled()
+        if "cpu" in env.tiers:
+            from gpusetup.selftest import cpu
+
+            result.measurements.extend(cpu.run(sizes, cancel, progress,
+                                               ram_available_mib=machine.system.ram_available_mib))
+    except Cancelled:
+        result.cancelled = True
+        result.notes.append("Cancelled: the results above are what was measured before stopping; all GPU "
+                            "memory the self-test used was freed.")
+    result.notes[:0] = ctx.notes
+    result.notes.extend(env.extra_notes)
+    _speedup(result)
+    result.verdict = _worst(result.measurements)
+    result.duration_s = round(time.perf_counter() - t0, 3)
+    progress("done", 1.0)
+    return result
+
+
+def _worst(ms: list[Measurement]) -> str:
+    worst = "info"
+    for m in ms:
+        if _VERDICT_RANK.get(m.verdict, 0) > _VERDICT_RANK[worst]:
+            worst = m.verdict
+    return worst
+
+
+def _speedup(result: SelfTestResult) -> None:
+    by = {m.name: m for m in result.measurements}
+    cpu = by.get("cpu_matmul_fp32")
+    gpu = next((by[n] for n in ("cublas_fp32", "matmul_fp32_ptx") if n in by and by[n].value), None)
+    if not cpu or not cpu.value or gpu is None or gpu.value is None:
+        return
+    result.measurements.append(Measurement(
+        name="gpu_cpu_speedup", value=round(gpu.value * 1000 / cpu.value, 2), unit="x", tier="cpu",
+        verdict="info", device=gpu.device,
+        reason=f"FP32 matrix multiply: GPU ({gpu.name}) {gpu.value:.3g} TFLOP/s vs CPU {cpu.value:.4g} GFLOP/s, "
+        "both measured on this machine",
+    ))
+
+
+def _machine_gpu(machine: Machine, bus_id: str | None, name: str) -> Gpu | None:
+    from gpusetup.selftest.telemetry import _bus_key
+
+    want = _bus_key(bus_id)
+    for g in machine.nvidia_gpus:
+        if want is not None and _bus_key(g.pci.address) == want:
+            return g
+    named = [g for g in machine.nvidia_gpus if g.name == name]
+    return named[0] if len(named) == 1 else None
+
+
+def _gpu_tiers(machine: Machine, env: SelfTestEnv, ctx: RunCtx, result: SelfTestResult,
+               device: int | None) -> None:
+    from gpusetup.selftest import bandwidth, cudadrv, matmul
+    from gpusetup.selftest.telemetry import NullTelemetry, default_telemetry
+
+    no_gpu = "The CPU tier below is the whole self-test."
+    ctx.step("looking for the NVIDIA driver", 0.0)
+    try:
+        drv = cudadrv.CudaDriver.load(env.cuda_loader, env.cuda_candidates)
+    except cudadrv.DriverNotFound as exc:
+        result.notes.append(f"No NVIDIA GPU can be tested: {exc} {no_gpu}")
+        return
+    except cudadrv.DriverTooOld as exc:
+        result.notes.append(f"{exc} {no_gpu}")
+        return
+    if drv.fallbacks_used:
+        used = ", ".join(f"{old} instead of {new}" for new, old in drv.fallbacks_used.items())
+        ctx.notes.append(f"Older driver: using {used}.")
+    try:
+        drv.init()
+        count = drv.device_count()
+    except cudadrv.CudaError as exc:
+        result.notes.append(f"No NVIDIA GPU can be tested: {exc.name}: {exc.message} {no_gpu}")
+        return
+    if count == 0:
+        result.notes.append(f"No NVIDIA GPU found by the CUDA driver. {no_gpu}")
+        return
+    ordinal = 0 if device is None else device
+    if not 0 <= ordinal < count:
+        result.measurements.append(Measurement(
+            name="gpu_select", value=None, unit="", tier="driver", verdict="fail",
+            reason=f"there is no GPU number {ordinal}: the CUDA driver sees {count} (numbers 0 to {count - 1})"))
+        return
+    ctx.device = result.device = ordinal
+    info = drv.device_info(ordinal)
+    ctx.info = info
+    result.gpu_name = info.name
+    ctx.machine_gpu = _machine_gpu(machine, info.pci_bus_id, info.name)
+    pci_dev = ctx.machine_gpu.pci.device_id if ctx.machine_gpu else None
+    ctx.spec = ctx.specs.find(info.name, pci_dev)
+    version = drv.version()
+    ctx.notes.append(
+        f"GPU {ordinal}: {info.name}, compute capability {info.compute_capability}, {info.sm_count} SMs, "
+        f"{info.total_bytes // MIB} MiB; driver supports CUDA {version // 1000}.{version % 1000 // 10}"
+        + (f"; spec table row: {ctx.spec.name}" if ctx.spec else "; not in the GPU spec table (no rated peaks)"))
+    factory = env.telemetry_factory or default_telemetry
+    try:
+        ctx.telemetry = factory(info.pci_bus_id, ordinal)
+    except Exception as exc:  # noqa: BLE001 - telemetry is optional
+        log.info("telemetry unavailable: %s", exc)
+        ctx.telemetry = NullTelemetry()
+    session = None
+    try:
+        session = drv.open(ordinal)
+        ctx.session = session
+        result.gpu_tested = True
+        _set_budget(ctx, session, machine)
+        ctx.step("copy test", 0.1)
+        result.measurements.extend(bandwidth.run(ctx, _host_available(machine)))
+        ctx.step("matrix test", 0.4)
+        result.measurements.extend(matmul.run(ctx))
+        if "cublas" in env.tiers:
+            _cublas_tier(env, ctx, result)
+    except cudadrv.CudaError as exc:
+        hardware = " This looks like a hardware problem." if exc.hardware else ""
+        result.measurements.append(Measurement(
+            name="gpu_error", value=None, unit="", tier="driver", device=ordinal, verdict="fail",
+            reason=f"{exc}{hardware}"))
+    except cudadrv.DriverTooOld as exc:
+        result.notes.append(str(exc))
+    finally:
+        if session is not None:
+            for err in session.close():
+                ctx.notes.append(f"While freeing GPU memory: {err}")
+        if ctx.telemetry is not None:
+            ctx.telemetry.close()
+
+
+def _set_budget(ctx: RunCtx, session: Any, machine: Machine) -> None:
+    """Half of the smallest free-memory figure (driver now, NVML now, detection earlier)."""
+    free_drv, _ = session.mem_info()
+    candidates = [free_drv]
+    nv = ctx.telemetry.sample().free_bytes if ctx.telemetry is not None else None
+    if nv:
+        candidates.append(nv)
+    if ctx.machine_gpu is not None and ctx.machine_gpu.memory_free_mib:
+        candidates.append(ctx.machine_gpu.memory_free_mib * MIB)
+    ctx.budget_bytes = min(candidates) // 2
+
+
+def _host_available(machine: Machine) -> int | None:
+    mib = machine.system.ram_available_mib
+    return mib * MIB if mib else None
+
+
+def _cublas_tier(env: SelfTestEnv, ctx: RunCtx, result: SelfTestResult) -> None:
+    from gpusetup.selftest import cublas
+
+    names = env.cublas_candidates if env.cublas_candidates is not None else cublas.candidates()
+    blas = cublas.Cublas.load(env.cublas_loader, names) if names else None
+    if blas is None:
+        result.notes.append("cuBLAS not found (no CUDA toolkit, no nvidia-cublas wheel, no framework bundling "
+                            "it on the library path), so the tensor-core GEMM figures were skipped.")
+        return
+    ctx.step("cuBLAS matrix multiply", 0.7)
+    try:
+        result.measurements.extend(cublas.run(ctx, blas))
+    except cublas.CublasError as exc:
+        result.measurements.append(Measurement(name="cublas", value=None, unit="", tier="cublas",
+                                               device=ctx.device, verdict="fail", reason=str(exc)))

@@ -1,0 +1,216 @@
+"""Copy bandwidth through the driver API, the way nvbandwidth measures it (performance.md §2.1).
+
+Host↔device with pinned memory (``cuMemHostAlloc``, portable) on a stream timed with CUDA events: a few
+warm-up copies, then each sample is ``loops`` back-to-back async copies between two events; the median of
+the samples is reported with the spread. Pageable copies use the synchronous entry points between events
+on the legacy stream (the driver stages them through its own pinned buffers). Device→device counts read +
+write (2 × bytes), the figure comparable with the memory peak. The PCIe link is read *while* the host
+copies are queued, then a pattern written through H2D → D2D → D2H is verified byte for byte.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+from gpusetup.model import Measurement
+from gpusetup.selftest import peaks
+from gpusetup.selftest.base import MIB, RunCtx, median_spread
+from gpusetup.selftest.telemetry import Sample
+
+_MIN_BYTES = 4 * MIB
+
+
+@dataclass
+class _Bufs:
+    nbytes: int
+    dev_a: int
+    dev_b: int
+    pinned_src: int
+    pinned_dst: int
+    pageable: ctypes.Array[ctypes.c_char]
+
+
+def choose_bytes(ctx: RunCtx, wanted: int, host_available: int | None) -> int | None:
+    """Largest power-of-two-ish size ≤ wanted that fits: two device buffers in the budget, three host
+    buffers in a quarter of the available RAM. None when even the minimum does not fit."""
+    n = wanted
+    while n >= _MIN_BYTES:
+        dev_ok = 2 * n <= ctx.budget_bytes
+        host_ok = host_available is None or 3 * n <= host_available // 4
+        if dev_ok and host_ok:
+            return n
+        n //= 2
+    return None
+
+
+def _fill_pattern(ptr: int, nbytes: int) -> None:
+    block = bytes((i * 131 + 7) & 0xFF for i in range(MIB))
+    off = 0
+    while off < nbytes:
+        k = min(MIB, nbytes - off)
+        ctypes.memmove(ptr + off, block, k)
+        off += k
+
+
+def _same(a: int, b: int, nbytes: int) -> int | None:
+    """Offset of the first differing byte, or None."""
+    off = 0
+    while off < nbytes:
+        k = min(16 * MIB, nbytes - off)
+        if ctypes.string_at(a + off, k) != ctypes.string_at(b + off, k):
+            x, y = ctypes.string_at(a + off, k), ctypes.string_at(b + off, k)
+            return off + next(i for i in range(k) if x[i] != y[i])
+        off += k
+    return None
+
+
+def run(ctx: RunCtx, host_available: int | None) -> list[Measurement]:
+    s = ctx.session
+    sz = ctx.sizes
+    nbytes = choose_bytes(ctx, sz.copy_bytes, host_available)
+    if nbytes is None:
+        return [ctx.measurement("h2d_pinned", None, "GB/s", "driver", verdict="skipped",
+                                reason="not enough free GPU or host memory for even the smallest copy test")]
+    if nbytes < sz.copy_bytes:
+        ctx.notes.append(f"Copy buffers reduced to {nbytes // MIB} MiB to stay within free memory.")
+    ctx.step("copy test: allocating buffers", 0.05)
+    b = _Bufs(nbytes, s.alloc(nbytes), s.alloc(nbytes), s.host_alloc(nbytes), s.host_alloc(nbytes),
+              ctypes.create_string_buffer(nbytes))
+    _fill_pattern(b.pinned_src, nbytes)
+    ctypes.memmove(ctypes.addressof(b.pageable), b.pinned_src, nbytes)
+    stream = s.stream()
+    start, stop = s.event(), s.event()
+    out: list[Measurement] = []
+    links: list[Sample] = []
+
+    def timed(label: str, copy_one: object, on_stream: bool, frac: float, count: int = 1) -> list[float]:
+        ctx.step(f"copy test: {label}", frac)
+        st = stream if on_stream else 0
+        for _ in range(sz.copy_warmup):
+            copy_one(st)  # type: ignore[operator]
+        s.synchronize()
+        samples = []
+        for _ in range(sz.samples):
+            ctx.cancel.raise_if_cancelled()
+            s.record(start, st)
+            for _ in range(sz.copy_loops):
+                copy_one(st)  # type: ignore[operator]
+            if on_stream and count == 1 and ctx.telemetry is not None:
+                links.append(ctx.telemetry.sample())  # the copies are in flight now
+            s.record(stop, st)
+            ms = s.elapsed_ms(start, stop)
+            if ms <= 0:
+                continue
+            samples.append(count * nbytes * sz.copy_loops / (ms / 1e3) / 1e9)
+        return samples
+
+    h2d = timed("host→GPU, pinned", lambda st: s.htod(b.dev_a, b.pinned_src, nbytes, st), True, 0.1)
+    d2h = timed("GPU→host, pinned", lambda st: s.dtoh(b.pinned_dst, b.dev_a, nbytes, st), True, 0.3)
+    page_addr = ctypes.addressof(b.pageable)
+    h2d_p = timed("host→GPU, pageable", lambda st: s.htod(b.dev_a, page_addr, nbytes), False, 0.45)
+    d2h_p = timed("GPU→host, pageable", lambda st: s.dtoh(page_addr, b.dev_a, nbytes), False, 0.6)
+    d2d = timed("GPU memory copy", lambda st: s.dtod(b.dev_b, b.dev_a, nbytes, st), True, 0.75, count=2)
+
+    # Integrity: the pattern must survive host → GPU → GPU → host.
+    ctx.step("copy test: verifying data", 0.85)
+    s.htod(b.dev_a, b.pinned_src, nbytes)
+    s.dtod(b.dev_b, b.dev_a, nbytes)
+    ctypes.memset(b.pinned_dst, 0, nbytes)
+    s.dtoh(b.pinned_dst, b.dev_b, nbytes)
+    s.synchronize()
+    bad = _same(b.pinned_src, b.pinned_dst, nbytes)
+
+    link = _link_during(links)
+    out.extend(_pcie_measurements(ctx, "h2d_pinned", "host→GPU copies (pinned memory)", h2d, link))
+    out.extend(_pcie_measurements(ctx, "d2h_pinned", "GPU→host copies (pinned memory)", d2h, link))
+    pinned_med = {"h2d": median_spread(h2d)[0] if h2d else None, "d2h": median_spread(d2h)[0] if d2h else None}
+    for name, samples, key in (("h2d_pageable", h2d_p, "h2d"), ("d2h_pageable", d2h_p, "d2h")):
+        m = _basic(ctx, name, samples)
+        ref = pinned_med[key]
+        if m.value is not None and ref:
+            m.reason = (f"{m.value / ref:.0%} of the pinned figure; pageable copies depend on the CPU's memory "
+                        "speed, so this is reported, not judged (performance.md §0: typically 40-90%)")
+        out.append(m)
+    out.append(_d2d_measurement(ctx, d2d))
+    out.append(ctx.measurement(
+        "copy_integrity", 0.0 if bad is None else 1.0, "errors", "driver",
+        verdict="pass" if bad is None else "fail",
+        reason=(f"{nbytes // MIB} MiB pattern came back intact through host→GPU→GPU→host" if bad is None else
+                f"data came back changed at byte {bad} after host→GPU→GPU→host copies: a hardware or driver "
+                "fault. Check `dmesg` for Xid errors and re-seat the card."),
+    ))
+    for p in (b.dev_a, b.dev_b):
+        s.free(p)
+    for p in (b.pinned_src, b.pinned_dst):
+        s.host_free(p)
+    return out
+
+
+def _link_during(links: list[Sample]) -> Sample | None:
+    """The widest/fastest link seen while copies ran (a link may train up during the first sample)."""
+    seen = [x for x in links if x.pcie_gen]
+    if not seen:
+        return None
+    return max(seen, key=lambda x: ((x.pcie_gen or 0) * (x.pcie_width or 0)))
+
+
+def _basic(ctx: RunCtx, name: str, samples: list[float], unit: str = "GB/s") -> Measurement:
+    if not samples:
+        return ctx.measurement(name, None, unit, "driver", verdict="skipped", reason="no valid timing sample")
+    med, spread = median_spread(samples)
+    return ctx.measurement(name, med, unit, "driver", samples=[round(x, 3) for x in samples], spread=spread)
+
+
+def _pcie_measurements(ctx: RunCtx, name: str, what: str, samples: list[float],
+                       link: Sample | None) -> list[Measurement]:
+    m = _basic(ctx, name, samples)
+    if m.value is None:
+        return [m]
+    specs: peaks.Specs = ctx.specs
+    gen = width = gen_max = width_max = None
+    if link is not None:
+        gen, width = link.pcie_gen, link.pcie_width
+        gen_max, width_max = link.pcie_gen_max, link.pcie_width_max
+    link_words = f"PCIe Gen{gen} x{width}" if gen and width else None
+    peak_now = specs.pcie_peak(gen, width)
+    peak_best = specs.pcie_peak(gen_max or gen, width_max or width)
+    if peak_best:
+        m.rated, m.rated_basis = peak_best, "pcie-link"
+        basis_words = f"Gen{gen_max or gen} x{width_max or width}, the best link GPU and slot support"
+    elif ctx.spec is not None:
+        m.rated, m.rated_basis = specs.pcie_peak(ctx.spec.pcie_gen, ctx.spec.pcie_width), "pcie-spec"
+        basis_words = f"Gen{ctx.spec.pcie_gen} x{ctx.spec.pcie_width} from the GPU's spec (link state unknown)"
+    else:
+        m.reason = f"{what}: link state and GPU spec unknown, so no rated peak"
+        return [m]
+    m.fraction = m.value / m.rated if m.rated else None
+    verdict, reason = peaks.judge(m.fraction, specs.band(name, None, "any"), what)
+    m.verdict, m.reason = verdict, f"{reason}; peak for {basis_words}"
+    if link_words:
+        m.reason += f"; link during the copy: {link_words}"
+    if peak_now and peak_best and peak_now < peak_best:
+        m.verdict = "fail"
+        m.reason = (f"the PCIe link ran at {link_words} during the copy although GPU and slot support "
+                    f"Gen{gen_max} x{width_max}: re-seat the card, use the CPU-attached x16 slot, check "
+                    f"risers and the BIOS PCIe setting. {reason}")
+    elif link is not None and link.pcie_gen_device_max and gen_max and gen_max < link.pcie_gen_device_max:
+        m.verdict = "warn" if m.verdict == "pass" else m.verdict
+        m.reason += (f"; the slot limits the GPU to Gen{gen_max} (the GPU supports "
+                     f"Gen{link.pcie_gen_device_max}): a faster slot would copy faster")
+    return [m]
+
+
+def _d2d_measurement(ctx: RunCtx, samples: list[float]) -> Measurement:
+    m = _basic(ctx, "d2d", samples)
+    if m.value is None:
+        return m
+    note = (f"GPU memory traffic (read + write = 2 × bytes copied; copy throughput {m.value / 2:.4g} GB/s)")
+    if ctx.spec is None:
+        m.reason = f"{note}; GPU not in the spec table, so no rated peak"
+        return m
+    m.rated, m.rated_basis, m.datasheet = ctx.spec.bandwidth_gbs, "datasheet", ctx.spec.bandwidth_gbs
+    m.fraction = m.value / m.rated
+    verdict, reason = peaks.judge(m.fraction, ctx.specs.band("d2d", ctx.spec.segment, "any"), "memory copy")
+    m.verdict, m.reason = verdict, f"{reason}; {note}, against the {ctx.spec.name}'s {m.rated:g} GB/s"
+    return m
