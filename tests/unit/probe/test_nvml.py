@@ -428,3 +428,26 @@ def test_throttle_and_cuda_encoding() -> None:
         None,
         None,
     ]
+
+
+@pytest.mark.parametrize("path", sorted(XML.glob("*.xml")), ids=lambda p: p.name[:40])
+def test_reports_from_every_fixture_render_and_validate(path: Path) -> None:
+    """Both NVIDIA paths (NVML, and nvidia-smi after NVML failed) give a schema-valid, renderable report."""
+    import json
+
+    jsonschema = pytest.importorskip("jsonschema")
+    from gpusetup.model import Report
+    from gpusetup.report import render
+    from gpusetup.resources import resource
+
+    validator = jsonschema.Draft202012Validator(
+        json.loads(resource("schema", "report.schema.json").read_text())
+    )
+    runner = FakeRunner().add(["nvidia-smi", "-q", "-x"], Reply.from_file(path))
+    for factory in (lambda: FakeNvml.from_smi_xml(path), lambda: FakeNvml.init_fails("DRIVER_NOT_LOADED")):
+        ctx = ProbeContext(runner=runner, nvml_factory=factory, only=("nvml", "smi", "driver"))
+        machine = detect(ctx)
+        assert machine.nvidia_gpus and machine.nvidia_gpus[0].name
+        report = Report(machine=machine)
+        validator.validate(json.loads(render(report, "json")))
+        assert machine.nvidia_gpus[0].name in render(report, "text")
