@@ -393,12 +393,15 @@ def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> Non
         )
         return
     if (sysinfo.os or "").lower() == "windows":
-        args = ["-Branch", branch] if branch else []
+        min_version = next((a.min_version for a in actions if a.min_version), None)
+        args = (["-Branch", branch] if branch else []) + (["-MinVersion", min_version] if min_version else [])
         plan.steps.append(Step(
             id="driver", title="Install the NVIDIA driver (Windows)", needs_root=True, kind="script",
             argv=["powershell", "-NoProfile", "-ExecutionPolicy", "Bypass", "-File",
                   str(installers_dir() / "nvidia-driver.ps1"), *args],
-            explain="Uses winget when it is available; otherwise prints the exact NVIDIA download page.",
+            explain="Checks the installed driver; installs the NVIDIA App with winget when winget offers it, "
+                    "otherwise prints the exact download page and version and stops here until you have "
+                    "installed it (then: gpusetup install --resume).",
         ))
         plan.steps.append(Step(id="reboot", title="Restart Windows", kind="reboot",
                                explain="The new driver is active after a restart."))
