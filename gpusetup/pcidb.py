@@ -45,57 +45,75 @@ class ChipClass:
 
 # ------------------------------------------------------------------------------------------- pci.ids
 
-_VENDOR_LINE = re.compile(r"^([0-9a-fA-F]{4})\s+(.+?)\s*$")
 _DEVICE_LINE = re.compile(r"^\t([0-9a-fA-F]{4})\s+(.+?)\s*$")
 
 
-@dataclass
-class PciIds:
-    """A parsed pci.ids: vendor id → (vendor name, device id → device name); ids lower-case."""
+_VENDOR_SCAN = re.compile(r"^([0-9a-fA-F]{4})[ \t]+(\S.*?)[ \t]*\r?$", re.M)
 
-    version: str | None
-    vendors: dict[str, tuple[str, dict[str, str]]]
+
+class PciIds:
+    """A pci.ids file: vendor id → (vendor name, device id → device name); ids lower-case.
+
+    Only vendor lines are read up front (one regex pass); a vendor's device lines are parsed the first time
+    that vendor is looked up, so naming one GPU costs a couple of milliseconds, not a full parse.
+    """
+
+    def __init__(self, text: str = "") -> None:
+        m = re.search(r"^#\s*Version:\s*(\S+)", text[:4096], re.M)
+        self.version: str | None = m.group(1) if m else None
+        cls = re.search(r"^C [0-9a-fA-F]{2}", text, re.M)  # device class list: end of the vendor part
+        self._text = text[: cls.start()] if cls else text
+        self._names: dict[str, str] = {}
+        self._spans: dict[str, list[tuple[int, int]]] = {}
+        matches = list(_VENDOR_SCAN.finditer(self._text))
+        for i, vm in enumerate(matches):
+            vid = vm.group(1).lower()
+            self._names.setdefault(vid, vm.group(2))
+            stop = matches[i + 1].start() if i + 1 < len(matches) else len(self._text)
+            self._spans.setdefault(vid, []).append((vm.end(), stop))
+        self._devices: dict[str, dict[str, str]] = {}
+
+    @property
+    def vendor_names(self) -> dict[str, str]:
+        return self._names
+
+    def devices(self, vendor_id: str) -> dict[str, str]:
+        vid = _norm_id(vendor_id) or ""
+        if vid not in self._devices:
+            self._devices[vid] = self._parse_devices(vid)
+        return self._devices[vid]
+
+    def _parse_devices(self, vid: str) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for start, stop in self._spans.get(vid, []):
+            for line in self._text[start:stop].splitlines():
+                if not line or line[0] == "#":
+                    continue
+                if line[0] != "\t":
+                    break  # a garbled line ends the section, as a new vendor would
+                if line.startswith("\t\t"):
+                    continue  # subsystem line
+                dm = _DEVICE_LINE.match(line)
+                if dm:
+                    out.setdefault(dm.group(1).lower(), dm.group(2))
+        return out
+
+    @property
+    def vendors(self) -> dict[str, tuple[str, dict[str, str]]]:
+        """Everything parsed (slow path, for tools and tests)."""
+        return {vid: (name, self.devices(vid)) for vid, name in self._names.items()}
 
     def lookup(self, vendor_id: str, device_id: str | None = None) -> tuple[str | None, str | None]:
-        v = self.vendors.get(_norm_id(vendor_id) or "")
-        if v is None:
+        vid = _norm_id(vendor_id)
+        if vid is None or vid not in self._names:
             return None, None
-        name, devices = v
-        return name, devices.get(_norm_id(device_id) or "") if device_id else None
+        did = _norm_id(device_id) if device_id else None
+        return self._names[vid], self.devices(vid).get(did) if did else None
 
 
 def parse_pci_ids(text: str) -> PciIds:
     """Parse pci.ids text. Tolerant: unknown or garbled lines are skipped, never raised on."""
-    vendors: dict[str, tuple[str, dict[str, str]]] = {}
-    version = None
-    current: dict[str, str] | None = None
-    for line in text.splitlines():
-        if not line:
-            continue
-        if line[0] == "#":
-            if version is None and "Version:" in line:
-                version = line.split("Version:", 1)[1].strip() or None
-            continue
-        if line.startswith("C "):  # device class list: end of the vendor part
-            break
-        if line[0] == "\t":
-            if line.startswith("\t\t") or current is None:
-                continue  # subsystem line, or a device line before any vendor
-            m = _DEVICE_LINE.match(line)
-            if m:
-                current[m.group(1).lower()] = m.group(2)
-            continue
-        m = _VENDOR_LINE.match(line)
-        if m:
-            vid = m.group(1).lower()
-            if vid in vendors:
-                current = vendors[vid][1]
-            else:
-                current = {}
-                vendors[vid] = (m.group(2), current)
-        else:
-            current = None
-    return PciIds(version, vendors)
+    return PciIds(text)
 
 
 @functools.lru_cache(maxsize=4)
@@ -104,7 +122,7 @@ def _load_pci_ids(path: Path) -> PciIds:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         log.warning("cannot read %s: %s", path, exc)
-        return PciIds(None, {})
+        return PciIds()
     return parse_pci_ids(text)
 
 

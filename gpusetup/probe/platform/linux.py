@@ -300,18 +300,19 @@ def _split_vendor_device(info: PciInfo, text: str) -> None:
     from gpusetup import pcidb
 
     db = pcidb.pci_ids()
-    if info.vendor_id and info.vendor_id in db.vendors:
-        vname = db.vendors[info.vendor_id][0]
+    names = db.vendor_names
+    if info.vendor_id and info.vendor_id in names:
+        vname = names[info.vendor_id]
         if text.startswith(vname):
             info.vendor_name, info.device_name = vname, text[len(vname) :].strip() or None
             return
     best = None
-    for vid, (vname, _) in db.vendors.items():
+    for vid, vname in names.items():
         fits = text.startswith(vname) and (len(text) == len(vname) or text[len(vname)] == " ")
-        if fits and (best is None or len(vname) > len(db.vendors[best][0])):
+        if fits and (best is None or len(vname) > len(names[best])):
             best = vid
     if best is not None:
-        vname = db.vendors[best][0]
+        vname = names[best]
         info.vendor_name = vname
         info.device_name = text[len(vname) :].strip() or None
         if info.vendor_id is None:
