@@ -8,7 +8,8 @@ Results:
 - ``machine.driver.versions`` gets a ``Reading(source="libcuda (cuDriverGetVersion)")`` whose value is the
   CUDA version the driver library supports ("12.8", from 12080);
 - ``machine.driver.cuinit_error`` is the CUresult *name* (``CUDA_ERROR_NO_DEVICE``) when ``cuInit`` fails,
-  with the plain meaning in ``machine.driver.evidence``.
+  with the plain meaning in ``machine.driver.evidence``; ``"TIMED_OUT"`` when it never returned (it runs
+  in a worker thread with a time limit, because it hangs on a wedged GPU like NVML does).
 Names and codes of :data:`CU_RESULTS` are those of ``cuda.h`` (checked against CUDA 13.0's header).
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import threading
 from typing import TYPE_CHECKING, Any
 
 from gpusetup.model import Evidence, Reading
@@ -97,6 +99,35 @@ def cu_result(code: int) -> tuple[str, str]:
     return CU_RESULTS.get(code, (f"CUresult {code}", f"CUDA failed with error code {code}."))
 
 
+CUINIT_TIMED_OUT = "TIMED_OUT"  # cuinit_error when cuInit never returned (not a CUresult)
+
+
+def cuinit_timeout(ctx: ProbeContext) -> float:
+    """cuInit starts every GPU not in persistence mode (seconds on big machines) and hangs on a wedged one."""
+    return max(0.1, 2 * (ctx.timeout or 8.0))
+
+
+def _cu_init(fn: Any) -> int:
+    fn.restype = ctypes.c_int
+    return int(fn(0))
+
+
+def _call_with_limit(call: Any, limit: float) -> tuple[int | None, BaseException | None] | None:
+    """Run ``call`` in a daemon thread: (result, None), (None, exception), or None when it did not return."""
+    box: list[tuple[int | None, BaseException | None]] = []
+
+    def work() -> None:
+        try:
+            box.append((call(), None))
+        except Exception as exc:  # noqa: BLE001 - reported by the caller
+            box.append((None, exc))
+
+    t = threading.Thread(target=work, name="gpusetup-cuinit", daemon=True)
+    t.start()
+    t.join(limit)
+    return box[0] if box else None
+
+
 def _candidates(ctx: ProbeContext) -> list[str]:
     """The platform's list (which may be empty: no CUDA on macOS); the default list if it has none."""
     try:
@@ -163,10 +194,22 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
     else:
         err_name = cu_result(rc_ver)[0] if rc_ver >= 0 else "call failed"
         drv.versions.append(Reading(None, SOURCE, error=f"cuDriverGetVersion failed ({err_name})"))
-    try:
-        cu_init.restype = ctypes.c_int
-        rc = int(cu_init(0))
-    except Exception as exc:  # noqa: BLE001
+    limit = cuinit_timeout(ctx)
+    outcome = _call_with_limit(lambda: _cu_init(cu_init), limit)
+    if outcome is None:
+        drv.cuinit_error = CUINIT_TIMED_OUT
+        drv.evidence.append(
+            Evidence(
+                "libcuda (cuInit)",
+                ok=False,
+                error=f"timed out: cuInit did not return within {limit:g} s. A GPU that fell off the bus or a "
+                "wedged driver does this; check the kernel log (dmesg) for NVRM/Xid messages and reboot.",
+                detail=name,
+            )
+        )
+        return
+    rc, exc = outcome
+    if exc is not None:
         drv.cuinit_error = "CUDA_ERROR_UNKNOWN"
         drv.evidence.append(
             Evidence("libcuda (cuInit)", ok=False, error=f"cuInit could not be called: {exc}")

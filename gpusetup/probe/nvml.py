@@ -257,7 +257,9 @@ class Nvml:
                     continue
                 if err.name in _SOFT or not fatal:
                     if err.name == "NO_PERMISSION":
-                        self.notes.append(f"{fname}: {err.message}")
+                        note = f"{fname}: {err.message}"
+                        if note not in self.notes:
+                            self.notes.append(note)
                     elif err.name not in ("NOT_SUPPORTED", "NOT_FOUND", "NO_DATA"):
                         log.debug("%s: %s", fname, err.name)
                     return None

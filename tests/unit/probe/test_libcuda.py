@@ -21,8 +21,11 @@ from gpusetup.probe.libcuda import probe as libcuda_probe
 
 FAKE_C = r"""
 #include <stdlib.h>
+#include <unistd.h>
 int cuInit(unsigned int flags) {
     const char *r = getenv("FAKE_CUINIT_RESULT");
+    const char *hang = getenv("FAKE_CUINIT_SLEEP");
+    if (hang) sleep((unsigned) atoi(hang));
     return (flags == 0 && r) ? atoi(r) : (flags == 0 ? 0 : 1);
 }
 #ifndef NO_VERSION
@@ -175,3 +178,15 @@ def test_runs_inside_detect(fake_libcuda: Path, monkeypatch: pytest.MonkeyPatch)
     machine = detect(_ctx(str(fake_libcuda), loader=ctypes.CDLL))
     assert machine.probes[0].ok and machine.driver.cuinit_error == "CUDA_ERROR_NO_DEVICE"
     assert machine.driver.cuda_driver_version == "12.9"
+
+
+def test_hung_cuinit_times_out(fake_libcuda: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_CUDA_VERSION", "12080")
+    monkeypatch.setenv("FAKE_CUINIT_SLEEP", "2")
+    ctx = _ctx(str(fake_libcuda))
+    ctx.timeout = 0.1
+    m = Machine()
+    libcuda_probe(ctx, m)
+    assert m.driver.cuinit_error == "TIMED_OUT"
+    assert m.driver.versions[0].value == "12.8"  # the version call answered before the hang
+    assert not m.driver.evidence[-1].ok and m.driver.evidence[-1].error.startswith("timed out")
