@@ -12,6 +12,7 @@ build work, returning the CPU build as the choice for *now* and the GPU build as
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -44,6 +45,7 @@ _UNLIMITED = (9999,)
 # ---------------------------------------------------------------------------------------- helpers
 
 
+@functools.lru_cache(maxsize=8192)
 def vkey(version: str | None) -> tuple[int, ...]:
     """'535.104.05' → (535, 104, 5); non-numeric parts count as 0; None → ()."""
     if not version:
@@ -662,14 +664,14 @@ def _search(
         if "wsl" in relax and env.machine != "x86_64":
             continue
         e = replace(env, wsl=env.wsl or "wsl" in relax)
-        e.driver_cap = _ceiling(db, gpus, e.driver_os)
         for subset in subsets:
+            es = replace(e, driver_cap=_ceiling(db, subset, e.driver_os))
             key = ("wsl" in relax, tuple(g.index for g in subset))
             if key not in cache:
-                cache[key] = sorted(make(e, subset), key=lambda c: c.order)
+                cache[key] = sorted(make(es, subset), key=lambda c: c.order)
             for c in cache[key]:
-                if not _problems(c, e, subset, relax):
-                    return _Found(c, relax, subset, e)
+                if not _problems(c, es, subset, relax):
+                    return _Found(c, relax, subset, es)
     return None
 
 
