@@ -22,6 +22,20 @@ VENDORS = {"10de": "nvidia", "1002": "amd", "1022": "amd", "8086": "intel", "106
 _SHORT = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel", "apple": "Apple"}
 CHIP_RULE_SOURCE = "chip rule (pci.ids)"
 
+# Display adapters that are not GPUs for computing: emulated VGA of virtual machines and the small display
+# chip of a server's management controller (BMC). Named so nobody mistakes them for a compute GPU.
+NON_COMPUTE = {
+    "1af4": "virtual display adapter (VM)",
+    "1b36": "virtual display adapter (VM)",
+    "15ad": "virtual display adapter (VMware)",
+    "80ee": "virtual display adapter (VirtualBox)",
+    "1234": "virtual display adapter (QEMU standard VGA)",  # QEMU's own vendor id, not in pci.ids
+    "1013": "emulated VGA (VM)",
+    "1414": "Hyper-V/WSL virtual display (not a compute GPU by itself)",
+    "1a03": "server management (BMC) display, no compute",
+    "102b": "server management (BMC) display, no compute",
+}
+
 
 def probe(ctx: ProbeContext, machine: Machine) -> None:
     devices = ctx.platform.pci_display_devices(ctx)
@@ -86,6 +100,9 @@ def _name(gpu: Gpu, vendor: str) -> None:
     elif gpu.pci.pci_id:
         vname = gpu.pci.vendor_name or "unknown vendor"
         gpu.name = f"Unknown device {gpu.pci.pci_id} ({vname})"
+    note = NON_COMPUTE.get(gpu.pci.vendor_id or "")
+    if note and gpu.name:
+        gpu.name = f"{gpu.name} — {note}"
 
 
 def classify(gpu: Gpu) -> None:

@@ -106,3 +106,28 @@ def test_no_display_device(tmp_path):
     m = Machine()
     probe(_ctx(tmp_path), m)
     assert m.gpus == []
+
+
+def test_virtual_and_bmc_adapters_are_named_as_such(tmp_path):
+    for addr, vendor, device in (
+        ("0000:00:02.0", "1af4", "1050"),
+        ("0000:03:00.0", "1a03", "2000"),
+        ("0000:00:01.0", "1234", "1111"),
+    ):
+        make_root(
+            tmp_path,
+            {
+                f"/sys/bus/pci/devices/{addr}/class": "0x030000\n",
+                f"/sys/bus/pci/devices/{addr}/vendor": f"0x{vendor}\n",
+                f"/sys/bus/pci/devices/{addr}/device": f"0x{device}\n",
+            },
+        )
+    m = Machine()
+    probe(_ctx(tmp_path), m)
+    names = sorted(g.name for g in m.gpus)
+    assert names == [
+        "ASPEED Graphics Family — server management (BMC) display, no compute",
+        "Unknown device 1234:1111 (unknown vendor) — virtual display adapter (QEMU standard VGA)",
+        "Virtio 1.0 GPU — virtual display adapter (VM)",
+    ]
+    assert {g.vendor for g in m.gpus} == {"other"}
