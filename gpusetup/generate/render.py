@@ -461,6 +461,20 @@ _TROUBLE = [
 ]
 
 
+def _driver_need(sel: Selection) -> str:
+    """The driver requirement in words: image CUDA check, plus the wheels' family minimum."""
+    parts = []
+    if sel.image_cuda != (0, 0):
+        parts.append(f"An NVIDIA driver that supports CUDA {fmt(sel.image_cuda)} or newer")
+    if sel.build:
+        major = (facts.mm(sel.build["cuda"]) or (0, 0))[0]
+        need = facts.family_minimum(major, sel.host_os == "windows")
+        if need:
+            parts.append(f"{'at least' if parts else 'An NVIDIA driver of at least'} {need} for the CUDA {major}.x "
+                         "wheels")
+    return ", and ".join(parts) if parts else "An NVIDIA driver"
+
+
 def readme(sel: Selection, opts: Options, driver_version: str | None, host_findings: list, files: list[str]) -> str:
     title = _FRAMEWORK_TITLE[sel.framework]
     img = image_name(sel, opts)
@@ -496,8 +510,8 @@ def readme(sel: Selection, opts: Options, driver_version: str | None, host_findi
         "",
         "## What the host needs",
         "",
-        f"- An NVIDIA driver that supports CUDA {fmt(sel.image_cuda) if sel.image_cuda != (0, 0) else 'the build'}"
-        f" or newer (this one supports {fmt(sel.driver_cuda)}). Never install a driver inside the image.",
+        f"- {_driver_need(sel)} (this one supports CUDA {fmt(sel.driver_cuda)}). Never install a driver inside "
+        "the image: the container toolkit brings the host's driver in.",
         "- Docker 19.03+ with the NVIDIA Container Toolkit (nvidia runtime or CDI specs), BuildKit (default "
         "since Docker 23) and Docker Compose v2; or Podman 4.1+ with CDI specs.",
         "- On Windows: Docker Desktop with the WSL2 back end and the Windows NVIDIA driver.",

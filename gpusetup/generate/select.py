@@ -51,6 +51,7 @@ class Selection:
     rejected: list[Rejected] = field(default_factory=list)
     superseded_by: str | None = None
     size_note: str | None = None
+    host_os: str | None = None  # linux / windows (the driver numbering differs)
 
     @property
     def ref(self) -> str:
@@ -191,6 +192,7 @@ def choose(
         result = _choose_framework_image(machine, framework, image_source, gpus, dcuda, limit, forced, rejected)
     result.warnings[:0] = warnings
     if isinstance(result, Selection):
+        result.host_os = os_name or None
         result.why.insert(0, f"Host driver {machine.driver.version or '(version unknown)'} supports CUDA "
                           f"{fmt(dcuda)} ({dsrc}); the image's CUDA {fmt(result.image_cuda)} is not newer, so "
                           f"the container toolkit's 'cuda>={fmt(result.image_cuda)}' check passes.")
