@@ -70,6 +70,17 @@ def search(machine: Machine, pattern: str | re.Pattern[str]) -> re.Match[str] | 
     return None
 
 
+_LOG_PREFIX = re.compile(
+    r"^(?:\[\s*\d+\.\d+\]\s*|\w{3} \d{1,2} [\d:]{8} \S+ [\w.@/-]+(?:\[\d+\])?:\s*|"
+    r"\d{4}-\d\d-\d\d[T ][\d:.]+Z?\s*|kernel:\s*)+"
+)
+
+
+def strip_log_prefix(line: str) -> str:
+    """"Oct 04 13:19:39 host app[394]: message" / "[  12.3] message" → "message"."""
+    return _LOG_PREFIX.sub("", line.strip())
+
+
 def joined_text(machine: Machine) -> str:
     """All text lines as one string, for patterns that span a wrapped kernel message."""
     return "\n".join(text_lines(machine))

@@ -172,8 +172,8 @@ def _flat(text: str) -> str:
 
 
 _API_MISMATCH = re.compile(
-    r"API mismatch: the client (?:'[^']*' \(pid \d+\) )?has the version ([\w.]+), but this kernel module has "
-    r"the version ([\w.]+)",
+    r"API mismatch: the client (?:'[^']*' \(pid \d+\) )?has the version (\d+(?:\.\d+)+), but this kernel module has "
+    r"the version (\d+(?:\.\d+)+)",
     re.IGNORECASE,
 )
 
@@ -244,7 +244,9 @@ def driver_version_mismatch(machine: Machine) -> list[Finding]:
             "(`sudo apt-mark hold 'nvidia-*' 'libnvidia-*'`) or add them to "
             "Unattended-Upgrade::Package-Blacklist, and upgrade them on purpose, followed by a reboot."
         )
-    if runtime and kernel_v and user_v:
+    if history and history_nvidia and not runtime and not half:
+        title = "unattended-upgrades changed the NVIDIA driver packages and the driver stopped working"
+    elif runtime and kernel_v and user_v:
         title = f"The loaded NVIDIA kernel module ({kernel_v}) does not match the driver libraries ({user_v})"
     elif runtime:
         title = "The loaded NVIDIA kernel module does not match the driver libraries"

@@ -21,6 +21,7 @@ from gpusetup.rules._util import (
     make,
     min_driver_for_cuda,
     search,
+    strip_log_prefix,
     torch_installs,
     vtuple,
 )
@@ -266,7 +267,7 @@ def arch_verdicts(machine: Machine) -> list[_ArchVerdict]:
     for ln in grep(machine, _OLD_WARN, 4):
         m = _OLD_WARN.search(ln)
         if m:
-            out.append(_ArchVerdict("old", m.group(2), f"{m.group(3)}.{m.group(4)}", [],
+            out.append(_ArchVerdict("old", strip_log_prefix(m.group(2)), f"{m.group(3)}.{m.group(4)}", [],
                                     [ln] + grep(machine, r"no longer supports this GPU|" + _NO_KERNEL.pattern, 2)))
     for ln in grep(machine, _NOT_COMPAT, 4):
         m = _NOT_COMPAT.search(ln)
@@ -278,7 +279,7 @@ def arch_verdicts(machine: Machine) -> list[_ArchVerdict]:
         lowest = min((t for t in (cc_tuple(a) for a in arches) if t), default=None)
         kind = "old" if dev and lowest and dev < lowest else "new"
         ev = [ln] + ([sup.group(0).strip()] if sup else []) + grep(machine, _NO_KERNEL, 1)
-        out.append(_ArchVerdict(kind, m.group(1).strip().lstrip("\"'`: "),
+        out.append(_ArchVerdict(kind, strip_log_prefix(m.group(1)).lstrip("\"'`: "),
                                 f"{dev[0]}.{dev[1]}" if dev else None, arches, ev))
     if not out:
         lines = grep(machine, _NO_KERNEL, 2)

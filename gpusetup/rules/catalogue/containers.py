@@ -185,6 +185,8 @@ def wsl_libcuda(machine: Machine) -> list[Finding]:
         return []
     if failed or structured:
         sev, title = Severity.ERROR, "WSL2: programs cannot find libcuda.so, the GPU driver library"
+    elif cache_lacks_so:
+        sev, title = Severity.WARNING, "WSL2: the loader cache has libcuda.so.1 but not libcuda.so"
     else:
         sev, title = Severity.INFO, "WSL2: the driver's libcuda.so files are copies, not symlinks (harmless warning)"
     return [
@@ -211,13 +213,15 @@ def wsl_libcuda(machine: Machine) -> list[Finding]:
 @rule("wsl-gpu-access-blocked", catalogue="F34")
 def wsl_blocked(machine: Machine) -> list[Finding]:
     lines = grep(machine, r"GPU access blocked by the operating system", 2)
-    if not lines:
+    wsl = bool(machine.system.wsl) or bool(grep(machine, _WSL_CONTEXT, 1))
+    tcc_gpus = [g for g in machine.nvidia_gpus if (g.driver_model or "").upper() == "TCC"]
+    if not lines and not (wsl and tcc_gpus):
         return []
     linux_driver = [f"{s}  {n}  {v}" for s, n, v in packages(machine)
                     if re.match(r"(nvidia-(driver|utils|compute-utils)-\d+|libnvidia-compute-\d+)", n)]
     text = joined_text(machine)
     installed_utils = re.findall(r"apt(?:-get)? install\s+(?:-y\s+)?(nvidia-(?:utils|driver)-\d+)", text)
-    tcc = re.search(r"\bTCC\b", text) is not None or any(g.driver_model == "TCC" for g in machine.nvidia_gpus)
+    tcc = bool(tcc_gpus) or (bool(lines) and re.search(r"\bTCC\b", text) is not None)
     causes = []
     ev = list(lines) + linux_driver
     if linux_driver or installed_utils:
@@ -228,14 +232,17 @@ def wsl_blocked(machine: Machine) -> list[Finding]:
     if tcc:
         causes.append("the GPU is in TCC mode (data-center GPUs on Windows Server); WSL needs WDDM: "
                       "`nvidia-smi -g 0 -dm 0` in an administrator prompt on Windows, then reboot")
-        ev += grep(machine, r"\bTCC\b", 1)
+        ev += [f"{g.name or 'GPU'}: driver model TCC" for g in tcc_gpus] or grep(machine, r"\bTCC\b", 1)
     causes.append("an old Windows build or WSL version: run `wsl --update` and update Windows and the NVIDIA driver")
     return [
         make(
             "wsl-gpu-access-blocked",
             Severity.ERROR,
-            "WSL2 blocks access to the GPU ('GPU access blocked by the operating system')",
-            "Windows refused to give the WSL2 distribution access to the GPU.",
+            "WSL2 blocks access to the GPU ('GPU access blocked by the operating system')" if lines else
+            "The GPU is in TCC mode, which WSL2 cannot use",
+            "Windows refused to give the WSL2 distribution access to the GPU." if lines else
+            "WSL2 reaches the GPU through the Windows display driver model (WDDM); a GPU in TCC mode is invisible "
+            "to it and nvidia-smi inside WSL fails with 'GPU access blocked by the operating system'.",
             "Likely causes, most likely first: " + "; ".join(f"({i + 1}) {c}" for i, c in enumerate(causes)) + ".",
             ev,
             to_be_sure=None if (linux_driver or installed_utils or tcc) else

@@ -24,8 +24,11 @@ from gpusetup.rules._util import (
 )
 
 _NOT_COMPILED = re.compile(r"Torch not compiled with CUDA enabled", re.IGNORECASE)
-_CONDA_CPU = re.compile(r"^\s*(?:\[conda\]\s*)?(pytorch|torch)\s+\S+\s+\S*(?:_cpu_|cpu_\d|\bcpu\b)\S*|\bcpuonly\b|"
-                        r"pytorch-mutex\s+\S+\s+cpu", re.IGNORECASE)
+_CONDA_CPU = re.compile(
+    r"^\s*(?:\[conda\]\s*)?(?:pytorch|torch)\s+\d[\w.+-]*\s+(?!pypi)\S*(?:_cpu_\d*|\bcpu\b)\S*|"
+    r"^\s*(?:\[conda\]\s*)?cpuonly\s+\d|\[cpuonly\]|pytorch-mutex\s+\S+\s+cpu\b",
+    re.IGNORECASE,
+)
 _REPLACED = re.compile(r"(?:Uninstalling|Successfully uninstalled) torch-([\w.]+\+cu\d+)", re.IGNORECASE)
 
 
@@ -225,7 +228,8 @@ def libs_missing(machine: Machine) -> list[Finding]:
 
 # ------------------------------------------------------------------------------------------- F23
 
-_CUDNN_OLD = re.compile(r"Loaded runtime CuDNN library: ([\d.]+).*?compiled with:? ([\d.]+)", re.IGNORECASE)
+_CUDNN_OLD = re.compile(r"Loaded runtime CuDNN library: (\d+(?:\.\d+)*).*?compiled with:? (\d+(?:\.\d+)*)",
+                        re.IGNORECASE)
 
 
 @rule("cudnn-too-old", catalogue="F23")
@@ -235,6 +239,8 @@ def cudnn_old(machine: Machine) -> list[Finding]:
                      if lib.name.lower().startswith("libcudnn") and lib.version})
     if not m:
         majors = {".".join(v.split(".")[:2]) for v in copies}
+        where = {lib.version: lib.path or lib.source for lib in reversed(machine.cuda.libraries)
+                 if lib.name.lower().startswith("libcudnn") and lib.version}
         if len(majors) > 1:
             return [
                 make(
@@ -244,8 +250,7 @@ def cudnn_old(machine: Machine) -> list[Finding]:
                     "Which one a program loads depends on the library search order; a stale copy can win and "
                     "make the framework refuse it.",
                     "Keep one cuDNN per environment (pip wheels or conda or system, not a mix).",
-                    [f"{lib.name} {lib.version} at {lib.path} ({lib.source})" for lib in machine.cuda.libraries
-                     if lib.name.lower().startswith("libcudnn")],
+                    [f"cuDNN {v}: {where[v]}" for v in copies],
                 )
             ]
         return []
@@ -420,7 +425,7 @@ def toolkit_mismatch(machine: Machine) -> list[Finding]:
     else:
         fix = (f"Install the CUDA {want} toolkit next to the other one (e.g. `conda install -c nvidia "
                f"cuda-nvcc={want}` in this environment, or NVIDIA's cuda-toolkit-{want.replace('.', '-')} package) "
-               f"and set CUDA_HOME to it; or install the PyTorch build made for CUDA {found}.")
+               f"and set CUDA_HOME to it; or install the PyTorch build made for CUDA {'.'.join(found.split('.')[:2])}.")
     return [
         make(
             "toolkit-differs-from-torch-cuda",

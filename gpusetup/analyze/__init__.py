@@ -1,0 +1,206 @@
+"""`gpusetup analyze`: run the diagnosis rules on what users send (text, not machines).
+
+Flow: each input is read into parts (:mod:`gpusetup.analyze.readers` — plain text, zip, and the hook for
+support bundles), every recogniser (:mod:`gpusetup.analyze.recognisers`) extracts the facts it understands
+into a partial :class:`~gpusetup.model.Machine`, the partial machines of all inputs are merged, and the same
+rules as ``gpusetup diagnose`` run on the result. Partial facts are normal: rules fire on what is there and
+say what would make them sure; :func:`missing_facts` lists what the input lacked.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpusetup.analyze.readers import InputPart, UnreadableInput, read_bytes, read_path, register_reader
+from gpusetup.analyze.recognisers import (
+    RECOGNISER_LABELS_EXTRA,
+    RECOGNISERS,
+    Extraction,
+    labels,
+    merge_machines,
+    recogniser,
+)
+from gpusetup.model import Finding, Machine, Severity
+
+__all__ = [
+    "Analysis",
+    "AnalyzedInput",
+    "InputPart",
+    "UnreadableInput",
+    "analyze_parts",
+    "analyze_paths",
+    "analyze_text",
+    "facts_summary",
+    "missing_facts",
+    "read_bytes",
+    "recogniser",
+    "register_reader",
+]
+
+
+@dataclass
+class AnalyzedInput:
+    name: str
+    kinds: list[str] = field(default_factory=list)
+    error: str | None = None  # why it could not be read
+    notes: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        names = {**labels(), **RECOGNISER_LABELS_EXTRA}
+        return ", ".join(names.get(k, k) for k in self.kinds) or names["text"]
+
+
+@dataclass
+class Analysis:
+    inputs: list[AnalyzedInput]
+    machine: Machine
+    findings: list[Finding]
+
+    @property
+    def worst(self) -> Severity:
+        return max((f.severity for f in self.findings), key=lambda s: s.rank, default=Severity.OK)
+
+    @property
+    def unreadable(self) -> list[AnalyzedInput]:
+        return [i for i in self.inputs if i.error]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The documented ``--json`` shape: inputs, facts, findings."""
+        return {
+            "inputs": [
+                {"name": i.name, "kinds": i.kinds, "description": i.describe(), "error": i.error, "notes": i.notes}
+                for i in self.inputs
+            ],
+            "facts": facts_summary(self.machine),
+            "missing": missing_facts(self.machine),
+            "findings": [
+                {
+                    "id": f.id,
+                    "catalogue": f.catalogue,
+                    "severity": f.severity.value,
+                    "title": f.title,
+                    "detail": f.detail,
+                    "fix": f.fix,
+                    "evidence": f.evidence,
+                }
+                for f in self.findings
+            ],
+        }
+
+
+def extract(part: InputPart) -> tuple[Extraction, AnalyzedInput]:
+    """Run every recogniser over one part."""
+    ex = Extraction(part.name)
+    info = AnalyzedInput(part.name, kinds=list(part.kinds))
+    if part.machine is not None:
+        ex.machine = merge_machines(ex.machine, part.machine)
+        if "gpusetup-report" not in info.kinds:
+            info.kinds.append("gpusetup-report")
+    if part.text is not None:
+        for r in RECOGNISERS:
+            try:
+                if r.fn(part.text, ex) and r.name not in info.kinds:
+                    info.kinds.append(r.name)
+            except Exception as exc:  # noqa: BLE001 - one confused recogniser must not lose the others' facts
+                info.notes.append(f"{r.label}: could not be read ({type(exc).__name__}: {exc})")
+        for k in ex.kinds:
+            if k not in info.kinds:
+                info.kinds.append(k)
+    info.notes.extend(ex.notes)
+    return ex, info
+
+
+def analyze_parts(parts: list[InputPart], unreadable: list[AnalyzedInput] | None = None) -> Analysis:
+    from gpusetup.rules import evaluate
+
+    inputs: list[AnalyzedInput] = list(unreadable or [])
+    machine = Machine(tool_version=None)
+    for part in parts:
+        ex, info = extract(part)
+        inputs.append(info)
+        machine = merge_machines(machine, ex.machine)
+    return Analysis(inputs=inputs, machine=machine, findings=evaluate(machine))
+
+
+def analyze_text(text: str, name: str = "text") -> Analysis:
+    return analyze_parts([InputPart(name, text)])
+
+
+def analyze_paths(paths: list[str], stdin: io.BufferedIOBase | None = None) -> Analysis:
+    parts: list[InputPart] = []
+    bad: list[AnalyzedInput] = []
+    for p in paths:
+        try:
+            parts.extend(read_path(p, stdin=stdin))
+        except UnreadableInput as exc:
+            bad.append(AnalyzedInput(p, error=str(exc)))
+    return analyze_parts(parts, bad)
+
+
+# -------------------------------------------------------------------------------------------- facts
+
+
+def facts_summary(m: Machine) -> dict[str, Any]:
+    """The facts the inputs held, compact and without empty values (for humans and ``--json``)."""
+    out: dict[str, Any] = {}
+    s = m.system
+    for key, val in (("os", s.os_version or s.os), ("distro", s.distro_name), ("kernel", s.kernel),
+                     ("arch", s.arch), ("wsl", s.wsl), ("container", s.container)):
+        if val not in (None, ""):
+            out[key] = val
+    if m.driver.version:
+        out["driver_version"] = m.driver.version
+    if m.driver.versions:
+        out["driver_readings"] = [f"{r.value} ({r.source})" for r in m.driver.versions if r.value]
+    if m.driver.cuda_driver_version:
+        out["driver_cuda_version"] = m.driver.cuda_driver_version
+    for key in ("nvml_error", "cuinit_error"):
+        if getattr(m.driver, key):
+            out[key] = getattr(m.driver, key)
+    if m.gpus:
+        out["gpus"] = [
+            {k: v for k, v in (("index", g.index), ("name", g.name), ("compute_capability", g.compute_capability),
+                               ("driver_model", g.driver_model), ("pci", g.pci.address)) if v is not None}
+            for g in m.gpus
+        ]
+    fws = [fw for env in m.python_envs for fw in env.frameworks]
+    if fws:
+        out["frameworks"] = [
+            {k: v for k, v in (("name", fw.name), ("version", fw.version), ("build_cuda", fw.build_cuda),
+                               ("installer", fw.installer), ("build", fw.build),
+                               ("gpu_available", fw.gpu_available)) if v is not None}
+            for fw in fws
+        ]
+    if m.cuda.toolkits:
+        out["cuda_toolkits"] = [f"{t.version} ({t.source})" for t in m.cuda.toolkits]
+    if m.cuda.env:
+        out["environment"] = dict(m.cuda.env)
+    if m.packages:
+        out["packages"] = list(m.packages)
+    if m.package_history:
+        out["package_history"] = list(m.package_history)
+    xids = sorted({int(x) for x in re.findall(r"Xid \(PCI:[^)]*\): (\d+)", "\n".join(m.kernel_log))})
+    if xids:
+        out["xids"] = xids
+    if m.kernel_log:
+        out["kernel_log_lines"] = len(m.kernel_log)
+    return out
+
+
+def missing_facts(m: Machine) -> list[str]:
+    """What the inputs did not say that would make a diagnosis surer, with the command that tells it."""
+    need = []
+    if not m.driver.version and not m.driver.versions:
+        need.append("the NVIDIA driver version (the header of `nvidia-smi`)")
+    if not m.gpus:
+        need.append("the GPU model (`nvidia-smi -L`, or `lspci -nn | grep -i nvidia` when nvidia-smi fails)")
+    if not any(env.frameworks for env in m.python_envs):
+        need.append("the framework build (`python -m torch.utils.collect_env`)")
+    if not m.system.os:
+        need.append("the operating system (and whether it is WSL or a container)")
+    if need:
+        need.append("best of all: `gpusetup diagnose --json` run on the affected machine")
+    return need

@@ -1,0 +1,176 @@
+"""Turning an input file (or stdin) into text parts — the hook where other formats plug in.
+
+An *input reader* takes the raw bytes of one input and returns :class:`InputPart` s: pieces of text, or an
+already-built :class:`~gpusetup.model.Machine` (a reader for a structured format can skip text recognition).
+Readers are tried in registration order; the first whose ``matches`` says yes wins; plain text is the
+fallback.
+
+Hook for support bundles: the bundle module (``gpusetup.report.bundle``, listed in :data:`READER_MODULES`)
+is imported lazily the first time an input is read and may call :func:`register_reader` at import time,
+e.g. ``register_reader("support-bundle", lambda name, data: data[:4] == b"PK\\x03\\x04", read_bundle)``.
+Until it does, a ``.zip`` is opened by the generic zip reader below, which analyses every text member.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gpusetup.model import Machine
+
+MAX_BYTES = 20 * 1024 * 1024  # a support ticket attachment, not a disk image
+MAX_ZIP_MEMBERS = 200
+TEXT_SUFFIXES = (".txt", ".log", ".json", ".xml", ".md", ".csv", ".out", ".err", ".yaml", ".yml", ".conf", "")
+
+# Modules that may register readers when imported (optional; missing ones are skipped).
+READER_MODULES: tuple[str, ...] = ("gpusetup.report.bundle",)
+
+
+class UnreadableInput(Exception):
+    """The input cannot be read at all (missing file, no permission, binary junk)."""
+
+
+@dataclass
+class InputPart:
+    """One piece of an input: text to recognise, or a ready Machine (from a structured format)."""
+
+    name: str
+    text: str | None = None
+    machine: Machine | None = None
+    kinds: list[str] = field(default_factory=list)  # set by readers that already know what it is
+
+
+ReaderFn = Callable[[str, bytes], list[InputPart]]
+MatchFn = Callable[[str, bytes], bool]
+
+
+@dataclass(frozen=True)
+class InputReader:
+    name: str
+    matches: MatchFn
+    read: ReaderFn
+
+
+_READERS: list[InputReader] = []
+_loaded_modules = False
+
+
+def register_reader(name: str, matches: MatchFn, read: ReaderFn, *, first: bool = True) -> None:
+    """Add a reader; ``first`` puts it before the built-in ones (so a bundle reader beats the generic zip)."""
+    global _READERS
+    _READERS = [r for r in _READERS if r.name != name]
+    reader = InputReader(name, matches, read)
+    if first:
+        _READERS.insert(0, reader)
+    else:
+        _READERS.append(reader)
+
+
+def readers() -> list[InputReader]:
+    global _loaded_modules
+    if not _loaded_modules:
+        _loaded_modules = True
+        for mod in READER_MODULES:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(mod)
+    return list(_READERS)
+
+
+def decode_text(data: bytes) -> str:
+    """Bytes → text: UTF-8 (with or without BOM), UTF-16 with BOM (PowerShell's `>` redirect), else Latin-1."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def looks_binary(data: bytes) -> bool:
+    head = data[:4096]
+    if not head or head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return False
+    return head.count(b"\x00") > len(head) // 10
+
+
+def _zip_matches(name: str, data: bytes) -> bool:
+    return data[:4] == b"PK\x03\x04"
+
+
+def _zip_read(name: str, data: bytes) -> list[InputPart]:
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile as exc:
+        raise UnreadableInput(f"{name}: a damaged zip file ({exc})") from exc
+    parts: list[InputPart] = []
+    with zf:
+        for info in zf.infolist()[:MAX_ZIP_MEMBERS]:
+            if info.is_dir() or info.file_size > MAX_BYTES:
+                continue
+            lower = info.filename.lower()
+            if not any(lower.endswith(s) for s in TEXT_SUFFIXES if s) and "." in lower.rsplit("/", 1)[-1]:
+                continue
+            try:
+                raw = zf.read(info)
+            except (zipfile.BadZipFile, RuntimeError, OSError):
+                continue  # encrypted or damaged member: skip it, keep the rest
+            if looks_binary(raw):
+                continue
+            parts.append(InputPart(f"{name}:{info.filename}", decode_text(raw)))
+    if not parts:
+        raise UnreadableInput(f"{name}: the zip file holds no text files to analyse")
+    return parts
+
+
+def _text_read(name: str, data: bytes) -> list[InputPart]:
+    if looks_binary(data):
+        raise UnreadableInput(f"{name}: this is a binary file, not text (send the text output, a .txt/.log/.json)")
+    return [InputPart(name, decode_text(data))]
+
+
+register_reader("zip", _zip_matches, _zip_read, first=False)
+
+
+def read_bytes(name: str, data: bytes) -> list[InputPart]:
+    """Raw input → parts, through the first matching reader (plain text when none matches)."""
+    if len(data) > MAX_BYTES:
+        raise UnreadableInput(f"{name}: larger than {MAX_BYTES // (1024 * 1024)} MB; send only the relevant part")
+    for r in readers():
+        try:
+            ok = r.matches(name, data)
+        except Exception:  # noqa: BLE001 - a broken plug-in reader must not stop plain-text analysis
+            ok = False
+        if ok:
+            return r.read(name, data)
+    return _text_read(name, data)
+
+
+def read_path(path: str, stdin: io.BufferedIOBase | None = None) -> list[InputPart]:
+    """A file path, or ``-`` for standard input → parts. Raises :class:`UnreadableInput` with plain words."""
+    import sys
+    from pathlib import Path
+
+    if path == "-":
+        stream = stdin if stdin is not None else sys.stdin.buffer
+        try:
+            data = stream.read(MAX_BYTES + 1)
+        except OSError as exc:
+            raise UnreadableInput(f"standard input cannot be read: {exc}") from exc
+        return read_bytes("stdin", data or b"")
+    p = Path(path).expanduser()
+    try:
+        if p.is_dir():
+            raise UnreadableInput(f"{path}: is a folder; give the files inside it")
+        with p.open("rb") as fh:
+            data = fh.read(MAX_BYTES + 1)
+    except FileNotFoundError as exc:
+        raise UnreadableInput(f"{path}: no such file") from exc
+    except PermissionError as exc:
+        raise UnreadableInput(f"{path}: permission denied") from exc
+    except OSError as exc:
+        raise UnreadableInput(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    return read_bytes(p.name, data)
