@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 
 from fakes.runner import FakeRunner, Reply
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpusetup.probe import ProbeContext, detect
 from gpusetup.probe.platform.macos import MacPlatform, parse_system_profiler_displays
@@ -71,3 +73,10 @@ def test_bad_output_is_empty():
     assert parse_system_profiler_displays("") == []
     assert parse_system_profiler_displays("[1, 2]") == []
     assert parse_system_profiler_displays('{"SPDisplaysDataType": "x"}') == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 400), st.text(max_size=30))
+def test_garbled_system_profiler_never_raises(cut, noise):
+    text = json.dumps(INTEL_MAC)
+    parse_system_profiler_displays(text[:cut] + noise + text[cut:])

@@ -13,6 +13,8 @@ import json
 import pytest
 from fakes.fsroot import fixture
 from fakes.runner import FakeRunner, Reply
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpusetup.probe import ProbeContext, detect
 from gpusetup.probe.platform.windows import (
@@ -165,3 +167,26 @@ def test_pci_probe_on_windows_classifies_the_nvidia_gpu():
     assert (nv[0].chip, nv[0].compute_capability, nv[0].architecture) == ("GA107", "8.6", "Ampere")
     assert nv[0].name == "NVIDIA GeForce RTX 3050 4GB Laptop GPU"
     assert m.probes[0].ok
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=40),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(["Name", "PNPDeviceID", "DriverVersion", "LocationInfo", "x"]),
+            children,
+            max_size=5,
+        )
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_JSON_VALUES, st.integers(0, 3000), st.text(max_size=30))
+def test_garbled_cim_and_dxdiag_never_raise(value, cut, noise):
+    parse_video_controllers(value)
+    text = fixture(DXDIAG)
+    parse_dxdiag_display_devices(text[:cut] + noise + text[cut : cut + 500])
+    nvidia_driver_version(noise)
