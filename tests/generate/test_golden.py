@@ -111,6 +111,9 @@ def test_generated_text_has_what_the_issue_asks_for(generated: dict[str, tuple[P
     assert "gpusetup diagnose --json" in pod["containers"][0]["command"][2]
     assert pod["nodeSelector"] and pod["tolerations"][0]["key"] == "nvidia.com/gpu"
     assert "nvidia.com/gpu" not in json.dumps(pod["containers"][0]["resources"])  # never takes GPUs from jobs
+    # root without capabilities: the image's USER is nobody, but the root-owned hostPath must be writable
+    assert pod["containers"][0]["securityContext"]["runAsUser"] == 0
+    assert pod["containers"][0]["securityContext"]["capabilities"] == {"drop": ["ALL"]}
     slurm = (root / "slurm/job.sbatch").read_text()
     assert "#SBATCH --gres=gpu:2" in slurm and "apptainer exec --nv" in slurm
     assert "docker://registry.example.com/gpu-tensorflow:2.21.0-and-cuda" in slurm

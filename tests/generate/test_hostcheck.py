@@ -36,6 +36,10 @@ def test_no_runtime_no_cdi_gives_distro_specific_install_commands() -> None:
     assert ids(apt) == ["container-gpu-runtime-missing"] and apt[0].severity is Severity.ERROR
     assert "apt-get install -y nvidia-container-toolkit" in apt[0].fix
     assert "could not select device driver" in apt[0].detail
+    from gpusetup.install.plan import installers_dir
+
+    if (installers_dir() / "nvidia-container-toolkit.sh").is_file():  # the installer step, once it ships
+        assert "gpusetup install --container-toolkit" in apt[0].fix
     dnf = host_check(_machine(Containers(docker="28.1.1", docker_daemon_reachable=True), distro="fedora"))
     assert "dnf install -y nvidia-container-toolkit" in dnf[0].fix
 
