@@ -145,6 +145,8 @@ def _get(session: Any, url: str, limit: int, timeout: float) -> bytes:
                     raise UpdateError(f"{url}: larger than {limit} bytes, refused")
                 chunks.append(chunk)
             return b"".join(chunks)
+    except requests.exceptions.ChunkedEncodingError as exc:
+        raise UpdateError(f"could not download {url}: the connection was dropped in the middle of the download") from exc
     except requests.exceptions.ConnectionError as exc:
         raise UpdateError(f"could not download {url}: connection failed or was dropped ({type(exc).__name__})") from exc
     except requests.exceptions.Timeout as exc:
