@@ -1,8 +1,7 @@
 """The version facts the container generator needs, read from the shipped data under ``resources/compat``.
 
 Everything that is a fact about versions lives in JSON (``images.json`` is ours; ``cuda_drivers.json`` and
-``cuda_arch.json`` belong to the compat data). This module is the one place that reads them, so when the
-compat loader grows an API for the same tables only :func:`_compat_table` needs re-pointing.
+``cuda_arch.json`` belong to the compat data, read through ``gpusetup.compat.db``). This module is the one place that reads them.
 """
 
 from __future__ import annotations
@@ -60,8 +59,15 @@ def table(name: str) -> dict[str, Any]:
 
 
 def _compat_table(name: str, tbl: str) -> list[dict[str, Any]]:
-    """Rows of a compat data table (re-point here once ``gpusetup.compat`` has a loader)."""
-    return list(_load(name)["tables"][tbl]["rows"])
+    """Rows of a compat data table, through the compat loader (which prefers a verified `db update`)."""
+    try:
+        from gpusetup.compat.db import get_db
+    except ImportError:  # pragma: no cover - compat ships with gpusetup
+        return list(_load(name)["tables"][tbl]["rows"])
+    try:
+        return list(get_db().rows(name, tbl))
+    except Exception:  # noqa: BLE001 - a broken user bundle must not stop the generator: use shipped data
+        return list(_load(name)["tables"][tbl]["rows"])
 
 
 def data_checked() -> str:
