@@ -9,6 +9,7 @@ subprocess with a timeout, which tells whether the GPU is usable (``torch.cuda.i
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -108,6 +109,8 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
         for name, dist in sorted(dists.items()):
             if re.fullmatch(pattern, name):
                 env.frameworks.append(from_metadata(family, dist))
+    if info.is_conda and info.prefix:
+        _conda_builds(Path(info.prefix), env.frameworks)
     env.evidence.append(Evidence("package metadata (*.dist-info)", detail=", ".join(info.site_dirs[-3:])))
     if ctx.deep:
         for fw in env.frameworks:
@@ -202,6 +205,38 @@ def parse_deep_output(stdout: str) -> dict[str, Any] | None:
                 return None
             return data if isinstance(data, dict) else None
     return None
+
+
+# conda package name → the pip distribution name it installs
+_CONDA_NAMES = {
+    "pytorch": "torch",
+    "tensorflow": "tensorflow",
+    "tensorflow-base": "tensorflow",
+    "jaxlib": "jaxlib",
+    "cupy": "cupy",
+    "onnxruntime": "onnxruntime",
+}
+
+
+def _conda_builds(prefix: Path, frameworks: list[FrameworkInstall]) -> None:
+    """Conda build strings (``py3.11_cuda12.1_cudnn8.9.2_0``) tell the CUDA variant of conda packages."""
+    try:
+        names = os.listdir(prefix / "conda-meta")
+    except OSError:
+        return
+    by_name = {f.name: f for f in frameworks}
+    for n in names:
+        parts = n.removesuffix(".json").rsplit("-", 2)
+        if len(parts) != 3 or parts[0] not in _CONDA_NAMES:
+            continue
+        fw = by_name.get(_CONDA_NAMES[parts[0]])
+        if fw is None:
+            continue
+        fw.build = parts[2]
+        fw.installer = fw.installer or "conda"
+        m = re.search(r"cuda(\d+)\.?(\d+)?", parts[2])
+        if m and fw.build_cuda is None:
+            fw.build_cuda = f"{m.group(1)}.{m.group(2)}" if m.group(2) else _dotted(m.group(1))
 
 
 # ---------------------------------------------------------------------------------------- helpers

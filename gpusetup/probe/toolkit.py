@@ -138,7 +138,7 @@ def toolkit_version(d: Path) -> tuple[str | None, str]:
                 return m.group(1), "dist-info (nvidia_cuda_nvcc)"
     except OSError:
         pass
-    m = re.search(r"cuda-(\d+\.\d+)$", d.name)
+    m = re.search(r"(?:^|cuda-|^v)(\d+\.\d+)$", d.name)  # cuda-12.4 (Linux), v12.4 (Windows)
     if m:
         return m.group(1), "folder name"
     return None, ""

@@ -340,3 +340,17 @@ def test_garbled_inputs_never_raise(text, data):
     parse_proc_modules(garbled)
     for dev in parse_lspci(garbled):
         assert dev.vendor_id is None or len(dev.vendor_id) == 4
+
+
+def test_wsl_system(tmp_path):
+    root = make_root(
+        tmp_path,
+        {
+            "/proc/version": "Linux version 5.15.167.4-microsoft-standard-WSL2 (root@host) #1 SMP\n",
+            "/etc/os-release": 'ID=ubuntu\nVERSION_ID="24.04"\n',
+            "/dev/dxg": "",
+        },
+    )
+    s = WslPlatform().system(ctx_for(root))
+    assert (s.wsl, s.wsl_version, s.distro_id) == (True, 2, "ubuntu")
+    assert s.secure_boot is None and "Windows host" in s.secure_boot_source

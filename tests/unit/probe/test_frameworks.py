@@ -161,3 +161,24 @@ def test_deep_probe_real_subprocesses_broken_and_hung(tmp_path):
     assert fw["torch"].error is None and fw["torch"].build_cuda is None
     assert "libcudart.so.12" in fw["tensorflow"].error
     assert fw["cupy-cuda12x"].probed and "timed out" in fw["cupy-cuda12x"].error
+
+
+def test_conda_build_string(tmp_path):
+    prefix = tmp_path / "conda"
+    site = prefix / "lib/python3.11/site-packages"
+    make_root(
+        prefix,
+        {
+            "conda-meta/pytorch-2.1.0-py3.11_cuda12.1_cudnn8.9.2_0.json": "{}",
+            "conda-meta/python-3.11.5-h955ad1f_0.json": "{}",
+            "lib/python3.11/site-packages/torch-2.1.0.dist-info/INSTALLER": "conda\n",
+        },
+    )
+    answer = f'{{"executable": "{prefix}/bin/python", "version": "3.11.5", "prefix": "{prefix}", "base_prefix": "{prefix}", "path": ["{site}"]}}'
+    runner = FakeRunner().add(["python", "-c"], Reply(answer))
+    m = Machine()
+    probe(ProbeContext(runner=runner, env={}, python=f"{prefix}/bin/python"), m)
+    (env,) = m.python_envs
+    (t,) = env.frameworks
+    assert env.is_conda is True and env.is_venv is False
+    assert (t.build, t.build_cuda, t.installer) == ("py3.11_cuda12.1_cudnn8.9.2_0", "12.1", "conda")

@@ -151,3 +151,8 @@ def test_garbled_ldconfig_and_nvcc(text):
     base = fixture(LDCONFIG)[:2000]
     parse_ldconfig(base[: len(text)] + text)
     parse_nvcc_version(fixture(NVCC)[: len(text)] + text)
+
+
+def test_windows_toolkit_folder_name(tmp_path):
+    make_root(tmp_path, {"/v12.4/bin/x": ""})
+    assert toolkit_version(tmp_path / "v12.4") == ("12.4", "folder name")
