@@ -41,6 +41,7 @@ PROBE_ORDER: tuple[str, ...] = (
     "rocm",
     "kernel_log",
     "packages",
+    "classify",
 )
 
 
