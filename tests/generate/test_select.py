@@ -164,3 +164,22 @@ def test_bad_options_raise_value_error() -> None:
 def test_driver_cuda_is_derived_from_the_driver_version_when_not_reported() -> None:
     cuda, src = facts.driver_cuda(HOSTS["3x3090-515"].machine())
     assert cuda == (11, 7) and "515.65.01" in src
+
+
+@pytest.mark.parametrize(("fixture", "want_tag", "want_cc"), [
+    ("geforce-rtx-3080__595.58.03__telegraf.xml", "13.0.2-runtime-ubuntu24.04", (8, 6)),
+    ("tesla-p100-pcie-16gb__510.47.03__netdata.xml", "24.04", (6, 0)),
+    ("geforce-rtx-4090__535.86.05__netdata.xml", "12.2.2-runtime-ubuntu22.04", (8, 9)),
+])
+def test_real_nvidia_smi_xml_end_to_end(fixtures, fixture: str, want_tag: str, want_cc: tuple[int, int]) -> None:
+    """From a recorded `nvidia-smi -q -x` (no compute capability in it) to the chosen image: the GPU's
+    compute capability then comes from the PCI id through the chip rule."""
+    from gpusetup.probe.smi import parse_smi_xml
+
+    snap = parse_smi_xml((fixtures / "nvidia-smi-xml" / fixture).read_text(encoding="utf-8"))
+    m = Machine(system=System(os="linux", arch="x86_64"), gpus=snap.gpus,
+                driver=Driver(version=snap.driver_version, cuda_driver_version=snap.cuda_version))
+    targets = facts.gpu_targets(m)
+    assert [t.cc for t in targets] == [want_cc]
+    sel = choose(m, "pytorch")
+    assert isinstance(sel, Selection) and sel.tag == want_tag
