@@ -310,6 +310,10 @@ def _report(res: Any, args: argparse.Namespace, state_dir: Path, ok: int, warn: 
             py = Path(plan.python[0])
             act = py.parent / ("activate" if os.name != "nt" else "Activate.ps1")
             print(f"Use it: source {act}   (or run {py} directly)")
+            if any(st.id == "protect" for st in plan.steps):
+                cons = Path(str(py)).parent.parent / "gpusetup-constraints.txt"
+                print(f"Protected: pip in this environment keeps these exact builds ({cons}). With uv, "
+                      f"use: UV_CONSTRAINT={cons} uv pip install ...")
             print("Then prove the GPU works: gpusetup selftest")
         return ok
     if res.reboot_needed:

@@ -247,6 +247,12 @@ def _run_steps(run: _Run, start: int, carried: dict[str, dict[str, Any]],
                               message=_cancel_message(step, run))
         run.progress(label, i / n)
         if step.kind == "reboot":
+            asked = any(r.get("reboot_needed") for r in run.journal.read() if r["event"] == "end")
+            if not asked:  # the driver step found the driver already installed: nothing to restart for
+                run.journal.append("end", step=step.id, rc=0, ok=True, undo=[],
+                                   notes=["no restart needed: no step installed anything that needs one"])
+                done.append(step.id)
+                continue
             run.journal.append("paused", step=step.id, reason="reboot", boot_id=boot_id())
             return run.result(False, reboot_needed=True, failed_step=step.id, done=done, message=(
                 "Restart the computer now so the new driver loads. After the restart, run "

@@ -307,3 +307,14 @@ def test_index_check_goes_through_the_configured_proxy(index, monkeypatch: pytes
     assert index.proxied[before:] == ["http://download.example.invalid/whl/cu126/torch/"]
     missing = check_index("http://download.example.invalid/whl/cu126", "nosuchproject")
     assert not missing.ok and "does not have 'nosuchproject'" in missing.message
+
+
+def test_reboot_step_is_skipped_when_nothing_asked_for_a_restart(tmp_path: Path) -> None:
+    """An idempotent driver script that found the driver installed prints no reboot marker: no pause."""
+    plan = Plan(steps=[
+        Step(id="driver", title="driver", argv=[sys.executable, "-c", "print('# already installed')"]),
+        Step(id="reboot", title="Restart", kind="reboot"),
+        Step(id="check", title="check", argv=[sys.executable, "-c", "pass"]),
+    ])
+    res = execute(plan, journal_dir=tmp_path / "state", check_network=False, boot_id=lambda: "b")
+    assert res.ok and res.done == ["driver", "reboot", "check"]
