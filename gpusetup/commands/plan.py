@@ -16,7 +16,6 @@ _TITLES = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}
 _ACTION_TITLES = {
     "install-driver": "Install the NVIDIA driver",
     "upgrade-driver": "Upgrade the NVIDIA driver",
-    "upgrade-jetpack": "Upgrade JetPack",
     "use-wsl2": "Use WSL2 instead of native Windows",
     "change-python": "Use a different Python version",
 }
@@ -123,9 +122,11 @@ def render_text(doc: dict[str, Any]) -> str:
     m = doc["machine"]
     out: list[str] = []
     where = "WSL2" if m["wsl"] else (m["os"] or "unknown OS")
+    if m["arch"]:
+        where += f" {m['arch']}"
     drv = m["driver"] or "none"
     gpu_line = ", ".join(f"{g['index']}: {g['name'] or g['vendor']}" for g in m["gpus"]) or "no GPU found"
-    out.append(f"Machine: {where} {m['arch'] or ''}, Python {m['python'] or 'unknown'}, NVIDIA driver {drv}")
+    out.append(f"Machine: {where}, Python {m['python'] or 'unknown'}, NVIDIA driver {drv}")
     out.append(f"GPUs: {gpu_line}")
     out.append(f"Compatibility data: version {doc['data']['version']} (checked {doc['data']['checked']})")
     for p in doc["plans"]:

@@ -756,13 +756,16 @@ def _cpu_choice(db: CompatDB, framework: str, env: Env) -> tuple[Choice | None, 
     return _choice(Cand("jax", rel["version"], "cpu", "cpu", packages=[f"jax=={rel['version']}"]), env), notes
 
 
-def _driver_branch(db: CompatDB, gpus: Sequence[GpuInfo], need: str | None) -> str:
+def _driver_branch(db: CompatDB, gpus: Sequence[GpuInfo], need: str | None, driver_os: str) -> str:
+    """The driver branch to install for these GPUs: the legacy branch for old GPUs, else a current one."""
     legacy = [r for r in (_legacy_row(db, g) for g in gpus) if r]
     if legacy:
         row = min(legacy, key=lambda r: r["last_branch"])
-        return f"{row['last_branch']} (the last driver branch for {row['architecture']} GPUs; proprietary kernel modules)"
+        text = f"{row['last_branch']} (the last driver branch for {row['architecture']} GPUs"
+        return text + ("; proprietary kernel modules)" if driver_os == "linux" else ")")
     major = vkey(need)[0] if need else None
-    return f"{major} or newer (open kernel modules)" if major else "the newest production branch (open kernel modules)"
+    text = f"{major} or newer" if major else "the newest production branch"
+    return text + (" (open kernel modules)" if driver_os == "linux" else "")
 
 
 def _actions(db: CompatDB, found: _Found, env: Env, framework: str) -> list[Action]:
@@ -779,20 +782,19 @@ def _actions(db: CompatDB, found: _Found, env: Env, framework: str) -> list[Acti
             )
         )
     if "driver" in relax and c.need_driver and _driver_problem(c, found.env, frozenset()):
-        if env.jetson:
-            acts.append(Action(kind="upgrade-jetpack", why="On Jetson the GPU driver comes with JetPack; a newer JetPack is needed.", min_version=c.need_driver))
-        else:
-            kind = "install-driver" if not env.driver else "upgrade-driver"
-            have = f"you have {env.driver}" if env.driver else "no NVIDIA driver is installed"
-            branch = _driver_branch(db, found.gpus, c.need_driver)
-            acts.append(
-                Action(
-                    kind=kind,
-                    why=f"{c.option} needs NVIDIA driver ≥ {c.need_driver}{c.driver_why}; {have}. Choose branch {branch}.",
-                    min_version=c.need_driver,
-                    branch=branch,
-                )
+        kind = "install-driver" if not env.driver else "upgrade-driver"
+        have = f"you have {env.driver}" if env.driver else "no NVIDIA driver is installed"
+        branch = _driver_branch(db, found.gpus, c.need_driver, found.env.driver_os)
+        where = " on Windows (WSL2 uses the Windows driver; do not install one inside WSL2)" if found.env.wsl else ""
+        acts.append(
+            Action(
+                kind=kind,
+                why=f"{c.option} needs NVIDIA driver ≥ {c.need_driver}{c.driver_why}; {have}. "
+                f"Install branch {branch}{where}.",
+                min_version=c.need_driver,
+                branch=branch,
             )
+        )
     if "python" in relax and c.python_bad:
         lo, hi = c.python_range
         rng = f"{lo}–{hi}" if hi else f"{lo} or newer"

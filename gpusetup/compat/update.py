@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import hashlib
 import ipaddress
 import json
@@ -181,6 +182,13 @@ def _parse_manifest(raw: bytes) -> dict[str, Any]:
     return m
 
 
+@functools.lru_cache(maxsize=32)
+def _validator(schema_path: Path) -> Any:
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(json.loads(schema_path.read_text(encoding="utf-8")))
+
+
 def _validate(name: str, data: bytes) -> None:
     import jsonschema
 
@@ -190,7 +198,7 @@ def _validate(name: str, data: bytes) -> None:
         raise UpdateError(f"{name}: this gpusetup has no schema for it, so it cannot be checked")
     try:
         doc = json.loads(data)
-        jsonschema.validate(doc, json.loads(schema_path.read_text(encoding="utf-8")))
+        _validator(schema_path).validate(doc)
     except ValueError as exc:
         raise UpdateError(f"{name}: not valid JSON") from exc
     except jsonschema.ValidationError as exc:
