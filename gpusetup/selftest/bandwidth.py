@@ -45,7 +45,8 @@ def choose_bytes(ctx: RunCtx, wanted: int, host_available: int | None) -> int | 
 
 
 def _fill_pattern(ptr: int, nbytes: int) -> None:
-    block = bytes((i * 131 + 7) & 0xFF for i in range(MIB))
+    period = bytes((i * 131 + 7) & 0xFF for i in range(251))  # prime length: shifted data cannot match
+    block = (period * (MIB // 251 + 1))[:MIB]
     off = 0
     while off < nbytes:
         k = min(MIB, nbytes - off)

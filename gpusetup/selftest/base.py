@@ -30,6 +30,7 @@ class Sizes:
     cpu_stream_cap: int  # upper limit for the automatic size
     framework_n: int
     framework_timeout: float
+    gemm_loops: int = 0  # launches per timed sample; 0 = about 20 ms of work at 10 TFLOP/s
 
     @classmethod
     def for_mode(cls, mode: str) -> Sizes:

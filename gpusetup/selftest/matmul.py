@@ -111,7 +111,7 @@ def run(ctx: RunCtx) -> list[Measurement]:
 
     # 2. Speed, between events.
     ctx.step("matrix test: timing", 0.3)
-    loops = max(1, min(100, round(2e11 / (2.0 * n**3))))  # about 20 ms per sample at 10 TFLOP/s
+    loops = sz.gemm_loops or max(1, min(100, round(2e11 / (2.0 * n**3))))  # ~20 ms a sample at 10 TFLOP/s
     samples = []
     for _ in range(sz.samples):
         ctx.cancel.raise_if_cancelled()

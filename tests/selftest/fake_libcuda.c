@@ -92,7 +92,7 @@ static int fail_here(const char *fn) {
 /* ------------------------------------------------------------------------------------- state */
 static int g_init = 0;
 static double g_vclock = 0.0; /* seconds */
-static size_t g_used = 0;
+static size_t g_used = 0, g_peak_used = 0;
 static long g_live_dev = 0, g_live_host = 0, g_live_streams = 0, g_live_events = 0, g_live_modules = 0;
 static long g_ctx_refs = 0, g_sgemm_launches = 0, g_ops_since_record = 0;
 static struct CUctx_st { int dummy; } g_ctx;
@@ -126,9 +126,10 @@ static double rate(const char *env, double dflt) {
 static void advance_bytes(size_t n, double gbps) { g_vclock += (double)n / (gbps * 1e9); }
 
 /* Test helpers (not CUDA API). */
-void fake_advance(double seconds) { g_vclock += seconds; }
+void fake_advance(double seconds) { g_vclock += seconds; g_ops_since_record++; }
 long fake_live_objects(void) { return g_live_dev + g_live_host + g_live_streams + g_live_events + g_live_modules + g_ctx_refs; }
 long fake_live_device_allocations(void) { return g_live_dev; }
+unsigned long long fake_peak_used_bytes(void) { return g_peak_used; }
 long fake_sgemm_launches(void) { return g_sgemm_launches; }
 /* Work queued since the last cuEventRecord: > 0 means "copies are in flight" for a telemetry sample. */
 long fake_ops_since_event_record(void) { return g_ops_since_record; }
@@ -236,6 +237,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) {
     void *p = malloc(bytesize);
     if (!p || !track(p, bytesize, 0)) { free(p); return CUDA_ERROR_OUT_OF_MEMORY; }
     g_used += bytesize;
+    if (g_used > g_peak_used) g_peak_used = g_used;
     g_live_dev++;
     *dptr = (CUdeviceptr)(uintptr_t)p;
     return 0;
@@ -459,6 +461,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
     (void)sharedMemBytes;
     if (!f || !kernelParams || extra) return CUDA_ERROR_INVALID_VALUE;
     if (hStream && hStream->magic != 0x5757) return CUDA_ERROR_INVALID_HANDLE;
+    g_ops_since_record++;
     if (strcmp(f->name, "sgemm_tiled") == 0)
         return run_sgemm(gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, kernelParams);
     if (strcmp(f->name, "compare_f32") == 0) return run_compare(kernelParams);
