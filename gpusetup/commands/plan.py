@@ -126,7 +126,8 @@ def render_text(doc: dict[str, Any]) -> str:
         where += f" {m['arch']}"
     drv = m["driver"] or "none"
     gpu_line = ", ".join(f"{g['index']}: {g['name'] or g['vendor']}" for g in m["gpus"]) or "no GPU found"
-    out.append(f"Machine: {where}, Python {m['python'] or 'unknown'}, NVIDIA driver {drv}")
+    has_nvidia = m["driver"] or any(g["vendor"] == "nvidia" for g in m["gpus"])
+    out.append(f"Machine: {where}, Python {m['python'] or 'unknown'}" + (f", NVIDIA driver {drv}" if has_nvidia else ""))
     out.append(f"GPUs: {gpu_line}")
     out.append(f"Compatibility data: version {doc['data']['version']} (checked {doc['data']['checked']})")
     for p in doc["plans"]:

@@ -835,6 +835,7 @@ def _plan_for(
         plan.ok = True
         plan.choice = _choice(now.cand, env)
         plan.notes += now.cand.notes + [f"Based on unverified data: {u}" for u in now.cand.unverified]
+        plan.notes += _backend_notes(db, framework, now.cand)
         plan.gpus_covered = [g.index for g in now.gpus]
         dropped = [g for g in selected if g not in now.gpus]
         for g in dropped:
@@ -879,6 +880,30 @@ def _plan_for(
     for i in sorted(left):
         plan.notes.append(f"GPU {i} is not used by this build: {left[i]}")
     return plan
+
+
+_BACKEND_NOTES = {
+    "rocm": "PyTorch's ROCm wheels bring their own ROCm libraries; the machine needs the amdgpu kernel driver, and your "
+    "user must be in the 'render' and 'video' groups to use the GPU.",
+    "xpu": "Intel GPUs need Intel's GPU driver (compute runtime / Level Zero). Which Intel GPUs the xpu build supports is "
+    "published by Intel; gpusetup did not check this model.",
+    "mps": "On Apple silicon this standard wheel uses the GPU through Metal (MPS); check with "
+    "torch.backends.mps.is_available().",
+}
+
+
+def _backend_notes(db: CompatDB, framework: str, c: Cand) -> list[str]:
+    notes = []
+    if framework == "pytorch" and c.kind in _BACKEND_NOTES:
+        notes.append(_BACKEND_NOTES[c.kind])
+    if framework == "pytorch" and c.kind == "rocm":
+        newer = [r["version"] for r in _torch_rows(db) if vkey(r["version"]) > vkey(c.version) and not r["rocm_variants"]]
+        if newer:
+            notes.append(
+                f"Newer torch releases ({_span(newer)}) may have ROCm builds, but gpusetup does not know their index "
+                "names or supported GPUs yet, so they are not offered."
+            )
+    return notes
 
 
 def _why_left_out(cands: Sequence[Cand], chosen: Cand, g: GpuInfo, env: Env) -> str:
