@@ -144,7 +144,7 @@ def _script_preview(step: Any, machine: Any, foreign: bool) -> list[str]:
         tmp = tempfile.NamedTemporaryFile("w", suffix="-os-release", delete=False)  # noqa: SIM115
         tmp.write(text)
         tmp.close()
-        argv += ["--os-release", tmp.name]
+        argv += ["--os-release", tmp.name, "--assume-fresh"]
         if machine.system.wsl:
             argv += ["--wsl", "yes"]
     try:

@@ -99,7 +99,9 @@ def build_plan(
         elif fp.choice:
             choices.append((fp, fp.choice))
             if not fp.ok:
-                why = "; ".join(a.why for a in fp.actions) or "see `gpusetup plan`"
+                why = "; ".join(a.why for a in fp.actions) or (
+                    "no GPU build fits this machine" + (f" ({fp.rejected[0].reason})" if fp.rejected else "")
+                    + "; `gpusetup plan` explains every option")
                 plan.notes.append(
                     f"{fp.framework}: installing {fp.choice.version} ({fp.choice.variant}) for now: {why}"
                 )
@@ -414,6 +416,8 @@ def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> Non
         hint = " ".join((a.branch or "") for a in actions).lower()
         flavour = "proprietary" if "proprietary" in hint else "open" if "open" in hint else "auto"
     args = ["--flavour", flavour] + (["--branch", branch] if branch else [])
+    if sysinfo.secure_boot is not None:
+        args += ["--secure-boot", "on" if sysinfo.secure_boot else "off"]
     why = {"open": "your GPU is Turing or newer, so NVIDIA's open kernel modules are used (the default since 560)",
            "proprietary": "your GPU is older than Turing, which the open kernel modules do not support",
            "auto": "the kernel-module flavour is chosen by the distribution's tool"}[flavour]
