@@ -526,3 +526,44 @@ def merge_machines(a: Machine, b: Machine) -> Machine:
     out = merge(a, b)
     out.gpus = gpus
     return out
+
+
+# ------------------------------------------------------------------------------------------ lspci
+
+_LSPCI_HEAD = re.compile(
+    r"^(?:(?P<dom>[0-9a-f]{4}):)?(?P<bus>[0-9a-f]{2}):(?P<dev>[0-9a-f]{2})\.(?P<fn>\d) "
+    r"(?P<cls>VGA compatible controller|3D controller|Display controller)(?: \[(?P<code>[0-9a-f]{4})\])?: "
+    r"(?P<desc>.*)$",
+    re.IGNORECASE | re.M,
+)
+
+
+@recogniser("lspci", "lspci output")
+def lspci(text: str, ex: Extraction) -> bool:
+    """Display devices with the driver bound to them ("Kernel driver in use"), works without any GPU driver."""
+    heads = list(_LSPCI_HEAD.finditer(text))
+    found = False
+    for i, h in enumerate(heads):
+        desc = h.group("desc")
+        ids = re.search(r"\[([0-9a-f]{4}):([0-9a-f]{4})\]", desc)
+        vendor = ids.group(1) if ids else ("10de" if "NVIDIA" in desc else None)
+        if vendor != "10de":
+            continue
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
+        nxt = re.search(r"^\S", text[h.end() + 1:end], re.M)
+        block = text[h.end(): h.end() + 1 + nxt.start()] if nxt else text[h.end():end]
+        drv = re.search(r"Kernel driver in use:\s*(\S+)", block)
+        addr = f"{h.group('dom') or '0000'}:{h.group('bus')}:{h.group('dev')}.{h.group('fn')}".lower()
+        gpu = next((g for g in ex.machine.gpus if g.pci.address == addr), None)
+        if gpu is None:
+            name = re.sub(r"\s*\[[0-9a-f]{4}:[0-9a-f]{4}\]|\s*\(rev [0-9a-f]+\)|\s*\(prog-if[^)]*\)", "", desc)
+            gpu = Gpu(vendor="nvidia", name=name.replace("NVIDIA Corporation ", "").strip())
+            gpu.pci.address = addr
+            ex.machine.gpus.append(gpu)
+        gpu.pci.vendor_id = "10de"
+        if ids:
+            gpu.pci.device_id = ids.group(2)
+        if drv:
+            gpu.pci.kernel_driver = drv.group(1)
+        found = True
+    return found

@@ -11,6 +11,7 @@ Everything here is pure and never raises on odd input: unknown is ``None``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterable
@@ -25,8 +26,30 @@ MAX_EVIDENCE = 6  # lines quoted per finding; enough to recognise the problem, s
 # ------------------------------------------------------------------------------------------- text
 
 
+def _text_key(machine: Machine) -> tuple[object, ...]:
+    return (
+        len(machine.kernel_log), len(machine.messages), machine.driver.nvml_error, len(machine.driver.evidence),
+        machine.containers.toolkit_error, sum(len(env.frameworks) for env in machine.python_envs),
+        machine.kernel_log[-1:], machine.messages[-1:],
+    )
+
+
 def text_lines(machine: Machine) -> list[str]:
-    """Every line of text a rule may match: kernel log, collected messages, probe and framework errors."""
+    """Every line of text a rule may match: kernel log, collected messages, probe and framework errors.
+
+    Computed once per machine state and cached on the machine (rules call this dozens of times).
+    """
+    key = _text_key(machine)
+    cached = getattr(machine, "_rules_text_cache", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    lines = _text_lines(machine)
+    with contextlib.suppress(AttributeError):  # a machine type without a __dict__ just is not cached
+        object.__setattr__(machine, "_rules_text_cache", (key, lines, "\n".join(lines)))
+    return lines
+
+
+def _text_lines(machine: Machine) -> list[str]:
     out: list[str] = []
     out.extend(machine.kernel_log)
     out.extend(machine.messages)
@@ -83,7 +106,11 @@ def strip_log_prefix(line: str) -> str:
 
 def joined_text(machine: Machine) -> str:
     """All text lines as one string, for patterns that span a wrapped kernel message."""
-    return "\n".join(text_lines(machine))
+    lines = text_lines(machine)
+    cached = getattr(machine, "_rules_text_cache", None)
+    if cached is not None and cached[1] is lines:
+        return cached[2]
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------------- versions

@@ -59,7 +59,7 @@ def nvidia_driver_missing(machine: Machine) -> list[Finding]:
     gpus = [g for g in machine.nvidia_gpus if g.pci.vendor_id == "10de" or probed(machine, "pci")]
     if not gpus or machine.system.wsl:
         return []
-    if driver_version(machine):
+    if driver_version(machine) or any((g.pci.kernel_driver or "") == "nvidia" for g in gpus):
         return []
     mod = nvidia_module(machine)
     if mod is not None and (mod.loaded or mod.version or mod.available_for_running_kernel or mod.dkms_status):
@@ -163,6 +163,13 @@ def _is_user_source(source: str) -> bool:
     return not _is_kernel_source(s) and any(k in s for k in _USER_SOURCES)
 
 
+def _same_version(a: str, b: str) -> bool:
+    """"570.124" and "570.124.06" name the same driver (NVML prints two parts)."""
+    pa, pb = a.split("."), b.split(".")
+    n = min(len(pa), len(pb))
+    return pa[:n] == pb[:n]
+
+
 def _flat(text: str) -> str:
     """Kernel log text with timestamps, NVRM prefixes, syslog escapes and line breaks removed."""
     text = re.sub(r"#012", " ", text)
@@ -185,16 +192,28 @@ def driver_version_mismatch(machine: Machine) -> list[Finding]:
         return []
     evidence: list[str] = []
     kernel_v = user_v = None
-    for r in machine.driver.versions:
-        if not r.value:
-            continue
-        if _is_kernel_source(r.source) and kernel_v is None:
-            kernel_v = r.value
-            evidence.append(f"{r.source}: {r.value}")
-        elif _is_user_source(r.source) and user_v is None:
-            user_v = r.value
-            evidence.append(f"{r.source}: {r.value}")
-    runtime = bool(kernel_v and user_v and kernel_v != user_v)
+    runtime = False
+    try:  # the driver probe's own comparison knows its sources best
+        from gpusetup.probe.driver import driver_mismatch
+
+        mm = driver_mismatch(machine)
+    except ImportError:  # pragma: no cover - the probe ships with the rules
+        mm = None
+    if mm:
+        kernel_v, user_v = mm
+        runtime = True
+        evidence.append(f"kernel module {kernel_v}, driver libraries {user_v}")
+    else:
+        for r in machine.driver.versions:
+            if not r.value:
+                continue
+            if _is_kernel_source(r.source) and kernel_v is None:
+                kernel_v = r.value
+            elif _is_user_source(r.source) and user_v is None:
+                user_v = r.value
+        if kernel_v and user_v and not _same_version(kernel_v, user_v):
+            runtime = True
+            evidence.append(f"kernel module {kernel_v}, driver libraries {user_v}")
     m = _API_MISMATCH.search(_flat(joined_text(machine)))
     if m:
         user_v, kernel_v = m.group(1), m.group(2)

@@ -18,6 +18,7 @@ from gpusetup.rules._util import (
     gpu_label,
     grep,
     is_windows,
+    joined_text,
     make,
     min_driver_for_cuda,
     search,
@@ -214,8 +215,8 @@ class _ArchVerdict:
     gpu_index: int | None = None
 
 
-_OLD_WARN = re.compile(r"Found GPU(\d+) (.+?) which is of cuda capability (\d+)\.(\d+)", re.IGNORECASE)
-_NOT_COMPAT = re.compile(r"(\S[^\n]*?) with CUDA capability sm_(\d+) is not compatible with the current PyTorch",
+_OLD_WARN = re.compile(r"Found GPU(\d+) ([^\n]{1,120}?) which is of cuda capability (\d+)\.(\d+)", re.IGNORECASE)
+_NOT_COMPAT = re.compile(r"([^\n]{1,160}?) with CUDA capability sm_(\d+) is not compatible with the current PyTorch",
                          re.IGNORECASE)
 _SUPPORTS = re.compile(r"supports CUDA capabilities ((?:sm_\d+\w*\s*)+)", re.IGNORECASE)
 _NO_KERNEL = re.compile(
@@ -263,13 +264,14 @@ def arch_verdicts(machine: Machine) -> list[_ArchVerdict]:
                                          f"{fw.name} {fw.version or ''} is built with CUDA {build_cuda(fw)}, "
                                          f"which targets GPUs up to compute capability {hi[0]}.{hi[1]}"],
                                         fw, gpu.index))
-    # Literal PyTorch warnings.
-    for ln in grep(machine, _OLD_WARN, 4):
+    # Literal PyTorch warnings (cheap substring test first: these regexes are costly on long logs).
+    text = joined_text(machine).lower()
+    for ln in grep(machine, _OLD_WARN, 4) if "which is of cuda capability" in text else []:
         m = _OLD_WARN.search(ln)
         if m:
             out.append(_ArchVerdict("old", strip_log_prefix(m.group(2)), f"{m.group(3)}.{m.group(4)}", [],
                                     [ln] + grep(machine, r"no longer supports this GPU|" + _NO_KERNEL.pattern, 2)))
-    for ln in grep(machine, _NOT_COMPAT, 4):
+    for ln in grep(machine, _NOT_COMPAT, 4) if "is not compatible with the current pytorch" in text else []:
         m = _NOT_COMPAT.search(ln)
         if not m:
             continue

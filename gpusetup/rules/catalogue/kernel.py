@@ -108,7 +108,9 @@ _F08_TEXT = re.compile(
     r"Nouveau kernel driver is currently in use|already bound to NovaCore|No NVIDIA devices probed",
     re.IGNORECASE,
 )
-_NOUVEAU_DEV = re.compile(r"\b(nouveau|nova_core|NovaCore)\b.*(NVIDIA|\bDRM\b|fb:|bios:)", re.IGNORECASE)
+# The in-tree driver attached to a PCI device, as the kernel log prints it ("nouveau 0000:01:00.0: NVIDIA GA106").
+_NOUVEAU_DEV = re.compile(r"\b(nouveau|nova_core|NovaCore) [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d: .*"
+                          r"(NVIDIA|\bDRM\b|fb:|bios:)", re.IGNORECASE)
 
 
 @rule("nouveau-owns-gpu", catalogue="F08")
