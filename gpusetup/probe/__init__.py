@@ -15,6 +15,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,12 @@ PROBE_ORDER: tuple[str, ...] = (
     "packages",
     "classify",
 )
+
+
+# Run before everything (platform facts, the PCI view that later probes enrich).
+_FIRST = frozenset({"system", "pci"})
+# Independent of the NVIDIA chain and of each other: each writes only its own part of the Machine.
+_PARALLEL = frozenset({"toolkit", "frameworks", "containers", "kernel_log"})
 
 
 @dataclass
@@ -98,10 +105,30 @@ def detect(ctx: ProbeContext | None = None, progress: Callable[[str, float], Non
         collected_at=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
     )
     names = [n for n in PROBE_ORDER if ctx.only is None or n in ctx.only]
-    for i, name in enumerate(names):
+    first = [n for n in names if n in _FIRST]
+    parallel = [n for n in names if n in _PARALLEL]
+    chain = [n for n in names if n not in _FIRST and n not in _PARALLEL]
+    results: dict[str, ProbeRun] = {}
+    done = 0
+
+    def step(name: str) -> None:
+        nonlocal done
         if progress:
-            progress(name, i / len(names))
-        machine.probes.append(run_probe(name, ctx, machine))
+            progress(name, done / len(names))
+        results[name] = run_probe(name, ctx, machine)
+        done += 1
+
+    for name in first:
+        step(name)
+    # Probes that mostly wait on commands and touch their own part of the Machine run in threads beside the
+    # NVIDIA chain, so a slow `docker info` or `nvcc --version` does not add to the total.
+    with ThreadPoolExecutor(max_workers=max(1, len(parallel)), thread_name_prefix="probe") as pool:
+        futures = {name: pool.submit(run_probe, name, ctx, machine) for name in parallel}
+        for name in chain:
+            step(name)
+        for name, fut in futures.items():
+            results[name] = fut.result()
+    machine.probes = [results[n] for n in names]
     if progress:
         progress("done", 1.0)
     records = getattr(ctx.runner, "records", None)
