@@ -756,16 +756,29 @@ def _cpu_choice(db: CompatDB, framework: str, env: Env) -> tuple[Choice | None, 
     return _choice(Cand("jax", rel["version"], "cpu", "cpu", packages=[f"jax=={rel['version']}"]), env), notes
 
 
+def _kernel_modules(db: CompatDB, gpus: Sequence[GpuInfo]) -> str | None:
+    """'open' when every GPU supports NVIDIA's open kernel modules, else 'proprietary' (driver_branches/kernel_modules)."""
+    flavours = set()
+    for g in gpus:
+        for row in db.rows("driver_branches", "kernel_modules"):
+            if g.cc and vkey(row["cc_min"]) <= g.cck and (row["cc_max"] is None or g.cck <= vkey(row["cc_max"])):
+                flavours.add(row["modules"])
+    if not flavours:
+        return None
+    return "proprietary" if "proprietary" in flavours else "open"
+
+
 def _driver_branch(db: CompatDB, gpus: Sequence[GpuInfo], need: str | None, driver_os: str) -> str:
     """The driver branch to install for these GPUs: the legacy branch for old GPUs, else a current one."""
     legacy = [r for r in (_legacy_row(db, g) for g in gpus) if r]
     if legacy:
         row = min(legacy, key=lambda r: r["last_branch"])
-        text = f"{row['last_branch']} (the last driver branch for {row['architecture']} GPUs"
-        return text + ("; proprietary kernel modules)" if driver_os == "linux" else ")")
-    major = vkey(need)[0] if need else None
-    text = f"{major} or newer" if major else "the newest production branch"
-    return text + (" (open kernel modules)" if driver_os == "linux" else "")
+        text = f"{row['last_branch']} (the last driver branch for {row['architecture']} GPUs)"
+    else:
+        major = vkey(need)[0] if need else None
+        text = f"{major} or newer" if major else "the newest production branch"
+    modules = _kernel_modules(db, gpus) if driver_os == "linux" else None
+    return text + (f", {modules} kernel modules" if modules else "")
 
 
 def _actions(db: CompatDB, found: _Found, env: Env, framework: str) -> list[Action]:
