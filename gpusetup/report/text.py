@@ -170,17 +170,29 @@ def _gpu(out: _Out, i: int, g: Gpu) -> None:
 def _driver(out: _Out, m: Machine) -> None:
     d = m.driver
     out.heading("NVIDIA driver")
-    if not (d.version or d.versions or d.modules or d.nvml_error):
-        out.lines.append("  No NVIDIA driver found.")
+    found = d.version or any(r.value for r in d.versions) or any(mod.loaded or mod.version for mod in d.modules)
+    if not found:
+        out.lines.append("  No NVIDIA driver found" + ("." if m.nvidia_gpus else " (and no NVIDIA GPU on this machine)."))
+        if d.versions or d.evidence:
+            checked = sorted({r.source.split(" (")[0] for r in d.versions} | {e.source.split(" (")[0] for e in d.evidence})
+            out.kv("looked with", checked)
+        if m.nvidia_gpus:
+            for ev in d.evidence:
+                if not ev.ok:
+                    out.kv("problem", f"{ev.source}: {ev.error}")
         return
     out.kv("version", d.version or "unknown")
     for r in d.versions:
-        out.kv(f"  via {r.source}", r.value if r.value else f"— ({r.error})" if r.error else "—")
+        short = r.source.split(" (")[0]
+        label = f"  CUDA via {short}" if short.startswith("libcuda") else f"  via {short}"
+        out.kv(label, r.value if r.value else f"— ({r.error})" if r.error else "—")
     if d.cuda_driver_version:
         out.kv("supports CUDA up to", f"{d.cuda_driver_version}" + (f" (from {d.cuda_driver_version_source})" if d.cuda_driver_version_source else ""))
     out.kv("NVML", d.nvml_version or (f"not working: {d.nvml_error}" if d.nvml_error else None))
     out.kv("cuInit", f"failed: {d.cuinit_error}" if d.cuinit_error else None)
     for mod in d.modules:
+        if mod.loaded is None and not mod.version:
+            continue
         state = "loaded" if mod.loaded else "not loaded" if mod.loaded is False else "state unknown"
         bits = [state]
         if mod.version:
@@ -191,8 +203,9 @@ def _driver(out: _Out, m: Machine) -> None:
             bits.append("NOT built for the running kernel")
         out.kv(f"module {mod.name}", ", ".join(bits))
         out.kv("  DKMS", mod.dkms_status or None)
+    shown = {(r.source, r.error) for r in d.versions}
     for ev in d.evidence:
-        if not ev.ok:
+        if not ev.ok and (ev.source, ev.error) not in shown:
             out.kv("problem", f"{ev.source}: {ev.error}")
 
 

@@ -59,7 +59,7 @@ def _ctx(root: Path, runner: FakeRunner, nvml: FakeNvml | None, **kw) -> ProbeCo
         root=root,
         env=kw.pop("env", {}),
         os_name="linux",
-        nvml_factory=(lambda: nvml) if nvml is not None else (lambda: FakeNvml.init_fails("NVML_ERROR_LIBRARY_NOT_FOUND")),
+        nvml_factory=(lambda: nvml) if nvml is not None else (lambda: FakeNvml.init_fails("LIBRARY_NOT_FOUND")),
         library_loader=_no_library,
         **kw,
     )
@@ -100,7 +100,7 @@ def hung_nvidia_smi(tmp_path: Path) -> ProbeContext:
     root = base_root(tmp_path)
     add_pci_device(root, "0000:3b:00.0", "10de", "20b2", "nvidia")
     runner = FakeRunner().add(["nvidia-smi"], Reply.hung(8.0))
-    return _ctx(root, runner, FakeNvml.init_fails("NVML_ERROR_GPU_IS_LOST"))
+    return _ctx(root, runner, FakeNvml.init_fails("GPU_IS_LOST"))
 
 
 def amd_and_intel(tmp_path: Path) -> ProbeContext:
