@@ -25,6 +25,12 @@ from gpusetup.resources import resource
 PROBES = ("system", "pci", "nvml", "smi", "libcuda", "driver", "toolkit", "frameworks", "containers", "packages")
 
 
+DEMO_SELFTEST_NOTE = (
+    "Demonstration: the recorded machine has no recorded self-test, so the self-test ran on this computer "
+    "and its results are this computer's, not the demonstration machine's."
+)
+
+
 class DemoError(ValueError):
     """Unknown demo machine kind."""
 
@@ -46,6 +52,8 @@ def demo_machine(kind: str) -> Machine:
 
 class DemoServices(Services):
     """Real core decisions on a recorded machine; no changes to this computer."""
+
+    _selftest_cache: dict[str, SelfTestResult] = {}  # the real self-test of this computer, run once
 
     def __init__(self, kind: str, state_dir: Path | None = None, step_delay: float = 0.12) -> None:
         super().__init__(state_dir)
@@ -130,7 +138,13 @@ class DemoServices(Services):
     def run_selftest(self, machine: Machine, mode: str = "quick", progress: Progress | None = None, cancel: CancelToken | None = None) -> SelfTestResult:
         recorded = self.data.get("selftest")
         if recorded is None:
-            return super().run_selftest(machine, mode=mode, progress=progress, cancel=cancel)
+            cached = DemoServices._selftest_cache.get(mode)
+            if cached is None:
+                cached = super().run_selftest(machine, mode=mode, progress=progress, cancel=cancel)
+                if not cached.cancelled:
+                    cached.notes.insert(0, DEMO_SELFTEST_NOTE)
+                    DemoServices._selftest_cache[mode] = cached
+            return copy.deepcopy(cached)
         result = from_dict(SelfTestResult, recorded)
         for i, m in enumerate(result.measurements):
             if cancel is not None:

@@ -90,9 +90,10 @@ _current = {"scheme": "light"}
 def apply(app: QApplication, scheme: str = "auto") -> str:
     """Fusion style plus our palette; returns the scheme actually applied ("light" or "dark")."""
     resolved = resolve_scheme(scheme)
-    fusion = QStyleFactory.create("Fusion")
-    if fusion is not None:
-        app.setStyle(fusion)
+    if app.style().name().lower() != "fusion":  # setting a style is slow; do it once
+        fusion = QStyleFactory.create("Fusion")
+        if fusion is not None:
+            app.setStyle(fusion)
     app.setPalette(dark_palette() if resolved == "dark" else light_palette())
     _current["scheme"] = resolved
     return resolved

@@ -312,7 +312,9 @@ class MeasurementRow(QWidget):
         verdict.setStyleSheet(f"color: {theme.status_color(kind)};")
         top.addWidget(verdict)
         grid.addLayout(top)
-        grid.addWidget(Bar(m.fraction, m.verdict))
+        if m.rated and m.value is not None:  # a bar only means something against a rated peak
+            frac = m.fraction if m.fraction is not None else m.value / m.rated
+            grid.addWidget(Bar(frac, m.verdict))
         if m.value is not None and m.rated:
             pct = f"{(m.fraction if m.fraction is not None else m.value / m.rated) * 100:.0f}"
             words = tr("{value} {unit} of {rated} {unit} rated peak ({pct}%)").format(

@@ -904,28 +904,48 @@
       <translation>显卡显存速度</translation>
     </message>
     <message>
-      <source>Matrix multiply, FP32</source>
-      <translation>矩阵乘法，FP32</translation>
+      <source>Matrix multiply, FP32 (our own kernel)</source>
+      <translation>矩阵乘法，FP32（我们自己的内核）</translation>
     </message>
     <message>
-      <source>Matrix multiply, FP16</source>
-      <translation>矩阵乘法，FP16</translation>
+      <source>Matrix multiply gives correct results</source>
+      <translation>矩阵乘法结果正确</translation>
     </message>
     <message>
-      <source>Matrix multiply, BF16</source>
-      <translation>矩阵乘法，BF16</translation>
+      <source>Repeated runs give identical results</source>
+      <translation>重复运行结果完全一致</translation>
     </message>
     <message>
-      <source>Matrix multiply, TF32</source>
-      <translation>矩阵乘法，TF32</translation>
+      <source>Matrix multiply, FP32 (cuBLAS)</source>
+      <translation>矩阵乘法，FP32（cuBLAS）</translation>
     </message>
     <message>
-      <source>Processor: matrix multiply</source>
-      <translation>处理器：矩阵乘法</translation>
+      <source>Matrix multiply, TF32 (cuBLAS)</source>
+      <translation>矩阵乘法，TF32（cuBLAS）</translation>
     </message>
     <message>
-      <source>Processor: memory speed</source>
-      <translation>处理器：内存速度</translation>
+      <source>Matrix multiply, FP16 (cuBLAS)</source>
+      <translation>矩阵乘法，FP16（cuBLAS）</translation>
+    </message>
+    <message>
+      <source>Matrix multiply, BF16 (cuBLAS)</source>
+      <translation>矩阵乘法，BF16（cuBLAS）</translation>
+    </message>
+    <message>
+      <source>Processor: matrix multiply, FP32</source>
+      <translation>处理器：矩阵乘法，FP32</translation>
+    </message>
+    <message>
+      <source>Processor: memory copy</source>
+      <translation>处理器：内存复制</translation>
+    </message>
+    <message>
+      <source>Processor: memory speed (triad)</source>
+      <translation>处理器：内存速度（triad）</translation>
+    </message>
+    <message>
+      <source>Framework check</source>
+      <translation>框架检查</translation>
     </message>
     <message>
       <source>Prove it works</source>
@@ -964,12 +984,12 @@
       <translation>显卡</translation>
     </message>
     <message>
-      <source>Framework check</source>
-      <translation>框架检查</translation>
-    </message>
-    <message>
       <source>Notes</source>
       <translation>备注</translation>
+    </message>
+    <message>
+      <source>{name}: matrix multiply on the graphics card</source>
+      <translation>{name}：在显卡上做矩阵乘法</translation>
     </message>
     <message>
       <source>Something is wrong: at least one test failed. See the red lines below.</source>

@@ -89,8 +89,9 @@ class FakeServices(Services):
             verdict="pass",
             measurements=[
                 Measurement(name="h2d_pinned", value=12.3, unit="GB/s", rated=15.75, fraction=0.78, verdict="pass", tier="driver"),
-                Measurement(name="matmul_fp32", value=11.0, unit="TFLOP/s", rated=12.7, fraction=0.87, verdict="pass", tier="cublas"),
-                Measurement(name="cpu_matmul", value=200.0, unit="GFLOP/s", verdict="info", tier="cpu"),
+                Measurement(name="cublas_fp32", value=11.0, unit="TFLOP/s", rated=12.7, fraction=0.87, verdict="pass", tier="cublas"),
+                Measurement(name="cpu_matmul_fp32", value=200.0, unit="GFLOP/s", verdict="info", tier="cpu"),
+                Measurement(name="gpu_cpu_speedup", value=55.0, unit="x", verdict="info", tier="cpu", reason="FP32 matrix multiply, both measured on this machine"),
             ],
         )
         self.unavailable: set[str] = set()

@@ -38,6 +38,7 @@ def next_button(w: QWizard):
 def wait_ready(qtbot, w: QWizard) -> None:
     """Until the current page's background work is done and Next/Finish is enabled."""
     qtbot.waitUntil(lambda: w.currentPage().isComplete() and not w.running_jobs(), timeout=TIMEOUT)
+    qtbot.wait(5)  # widgets added to a shown page are shown by a queued event
 
 
 def click_next(qtbot, w: QWizard, expect: int) -> None:

@@ -118,6 +118,7 @@ class ChoosePage(BasePage):
         self.python_combo = QComboBox()
         self.python_combo.setEditable(True)
         self.python_combo.setAccessibleName(tr("Existing virtual environment to use"))
+        self.python_combo.lineEdit().setAccessibleName(tr("Existing virtual environment to use"))
         self.conda_name = QLineEdit()
         self.conda_name.setAccessibleName(tr("Name of the conda environment"))
         self.docker_path = QLineEdit()

@@ -18,9 +18,6 @@ from gpusetup.model import Measurement, SelfTestResult
 if TYPE_CHECKING:
     from gpusetup.gui.wizard import SetupWizard
 
-_FLOPS = {"TFLOP/s": 1e12, "GFLOP/s": 1e9, "MFLOP/s": 1e6}
-
-
 def measurement_title(m: Measurement) -> str:
     table = {
         "h2d_pinned": tr("Copy to the graphics card (host → device)"),
@@ -28,27 +25,35 @@ def measurement_title(m: Measurement) -> str:
         "h2d_pageable": tr("Copy to the graphics card, pageable memory"),
         "d2h_pageable": tr("Copy from the graphics card, pageable memory"),
         "d2d": tr("Memory speed on the graphics card"),
-        "dram_bandwidth": tr("Memory speed on the graphics card"),
-        "matmul_fp32": tr("Matrix multiply, FP32"),
-        "matmul_fp16": tr("Matrix multiply, FP16"),
-        "matmul_bf16": tr("Matrix multiply, BF16"),
-        "matmul_tf32": tr("Matrix multiply, TF32"),
-        "cpu_matmul": tr("Processor: matrix multiply"),
-        "cpu_triad": tr("Processor: memory speed"),
+        "matmul_fp32_ptx": tr("Matrix multiply, FP32 (our own kernel)"),
+        "matmul_fp32_correct": tr("Matrix multiply gives correct results"),
+        "matmul_repeat_bitexact": tr("Repeated runs give identical results"),
+        "cublas_fp32": tr("Matrix multiply, FP32 (cuBLAS)"),
+        "cublas_tf32": tr("Matrix multiply, TF32 (cuBLAS)"),
+        "cublas_fp16": tr("Matrix multiply, FP16 (cuBLAS)"),
+        "cublas_bf16": tr("Matrix multiply, BF16 (cuBLAS)"),
+        "cpu_matmul_fp32": tr("Processor: matrix multiply, FP32"),
+        "cpu_copy": tr("Processor: memory copy"),
+        "cpu_triad_2pass": tr("Processor: memory speed (triad)"),
+        "framework_check": tr("Framework check"),
     }
-    title = table.get(m.name, m.name.replace("_", " "))
+    if m.name in table:
+        title = table[m.name]
+    elif m.name.startswith("framework_"):
+        title = tr("{name}: matrix multiply on the graphics card").format(name=m.name.removeprefix("framework_"))
+    else:
+        title = m.name.replace("_", " ")
     if m.device is not None:
         title += f" · GPU {m.device}"
     return title
 
 
-def speedup(result: SelfTestResult) -> float | None:
-    """Best GPU compute rate divided by the best CPU one, when both were measured in FLOP/s units."""
-    gpu = [m.value * _FLOPS[m.unit] for m in result.measurements if m.value and m.unit in _FLOPS and m.tier != "cpu" and "matmul" in m.name]
-    cpu = [m.value * _FLOPS[m.unit] for m in result.measurements if m.value and m.unit in _FLOPS and m.tier == "cpu"]
-    if not gpu or not cpu or max(cpu) <= 0:
-        return None
-    return max(gpu) / max(cpu)
+SPEEDUP = "gpu_cpu_speedup"
+
+
+def speedup(result: SelfTestResult) -> Measurement | None:
+    """The self-test's own GPU-over-CPU comparison (it measures both), when it made one."""
+    return next((m for m in result.measurements if m.name == SPEEDUP and m.value), None)
 
 
 class VerifyPage(BasePage):
@@ -150,14 +155,23 @@ class VerifyPage(BasePage):
         else:
             self.status.set("info", tr("The graphics card could not be tested; the results below show what was measured."))
         sp = speedup(result)
-        if sp is not None:
+        if sp is not None and sp.value:
             card = Card(tr("Graphics card versus processor"))
-            card.body.addWidget(label(tr("The graphics card multiplied matrices {x}× faster than the processor.").format(x=f"{sp:.0f}" if sp >= 10 else f"{sp:.1f}"), size=1.1))
+            x = f"{sp.value:.0f}" if sp.value >= 10 else f"{sp.value:.1f}"
+            card.body.addWidget(label(tr("The graphics card multiplied matrices {x}× faster than the processor.").format(x=x), size=1.1))
+            if sp.reason:
+                card.body.addWidget(label(sp.reason))
             self.results_layout.addWidget(card)
+        if result.notes:  # first: they say what was (not) tested
+            notes = Card(tr("Notes"))
+            for n in result.notes:
+                notes.body.addWidget(label("• " + n))
+            self.results_layout.addWidget(notes)
+        rest = [m for m in result.measurements if m.name != SPEEDUP]
         groups = [
-            (tr("Graphics card"), [m for m in result.measurements if m.tier not in ("cpu", "framework")]),
-            (tr("Framework check"), [m for m in result.measurements if m.tier == "framework"]),
-            (tr("Processor"), [m for m in result.measurements if m.tier == "cpu"]),
+            (tr("Graphics card"), [m for m in rest if m.tier not in ("cpu", "framework")]),
+            (tr("Framework check"), [m for m in rest if m.tier == "framework"]),
+            (tr("Processor"), [m for m in rest if m.tier == "cpu"]),
         ]
         for title, ms in groups:
             if not ms:
@@ -169,11 +183,6 @@ class VerifyPage(BasePage):
                 card.body.addWidget(row)
             self.results_layout.addWidget(card)
         self._framework_check()
-        if result.notes:
-            notes = Card(tr("Notes"))
-            for n in result.notes:
-                notes.body.addWidget(label("• " + n))
-            self.results_layout.addWidget(notes)
 
     def _framework_check(self) -> None:
         """What the frameworks themselves reported (from detection), beside the measured numbers."""

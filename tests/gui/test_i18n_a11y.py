@@ -1,0 +1,117 @@
+"""Translations are complete and load; inputs have accessible names; the wizard works by keyboard."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from fake_services import FakeServices
+from PySide6.QtGui import QAccessible
+from PySide6.QtWidgets import QAbstractButton, QComboBox, QLineEdit, QWizard
+
+from gpusetup.gui import i18n, tstools
+from gpusetup.gui.pages.base import PAGE_CHOOSE, PAGE_MACHINE
+from gpusetup.resources import resource
+
+
+def test_every_string_has_a_chinese_translation() -> None:
+    ts = resource("translations", "gpusetup_zh_CN.ts")
+    done = tstools.read_ts(ts)
+    missing = [s for s in tstools.extract() if s not in done]
+    assert not missing, f"untranslated (run python -m gpusetup.gui.tstools): {missing[:5]}"
+    for src, zh in done.items():
+        assert set(re.findall(r"\{\w*\}", src)) == set(re.findall(r"\{\w*\}", zh)), src
+        assert ("&" in src) == ("&" in zh), f"mnemonic lost in {src!r}"
+    root = ET.parse(ts).getroot()
+    assert root.get("language") == "zh_CN"
+
+
+def test_compiled_translation_is_current() -> None:
+    ts = resource("translations", "gpusetup_zh_CN.ts")
+    qm = resource("translations", "gpusetup_zh_CN.qm")
+    assert qm.exists() and qm.stat().st_size > 1000
+    assert qm.stat().st_mtime >= ts.stat().st_mtime - 2, "recompile: python -m gpusetup.gui.tstools"
+
+
+def test_chinese_wizard(qtbot, make_wizard, services: FakeServices) -> None:
+    w = make_wizard(services, language="zh_CN")
+    assert w.currentPage().title() == "欢迎使用 GPU Setup"
+    assert w.button(QWizard.WizardButton.NextButton).text() == "下一步(&N) >"
+    i18n.install("en")
+    assert i18n.tr("Welcome to GPU Setup") == "Welcome to GPU Setup"
+
+
+def test_language_switch_rebuilds_the_window(qtbot, services: FakeServices, settings) -> None:
+    from gpusetup.gui.app import WizardApp
+
+    wa = WizardApp(services, settings, language="en", scheme="light")
+    qtbot.addWidget(wa.wizard)
+    wa.wizard.show()
+    first = wa.wizard
+    combo = first.currentPage().language
+    combo.setCurrentIndex(combo.findData("zh_CN"))
+    assert wa.wizard is not first
+    qtbot.addWidget(wa.wizard)
+    assert wa.wizard.currentPage().title() == "欢迎使用 GPU Setup"
+    assert settings.value("ui/language") == "zh_CN"
+    assert wa.wizard.currentPage().language.currentData() == "zh_CN"
+    wa.set_language("en")
+    qtbot.addWidget(wa.wizard)
+    assert wa.wizard.currentPage().title() == "Welcome to GPU Setup"
+    wa.wizard.stop_jobs()
+
+
+def _name(widget) -> str:
+    iface = QAccessible.queryAccessibleInterface(widget)
+    return iface.text(QAccessible.Text.Name) if iface else ""
+
+
+def test_inputs_have_accessible_names_and_keyboard_reaches_them(qtbot, make_wizard, services: FakeServices) -> None:
+    w = make_wizard(services)
+    w.next()
+    qtbot.waitUntil(lambda: w.currentId() == PAGE_MACHINE and w.currentPage().isComplete(), timeout=5000)
+    w.next()
+    qtbot.waitUntil(lambda: w.currentId() == PAGE_CHOOSE and w.currentPage().isComplete(), timeout=5000)
+    page = w.currentPage()
+    inputs = [x for x in page.findChildren(QLineEdit) + page.findChildren(QComboBox) + page.findChildren(QAbstractButton) if x.isVisibleTo(page)]
+    assert inputs
+    for x in inputs:
+        assert _name(x), f"{type(x).__name__} {x.objectName()} has no accessible name"
+    assert _name(page.venv_path) == "Folder for the new virtual environment"
+    # Tab from the first framework box reaches the folder field, its Choose button and the wizard's Next
+    from PySide6.QtCore import Qt
+
+    chain, cur = [], page.checks["pytorch"]
+    for _ in range(2000):
+        if cur.focusPolicy() & Qt.FocusPolicy.TabFocus:
+            chain.append(cur)
+        cur = cur.nextInFocusChain()
+        if cur is page.checks["pytorch"]:
+            break
+    for target in (page.checks["tensorflow"], page.venv_path, page.venv_browse, w.button(QWizard.WizardButton.NextButton)):
+        assert target in chain
+
+
+def test_high_dpi_scale_factor_two(tmp_path) -> None:
+    """At 200 % the window renders at twice the pixels with the same logical layout."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from PySide6.QtWidgets import QApplication\n"
+        "import sys; sys.path.insert(0, 'tests/gui')\n"
+        "from fake_services import FakeServices\n"
+        "from PySide6.QtCore import QSettings\n"
+        "from gpusetup.gui.wizard import SetupWizard\n"
+        "app = QApplication([])\n"
+        f"w = SetupWizard(FakeServices(state_dir={str(tmp_path)!r}), QSettings({str(tmp_path / 's.ini')!r}, QSettings.Format.IniFormat))\n"
+        "w.resize(800, 600); w.show(); app.processEvents()\n"
+        "p = w.grab(); print(p.devicePixelRatio(), p.width(), p.height(), w.width())\n"
+    )
+    env = dict(os.environ, QT_SCALE_FACTOR="2", QT_QPA_PLATFORM="offscreen")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert res.returncode == 0, res.stderr
+    dpr, pw, ph, lw = res.stdout.split()
+    assert float(dpr) == 2.0
+    assert int(pw) == 2 * int(lw)
