@@ -15,11 +15,14 @@ report; managed memory is never used.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from gpusetup.cancel import Cancelled, CancelToken, Progress, no_progress
@@ -72,22 +75,24 @@ def run_selftest(machine: Machine, *, mode: str = "quick", device: int | None = 
             _gpu_tiers(machine, env, ctx, result, device)
         cancel.raise_if_cancelled()
         if "framework" in env.tiers and env.frameworks:
-            progress("framework check", None)
-            from gpusetup.selftest import framework
+            with _tier_guard(result, "framework"):
+                progress("framework check", None)
+                from gpusetup.selftest import framework
 
-            ms, notes = framework.run(env.runner or SubprocessRunner(), env.python or sys.executable,
-                                      env.frameworks, sizes.framework_n, sizes.framework_timeout,
-                                      gpu_expected=bool(machine.nvidia_gpus) or result.gpu_tested)
-            for m in ms:
-                m.device = device if m.value is not None else None
-            result.measurements.extend(ms)
-            result.notes.extend(notes)
+                ms, notes = framework.run(env.runner or SubprocessRunner(), env.python or sys.executable,
+                                          env.frameworks, sizes.framework_n, sizes.framework_timeout,
+                                          gpu_expected=bool(machine.nvidia_gpus) or result.gpu_tested)
+                for m in ms:
+                    m.device = result.device if m.value is not None and result.gpu_tested else None
+                result.measurements.extend(ms)
+                result.notes.extend(notes)
         cancel.raise_if_cancelled()
         if "cpu" in env.tiers:
-            from gpusetup.selftest import cpu
+            with _tier_guard(result, "cpu"):
+                from gpusetup.selftest import cpu
 
-            result.measurements.extend(cpu.run(sizes, cancel, progress,
-                                               ram_available_mib=machine.system.ram_available_mib))
+                result.measurements.extend(cpu.run(sizes, cancel, progress,
+                                                   ram_available_mib=machine.system.ram_available_mib))
     except Cancelled:
         result.cancelled = True
         result.notes.append("Cancelled: the results above are what was measured before stopping; all GPU "
@@ -99,6 +104,20 @@ def run_selftest(machine: Machine, *, mode: str = "quick", device: int | None = 
     result.duration_s = round(time.perf_counter() - t0, 3)
     progress("done", 1.0)
     return result
+
+
+@contextlib.contextmanager
+def _tier_guard(result: SelfTestResult, tier: str) -> Iterator[None]:
+    """A bug in one tier becomes a failed measurement; the other tiers' results are kept."""
+    try:
+        yield
+    except Cancelled:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        log.exception("self-test tier %s failed", tier)
+        result.measurements.append(Measurement(
+            name=f"{tier}_error", value=None, unit="", tier=tier, verdict="fail",
+            reason=f"gpusetup itself failed in the {tier} tier ({type(exc).__name__}: {exc}); please report it"))
 
 
 def _worst(ms: list[Measurement]) -> str:
@@ -168,31 +187,33 @@ def _gpu_tiers(machine: Machine, env: SelfTestEnv, ctx: RunCtx, result: SelfTest
             reason=f"there is no GPU number {ordinal}: the CUDA driver sees {count} (numbers 0 to {count - 1})"))
         return
     ctx.device = result.device = ordinal
-    info = drv.device_info(ordinal)
-    ctx.info = info
-    result.gpu_name = info.name
-    ctx.machine_gpu = _machine_gpu(machine, info.pci_bus_id, info.name)
-    pci_dev = ctx.machine_gpu.pci.device_id if ctx.machine_gpu else None
-    ctx.spec = ctx.specs.find(info.name, pci_dev)
-    version = drv.version()
-    ctx.notes.append(
-        f"GPU {ordinal}: {info.name}, compute capability {info.compute_capability}, {info.sm_count} SMs, "
-        f"{info.total_bytes // MIB} MiB; driver supports CUDA {version // 1000}.{version % 1000 // 10}"
-        + (f"; spec table row: {ctx.spec.name}" if ctx.spec else "; not in the GPU spec table (no rated peaks)"))
-    factory = env.telemetry_factory or default_telemetry
-    try:
-        ctx.telemetry = factory(info.pci_bus_id, ordinal)
-    except Exception as exc:  # noqa: BLE001 - telemetry is optional
-        log.info("telemetry unavailable: %s", exc)
-        ctx.telemetry = NullTelemetry()
     session = None
     try:
+        info = drv.device_info(ordinal)
+        ctx.info = info
+        result.gpu_name = info.name
+        ctx.machine_gpu = _machine_gpu(machine, info.pci_bus_id, info.name)
+        pci_dev = ctx.machine_gpu.pci.device_id if ctx.machine_gpu else None
+        ctx.spec = ctx.specs.find(info.name, pci_dev)
+        version = drv.version()
+        ctx.notes.append(
+            f"GPU {ordinal}: {info.name}, compute capability {info.compute_capability}, {info.sm_count} SMs, "
+            f"{info.total_bytes // MIB} MiB; driver supports CUDA {version // 1000}.{version % 1000 // 10}"
+            + (f"; spec table row: {ctx.spec.name}" if ctx.spec else
+               "; not in the GPU spec table (no rated peaks)"))
+        factory = env.telemetry_factory or default_telemetry
+        try:
+            ctx.telemetry = factory(info.pci_bus_id, ordinal)
+        except Exception as exc:  # noqa: BLE001 - telemetry is optional
+            log.info("telemetry unavailable: %s", exc)
+            ctx.telemetry = NullTelemetry()
         session = drv.open(ordinal)
         ctx.session = session
         result.gpu_tested = True
         _set_budget(ctx, session, machine)
         ctx.step("copy test", 0.1)
-        result.measurements.extend(bandwidth.run(ctx, _host_available(machine)))
+        with _near_gpu(info.pci_bus_id):
+            result.measurements.extend(bandwidth.run(ctx, _host_available(machine)))
         ctx.step("matrix test", 0.4)
         result.measurements.extend(matmul.run(ctx))
         if "cublas" in env.tiers:
@@ -204,12 +225,56 @@ def _gpu_tiers(machine: Machine, env: SelfTestEnv, ctx: RunCtx, result: SelfTest
             reason=f"{exc}{hardware}"))
     except cudadrv.DriverTooOld as exc:
         result.notes.append(str(exc))
+    except Cancelled:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a bug must not lose the results measured so far
+        log.exception("self-test GPU tier failed")
+        result.measurements.append(Measurement(
+            name="gpu_error", value=None, unit="", tier="driver", device=ordinal, verdict="fail",
+            reason=f"gpusetup itself failed during the GPU test ({type(exc).__name__}: {exc}); please report it"))
     finally:
         if session is not None:
             for err in session.close():
                 ctx.notes.append(f"While freeing GPU memory: {err}")
         if ctx.telemetry is not None:
             ctx.telemetry.close()
+
+
+@contextlib.contextmanager
+def _near_gpu(bus_id: str | None) -> Iterator[None]:
+    """Run the host copies on the CPUs of the GPU's NUMA node, as nvbandwidth does (a far node can cost 3-5×,
+    performance.md §2.1). Linux only; anything unreadable leaves the affinity alone."""
+    old = None
+    try:
+        if bus_id and hasattr(os, "sched_setaffinity"):
+            dev = Path("/sys/bus/pci/devices") / bus_id.lower()
+            node = int((dev / "numa_node").read_text().strip())
+            if node >= 0:
+                cpus = _cpulist((Path("/sys/devices/system/node") / f"node{node}" / "cpulist").read_text())
+                old = os.sched_getaffinity(0)
+                if cpus and cpus & old:
+                    os.sched_setaffinity(0, cpus & old)
+                else:
+                    old = None
+    except (OSError, ValueError):
+        old = None
+    try:
+        yield
+    finally:
+        if old is not None:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(0, old)
+
+
+def _cpulist(text: str) -> set[int]:
+    cpus: set[int] = set()
+    for part in text.strip().split(","):
+        if "-" in part:
+            lo, hi = part.split("-")
+            cpus.update(range(int(lo), int(hi) + 1))
+        elif part:
+            cpus.add(int(part))
+    return cpus
 
 
 def _set_budget(ctx: RunCtx, session: Any, machine: Machine) -> None:

@@ -122,3 +122,28 @@ def test_cli_wrong_device_exits_2_and_bad_device_exits_3(fake_gpu_cli, capsys):
     assert main(["selftest", "--device", "4"]) == 2
     assert "no GPU number 4" in capsys.readouterr().out
     assert main(["selftest", "--device", "-1"]) == 3
+
+
+class _BrokenRunner:
+    def run(self, argv, timeout=0, env=None, input=None):
+        raise RuntimeError("runner exploded")
+
+    def which(self, name):
+        return None
+
+
+def test_a_bug_in_one_tier_keeps_the_other_results(tmp_path):
+    env = SelfTestEnv(cuda_candidates=[str(tmp_path / "none.so")], sizes=tiny_sizes(), runner=_BrokenRunner())
+    r = run_selftest(Machine(), env=env)
+    m = {x.name: x for x in r.measurements}
+    assert m["framework_error"].verdict == "fail" and "runner exploded" in m["framework_error"].reason
+    assert m["cpu_matmul_fp32"].value > 0
+    assert r.verdict == "fail"
+
+
+def test_numa_helpers():
+    from gpusetup.selftest import _cpulist, _near_gpu
+
+    assert _cpulist("0-3,8,10-11\n") == {0, 1, 2, 3, 8, 10, 11}
+    with _near_gpu("0000:ff:1f.7"):  # no such device: affinity untouched
+        pass

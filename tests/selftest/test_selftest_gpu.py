@@ -153,6 +153,7 @@ def test_almost_no_free_memory_skips_plainly(build_fake):
         ("cuInit", 999, "CUDA_ERROR_UNKNOWN", "note"),
         ("cuInit", 34, "CUDA_ERROR_STUB_LIBRARY", "note"),
         ("cuInit", 803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "note"),
+        ("cuDeviceGetName", 999, "CUDA_ERROR_UNKNOWN", "error"),
         ("cuDevicePrimaryCtxRetain", 46, "CUDA_ERROR_DEVICE_UNAVAILABLE", "error"),
         ("cuMemAlloc_v2", 2, "CUDA_ERROR_OUT_OF_MEMORY", "error"),
         ("cuMemHostAlloc", 2, "CUDA_ERROR_OUT_OF_MEMORY", "error"),
