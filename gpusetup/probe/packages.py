@@ -27,16 +27,13 @@ NAME = re.compile(r"nvidia|cuda|cudnn|libnccl|tensorrt|libnvinfer|fabric-?manage
                   re.IGNORECASE)
 
 
-def parse_dpkg_query(text: str) -> list[str]:
-    """``dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\\n'`` → "ii  name  version" lines."""
+def parse_dpkg_l(text: str) -> list[str]:
+    """``dpkg -l`` → "ii  name  version" lines for the NVIDIA/CUDA stack (header lines skipped)."""
     out = []
     for ln in (text or "").splitlines():
-        parts = ln.split()
-        if len(parts) < 3 or not re.fullmatch(r"[uihrp][ncHUFWti]R?", parts[0]):
-            continue
-        status, name, version = parts[0][:2], parts[1], parts[2]
-        if NAME.search(name):
-            out.append(f"{status}  {name}  {version}")
+        m = re.match(r"^([uihrp][ncHUFWti])R?\s+(\S+)\s+(\S+)", ln)
+        if m and NAME.search(m.group(2)):
+            out.append(f"{m.group(1)}  {m.group(2)}  {m.group(3)}")
     return out[:MAX_PACKAGES]
 
 
@@ -102,12 +99,12 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
     if ctx.os_name != "linux":
         return
     runner = ctx.runner
-    if runner.which("dpkg-query"):
-        res = runner.run(["dpkg-query", "-W", "-f=${db:Status-Abbrev} ${Package} ${Version}\n"],
-                         timeout=min(ctx.timeout, TIMEOUT))
+    if runner.which("dpkg"):
+        # Wide columns so long package names and versions are not cut.
+        res = runner.run(["dpkg", "-l"], timeout=min(ctx.timeout, TIMEOUT), env={"COLUMNS": "300"})
         if res.stdout:
-            machine.packages = parse_dpkg_query(res.stdout)
-        _note(machine, "dpkg-query", res.ok or bool(res.stdout), res.error, len(machine.packages))
+            machine.packages = parse_dpkg_l(res.stdout)
+        _note(machine, "dpkg -l", res.ok or bool(res.stdout), res.error, len(machine.packages))
     elif runner.which("rpm"):
         res = runner.run(["rpm", "-qa", "--qf", "%{NAME} %{VERSION}-%{RELEASE}\n"], timeout=min(ctx.timeout, TIMEOUT))
         if res.stdout:

@@ -102,9 +102,11 @@ def nvidia_driver_missing(machine: Machine) -> list[Finding]:
     return out
 
 
-def _nvml_explained(msg: str) -> bool:
+def _nvml_explained(msg: str, machine: Machine) -> bool:
     """NVML errors that a more specific rule explains (so the generic finding stays quiet)."""
     low = msg.lower()
+    if "unknown error" in low and not machine.system.container:
+        return False  # F31 explains "Unknown Error" only inside containers
     return any(
         k in low
         for k in (
@@ -126,7 +128,7 @@ def _nvml_explained(msg: str) -> bool:
 def nvml_failed(machine: Machine) -> list[Finding]:
     """The driver is loaded (kernel module answers) but NVML, the management library, cannot start."""
     err = machine.driver.nvml_error
-    if not err or _nvml_explained(err):
+    if not err or _nvml_explained(err, machine):
         return []
     mod = nvidia_module(machine)
     kernel_reading = [r for r in machine.driver.versions if r.value and _is_kernel_source(r.source)]

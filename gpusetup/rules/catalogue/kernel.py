@@ -338,7 +338,8 @@ def host_compiler(machine: Machine) -> list[Finding]:
 
 _F06_SPECIFIC = re.compile(
     r"Bad return status for module build|Module nvidia(?:[-_]\w+)? not found|"
-    r"nvidia\.ko.*(?:not found|No such file)|DKMS make\.log.*error|dkms: .*nvidia.*(?:failed|error)",
+    r"nvidia\.ko.*(?:not found|No such file)|DKMS make\.log.*error|dkms: .*nvidia.*(?:failed|error)|"
+    r"/var/lib/dkms/nvidia\S*.*\bError \d",
     re.IGNORECASE,
 )
 _SMI_NO_DRIVER = re.compile(r"couldn't communicate with the NVIDIA driver|NVIDIA driver is not loaded", re.IGNORECASE)
