@@ -394,14 +394,17 @@ class Services:
         return Path(getattr(result, "path", out_path))
 
 
+# findings (by the rules' stable ids) that the installer can fix, and the build_plan options that do it
+FIXABLE: dict[str, dict[str, Any]] = {
+    "nvidia-driver-missing": {"driver": True},
+    "driver-too-old-for-cuda": {"driver": True},
+    "container-toolkit-missing": {"container_toolkit": True},
+}
+
+
 def fix_options(finding: Finding) -> dict[str, Any] | None:
-    """``build_plan`` options for a finding the installer knows how to fix, by the finding's stable id."""
-    fid = finding.id.lower()
-    if "container-toolkit" in fid or "nvidia-runtime" in fid or "nvidia-ctk" in fid:
-        return {"container_toolkit": True}
-    if "driver" in fid and any(w in fid for w in ("missing", "not-installed", "old", "upgrade", "outdated", "not-loaded")):
-        return {"driver": True}
-    return None
+    """``build_plan`` options for a finding the installer knows how to fix, or None."""
+    return FIXABLE.get(finding.id)
 
 
 def _outcome(result: Any) -> InstallOutcome:

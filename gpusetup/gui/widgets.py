@@ -122,6 +122,31 @@ class CommandBox(QWidget):
         return self.edit.toPlainText()
 
 
+class FixBox(QWidget):
+    """A fix in words and commands: wrapped, selectable text in a framed box, with a Copy button."""
+
+    def __init__(self, text: str, accessible: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.label = label(text)
+        self.label.setObjectName("fix")
+        self.label.setStyleSheet(
+            "QLabel#fix { background: palette(base); border: 1px solid palette(mid); border-radius: 4px; padding: 6px; }"
+        )
+        self.label.setAccessibleName(accessible or tr("How to fix it:"))
+        self.label.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        self.label.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        lay.addWidget(self.label, 1)
+        self.copy = CopyButton(lambda: self.label.text())
+        lay.addWidget(self.copy, 0, Qt.AlignmentFlag.AlignTop)
+
+    def text(self) -> str:
+        return self.label.text()
+
+
 class Collapsible(QWidget):
     """A section that opens and closes with a keyboard-reachable arrow button."""
 
@@ -227,11 +252,11 @@ class FindingWidget(Card):
         if finding.detail:
             self.body.addWidget(label(tr("What this means:"), bold=True))
             self.body.addWidget(label(finding.detail))
-        self.fix_box: CommandBox | None = None
+        self.fix_box: FixBox | None = None
         self.fix_button: QPushButton | None = None
         if finding.fix:
             self.body.addWidget(label(tr("How to fix it:"), bold=True))
-            self.fix_box = CommandBox(finding.fix, accessible=tr("How to fix: {title}").format(title=finding.title), max_lines=6)
+            self.fix_box = FixBox(finding.fix, accessible=tr("How to fix: {title}").format(title=finding.title))
             self.body.addWidget(self.fix_box)
         if can_fix:
             row = QHBoxLayout()
