@@ -178,7 +178,7 @@ def compute_peak(kind: str, spec: GpuSpec | None, specs: Specs, *, cc: str | Non
             detail += f"; datasheet {datasheet:g} TFLOP/s"
         return Rated(peak, basis, detail, datasheet)
     if datasheet:
-        return Rated(datasheet, "datasheet", f"datasheet peak of the {spec.name if spec else 'GPU'}", datasheet)
+        return Rated(datasheet, "datasheet", f"the datasheet of the {spec.name if spec else 'GPU'}", datasheet)
     return None
 
 

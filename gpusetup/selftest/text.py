@@ -30,9 +30,9 @@ TIERS = [("driver", "Driver tier: CUDA driver + shipped PTX kernels"), ("cublas"
 def _num(v: float) -> str:
     if v == 0:
         return "0"
-    if abs(v) >= 100:
+    if abs(v) >= 1000:
         return f"{v:,.0f}"
-    return f"{v:.3g}"
+    return f"{v:.4g}" if abs(v) >= 100 else f"{v:.3g}"
 
 
 def line(m: Measurement) -> list[str]:

@@ -101,7 +101,7 @@ def test_cli_text_shows_numbers_peaks_fractions_verdicts_and_speedup(fake_gpu_cl
     assert "NVIDIA GeForce RTX 4080 SUPER (GPU 0)" in out
     assert "host→GPU copy, pinned memory" in out and "25.1 GB/s  of 31.5 rated (80%)" in out
     assert "[PASS]" in out and "healthy" in out
-    assert "cuBLAS FP16 GEMM (tensor cores)" in out and "of 104 rated" in out
+    assert "cuBLAS FP16 GEMM (tensor cores)" in out and "110 TFLOP/s  of 104.4 rated (105%)" in out
     assert "GPU/CPU speed-up (FP32 matmul)" in out
     assert "Result: PASS" in out
     assert rc == 0
