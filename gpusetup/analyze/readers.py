@@ -80,21 +80,43 @@ def readers() -> list[InputReader]:
     return list(_READERS)
 
 
+def _utf16_without_bom(head: bytes) -> str | None:
+    """"utf-16-le"/"utf-16-be" when ASCII-range text was saved as UTF-16 without a BOM."""
+    if len(head) < 8:
+        return None
+    odd_nul = head[1::2].count(0) / max(1, len(head[1::2]))
+    even_nul = head[0::2].count(0) / max(1, len(head[0::2]))
+    if odd_nul > 0.9 and even_nul < 0.1:
+        return "utf-16-le"
+    if even_nul > 0.9 and odd_nul < 0.1:
+        return "utf-16-be"
+    return None
+
+
 def decode_text(data: bytes) -> str:
     """Bytes → text: UTF-8 (with or without BOM), UTF-16 with BOM (PowerShell's `>` redirect), else Latin-1."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return data.decode("utf-16", errors="replace")
+    enc = _utf16_without_bom(data[:4096])
+    if enc:
+        return data.decode(enc, errors="replace")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return data.decode("latin-1")
 
 
+_CONTROL = set(range(0, 9)) | {11, 12} | set(range(14, 27)) | set(range(28, 32))
+
+
 def looks_binary(data: bytes) -> bool:
+    """NUL bytes (outside UTF-16 text) or many control characters: not a text file."""
     head = data[:4096]
-    if not head or head.startswith((b"\xff\xfe", b"\xfe\xff")):
+    if not head or head.startswith((b"\xff\xfe", b"\xfe\xff")) or _utf16_without_bom(head):
         return False
-    return head.count(b"\x00") > len(head) // 10
+    if b"\x00" in head:
+        return True
+    return sum(b in _CONTROL for b in head) > len(head) // 20
 
 
 def _zip_matches(name: str, data: bytes) -> bool:
@@ -173,4 +195,8 @@ def read_path(path: str, stdin: io.BufferedIOBase | None = None) -> list[InputPa
         raise UnreadableInput(f"{path}: permission denied") from exc
     except OSError as exc:
         raise UnreadableInput(f"{path}: cannot be read ({exc.strerror or exc})") from exc
-    return read_bytes(p.name, data)
+    try:
+        return read_bytes(p.name, data)
+    except UnreadableInput as exc:  # name the file as the user gave it
+        msg = str(exc)
+        raise UnreadableInput(path + msg[len(p.name):] if msg.startswith(p.name) else msg) from exc
