@@ -14,7 +14,7 @@ import ctypes
 from dataclasses import dataclass
 
 from gpusetup.model import Measurement
-from gpusetup.selftest import peaks
+from gpusetup.selftest import cudadrv, peaks
 from gpusetup.selftest.base import MIB, RunCtx, median_spread
 from gpusetup.selftest.telemetry import Sample
 
@@ -41,6 +41,30 @@ def choose_bytes(ctx: RunCtx, wanted: int, host_available: int | None) -> int | 
         if dev_ok and host_ok:
             return n
         n //= 2
+    return None
+
+
+def _allocate(ctx: RunCtx, nbytes: int) -> _Bufs | None:
+    """Device and pinned buffers; on out-of-memory free what was taken and try half the size."""
+    s = ctx.session
+    while nbytes >= _MIN_BYTES:
+        taken: list[tuple[str, int]] = []
+        try:
+            for kind in ("dev", "dev", "host", "host"):
+                taken.append((kind, s.alloc(nbytes) if kind == "dev" else s.host_alloc(nbytes)))
+            return _Bufs(nbytes, taken[0][1], taken[1][1], taken[2][1], taken[3][1],
+                         ctypes.create_string_buffer(nbytes))
+        except cudadrv.CudaError as exc:
+            if exc.code != 2:  # only CUDA_ERROR_OUT_OF_MEMORY is worth a smaller try
+                raise
+        except MemoryError:
+            pass
+        for kind, ptr in taken:
+            if kind == "dev":
+                s.free(ptr)
+            else:
+                s.host_free(ptr)
+        nbytes //= 2
     return None
 
 
@@ -76,8 +100,14 @@ def run(ctx: RunCtx, host_available: int | None) -> list[Measurement]:
     if nbytes < sz.copy_bytes:
         ctx.notes.append(f"Copy buffers reduced to {nbytes // MIB} MiB to stay within free memory.")
     ctx.step("copy test: allocating buffers", 0.05)
-    b = _Bufs(nbytes, s.alloc(nbytes), s.alloc(nbytes), s.host_alloc(nbytes), s.host_alloc(nbytes),
-              ctypes.create_string_buffer(nbytes))
+    b = _allocate(ctx, nbytes)
+    if b is None:
+        return [ctx.measurement("h2d_pinned", None, "GB/s", "driver", verdict="skipped",
+                                reason="the driver could not allocate even small copy buffers (GPU or pinned "
+                                "host memory exhausted; pinned memory may be limited by `ulimit -l`)")]
+    if b.nbytes < nbytes:
+        ctx.notes.append(f"Copy buffers reduced to {b.nbytes // MIB} MiB: the driver refused larger ones.")
+    nbytes = b.nbytes
     _fill_pattern(b.pinned_src, nbytes)
     ctypes.memmove(ctypes.addressof(b.pageable), b.pinned_src, nbytes)
     stream = s.stream()

@@ -156,7 +156,7 @@ def test_almost_no_free_memory_skips_plainly(build_fake):
         ("cuDeviceGetName", 999, "CUDA_ERROR_UNKNOWN", "error"),
         ("cuDevicePrimaryCtxRetain", 46, "CUDA_ERROR_DEVICE_UNAVAILABLE", "error"),
         ("cuMemAlloc_v2", 2, "CUDA_ERROR_OUT_OF_MEMORY", "error"),
-        ("cuMemHostAlloc", 2, "CUDA_ERROR_OUT_OF_MEMORY", "error"),
+        ("cuMemHostAlloc", 209, "CUDA_ERROR_NO_BINARY_FOR_GPU", "error"),
         ("cuMemcpyHtoDAsync_v2", 700, "CUDA_ERROR_ILLEGAL_ADDRESS", "hardware"),
         ("cuModuleLoadDataEx", 218, "CUDA_ERROR_INVALID_PTX", "error"),
         ("cuModuleLoadDataEx", 221, "CUDA_ERROR_JIT_COMPILER_NOT_FOUND", "error"),
@@ -183,6 +183,15 @@ def test_each_driver_error_is_reported_in_words_and_memory_is_freed(build_fake, 
         assert r.verdict == "fail"
     if expect != "cleanup":
         assert live_objects(lib) == 0
+
+
+def test_pinned_memory_refused_skips_the_copy_test_plainly(build_fake):
+    lib = build_fake('FAKE_FAIL_FUNC="cuMemHostAlloc"', "FAKE_FAIL_CODE=2")
+    r = run_selftest(Machine(), env=gpu_env(lib, None))
+    m = by_name(r)
+    assert m["h2d_pinned"].verdict == "skipped" and "ulimit -l" in m["h2d_pinned"].reason
+    assert m["matmul_fp32_correct"].verdict == "pass" and "gpu_error" not in m
+    assert live_objects(lib) == 0
 
 
 def test_cublas_that_cannot_start_is_reported(build_fake, build_cublas):
