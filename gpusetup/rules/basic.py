@@ -44,7 +44,7 @@ def no_gpu(machine: Machine) -> list[Finding]:
             "CPU builds of PyTorch, TensorFlow and JAX still work (slower).",
             "If this is a cloud or virtual machine, choose an instance type with a GPU or ask your admin to "
             "pass the GPU through to the VM. On a desktop, check that the card is seated and powered. "
-            "To use the CPU instead, run `gpusetup plan --cpu`.",
+            "`gpusetup plan` shows the CPU builds that work here.",
             ["PCI scan: no display/3D controller"],
         )
     ]

@@ -36,18 +36,22 @@ def _gpu_evident(machine: Machine) -> bool:
     return has_nvidia_gpu(machine) or driver_version(machine) is not None
 
 
-def _torch_index(machine: Machine) -> str:
-    """The resolver's PyTorch command for this machine when it can give one; else where to get it."""
+def _torch_install(machine: Machine) -> str:
+    """The resolver's PyTorch install command for this machine when it can give one; else where to get it."""
     try:
         from gpusetup.compat.resolver import resolve
 
         for plan in resolve(machine, ("pytorch",)):
             choice = plan.choice or plan.gpu_choice
-            if choice is not None and choice.index_url and choice.variant != "cpu":
-                return f"{choice.index_url}  (the CUDA {choice.variant} build that fits this driver)"
+            if choice is not None and choice.variant != "cpu" and (choice.commands or choice.index_url):
+                cmd = choice.commands[0] if choice.commands else (
+                    f"pip install {' '.join(choice.packages) or 'torch'} --index-url {choice.index_url}")
+                dv = driver_version(machine)
+                return f"`{cmd}` (the {choice.variant} build" + (f" that fits driver {dv})" if dv else ")")
     except Exception:  # noqa: BLE001 - the resolver is optional here; the fix text falls back to a pointer
         pass
-    return "https://download.pytorch.org/whl/<cuXYZ>  (`gpusetup plan` prints the exact command for your driver)"
+    return ("`pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/<cuXYZ>` "
+            "(`gpusetup plan` prints the exact command for your driver)")
 
 
 # ------------------------------------------------------------------------------------------- F19
@@ -88,8 +92,8 @@ def torch_cpu(machine: Machine) -> list[Finding]:
             "PyTorch is the CPU-only build, so it cannot use the GPU",
             "The installed torch package was built without CUDA ('Torch not compiled with CUDA enabled'). This is "
             "what plain `pip install torch` gives on Windows, and what the '+cpu' wheels are everywhere.",
-            f"Reinstall the CUDA build: `pip uninstall -y torch torchvision torchaudio` then `pip install torch "
-            f"torchvision torchaudio --index-url {_torch_index(machine)}`.",
+            "Reinstall the CUDA build: `pip uninstall -y torch torchvision torchaudio`, then "
+            f"{_torch_install(machine)}.",
             ev,
             to_be_sure=sure,
         )
@@ -118,7 +122,7 @@ def conda_cpu(machine: Machine) -> list[Finding]:
             "installed does not mean torch uses it.",
             "Remove the CPU pin (`conda remove cpuonly pytorch-mutex`) and install an explicit CUDA variant "
             "(`conda install pytorch pytorch-cuda=<X.Y> -c pytorch -c nvidia` for releases that still have conda "
-            f"packages), or use the pip wheels: `pip install torch --index-url {_torch_index(machine)}`.",
+            f"packages), or use the pip wheels: {_torch_install(machine)}.",
             ev,
         )
     ]
