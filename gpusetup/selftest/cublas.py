@@ -239,9 +239,9 @@ def _rate(ctx: RunCtx, m: Measurement, kind: str, test: str, dtype: str, n: int)
     specs: peaks.Specs = ctx.specs
     info = ctx.info
     live = max(ctx.clock_samples) if ctx.clock_samples else None
-    max_mhz = None
-    if ctx.machine_gpu is not None:
-        max_mhz = ctx.machine_gpu.clocks.sm_max_mhz
+    max_mhz = ctx.machine_gpu.clocks.sm_max_mhz if ctx.machine_gpu is not None else None
+    if max_mhz is None and ctx.telemetry is not None:
+        max_mhz = ctx.telemetry.sample().sm_max_clock_mhz
     rated = peaks.compute_peak(kind, ctx.spec, specs, cc=info.compute_capability if info else None,
                                sm_count=info.sm_count if info else None, live_mhz=live, max_mhz=max_mhz)
     if rated is None:

@@ -24,7 +24,14 @@ CONV_TOLERANCE = 1e-3  # relative to the largest output; cuDNN's Winograd/FFT pa
 def run(runner: Runner, python: str, frameworks: Sequence[str], n: int, timeout: float,
         gpu_expected: bool) -> tuple[list[Measurement], list[str]]:
     """(measurements, notes) for each framework in ``frameworks`` ("torch", "tensorflow", "jax", "numpy")."""
-    res = runner.run([python, str(SCRIPT), str(n), *frameworks], timeout=timeout)
+    if SCRIPT.is_file():
+        argv = [python, str(SCRIPT), str(n), *frameworks]
+    else:  # frozen build without loose .py files: pass the script's text instead
+        from importlib import resources
+
+        source = resources.files("gpusetup.selftest").joinpath("fwcheck.py").read_text(encoding="utf-8")
+        argv = [python, "-c", source, str(n), *frameworks]
+    res = runner.run(argv, timeout=timeout)
     line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith(MARK)), None)
     if line is None:
         why = res.error or (res.stderr.strip().splitlines() or ["no output"])[-1]

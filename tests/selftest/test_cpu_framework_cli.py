@@ -147,3 +147,34 @@ def test_numa_helpers():
     assert _cpulist("0-3,8,10-11\n") == {0, 1, 2, 3, 8, 10, 11}
     with _near_gpu("0000:ff:1f.7"):  # no such device: affinity untouched
         pass
+
+
+def test_ctrl_c_stops_after_the_current_step_frees_memory_and_prints_partial_results(
+        fake_gpu_cli, monkeypatch, capsys):
+    import os
+    import signal
+
+    from gpusetup.selftest import bandwidth
+
+    real = bandwidth.run
+
+    def copy_then_ctrl_c(ctx, host):
+        out = real(ctx, host)
+        os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl-C during the copy test
+        return out
+
+    monkeypatch.setattr(bandwidth, "run", copy_then_ctrl_c)
+    rc = main(["selftest"])
+    out = capsys.readouterr().out
+    assert rc == 130
+    assert "host→GPU copy, pinned memory" in out and "FP32 matmul" not in out
+    assert "CANCELLED" in out and "freed" in out
+    assert live_objects(fake_gpu_cli) == 0
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_framework_check_runs_from_source_text_when_no_script_file(monkeypatch, tmp_path):
+    """Frozen builds have no loose fwcheck.py: the script text is passed with -c instead."""
+    monkeypatch.setattr(framework, "SCRIPT", tmp_path / "missing.py")
+    ms, _ = framework.run(SubprocessRunner(), sys.executable, ["numpy"], 32, 60, False)
+    assert ms[0].name == "framework_numpy" and ms[0].verdict == "pass"

@@ -142,3 +142,19 @@ def test_shipped_ptx_has_an_old_header_and_assembles(ptx, tmp_path):
                              capture_output=True, text=True)
         assert res.returncode == 0, f"{ptx.name} for {arch}: {res.stderr}"
         assert (tmp_path / f"{arch}.cubin").stat().st_size > 0
+
+
+def _entry_params(ptx: str, name: str) -> list[str]:
+    m = re.search(rf"\.entry {name}\((.*?)\)", ptx, re.S)
+    assert m, name
+    return re.findall(r"\.param \.(\w+)", m.group(1))
+
+
+def test_kernel_parameters_match_what_the_launches_pass():
+    """The ctypes argument lists in matmul.py must have the PTX parameter sizes, in order."""
+    ptx = load_ptx()
+    # sgemm_tiled(A, B, C: CUdeviceptr; M, N, K: c_int)
+    assert _entry_params(ptx, "sgemm_tiled") == ["u64", "u64", "u64", "u32", "u32", "u32"]
+    # compare_f32(ref, x: CUdeviceptr; n: c_uint64; counts: CUdeviceptr)
+    assert _entry_params(ptx, "compare_f32") == ["u64", "u64", "u64", "u64"]
+    assert ctypes.sizeof(cudadrv.CUdeviceptr) == 8 and ctypes.sizeof(ctypes.c_int) == 4
