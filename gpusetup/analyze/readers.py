@@ -154,7 +154,26 @@ def _text_read(name: str, data: bytes) -> list[InputPart]:
     return [InputPart(name, decode_text(data))]
 
 
+def _gzip_matches(name: str, data: bytes) -> bool:
+    return data[:2] == b"\x1f\x8b"
+
+
+def _gzip_read(name: str, data: bytes) -> list[InputPart]:
+    """A gzip-compressed text, such as nvidia-bug-report.log.gz (decompressed up to MAX_BYTES)."""
+    import gzip
+    import zlib
+
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
+            raw = gz.read(MAX_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise UnreadableInput(f"{name}: a damaged gzip file ({exc})") from exc
+    inner = name[:-3] if name.endswith(".gz") else name
+    return read_bytes(inner, raw[:MAX_BYTES])
+
+
 register_reader("zip", _zip_matches, _zip_read, first=False)
+register_reader("gzip", _gzip_matches, _gzip_read, first=False)
 
 
 def read_bytes(name: str, data: bytes) -> list[InputPart]:

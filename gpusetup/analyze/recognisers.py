@@ -443,6 +443,24 @@ def environment(text: str, ex: Extraction) -> bool:
     return found
 
 
+_NVRM_VERSION = re.compile(r"NVRM version: NVIDIA UNIX.*?Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)")
+_NVRM_LOADING = re.compile(r"NVRM: loading NVIDIA UNIX.*?Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)")
+
+
+@recogniser("nvidia-proc-version", "NVIDIA kernel module version (/proc/driver/nvidia/version or NVRM load line)")
+def nvrm_version(text: str, ex: Extraction) -> bool:
+    """The loaded kernel module's version: /proc/driver/nvidia/version, else the last NVRM 'loading' line."""
+    m = _NVRM_VERSION.search(text)
+    if m:
+        ex.machine.driver.versions.append(Reading(m.group(1), f"/proc/driver/nvidia/version ({ex.name})"))
+        return True
+    loads = _NVRM_LOADING.findall(text)
+    if loads:
+        ex.machine.driver.versions.append(Reading(loads[-1], f"kernel module load line ({ex.name})"))
+        return True
+    return False
+
+
 # ------------------------------------------------------------------------------------ log lines
 
 _KERNEL = re.compile(

@@ -198,3 +198,26 @@ def test_cli_output_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     rc = main(["analyze", str(RI / "F30__nvidia-container-cli-libnvidia-ml-rocky9__libnvidia-container-231.txt"),
                "--json", "-o", str(out)])
     assert rc == 2 and json.loads(out.read_text())["findings"][0]["catalogue"] == "F30"
+
+
+def test_gzip_input_such_as_nvidia_bug_report(tmp_path: Path) -> None:
+    import gzip
+
+    p = tmp_path / "nvidia-bug-report.log.gz"
+    p.write_bytes(gzip.compress((FIXTURES / "dmesg" / "xid-79-fallen-off-bus__nvidia-cloud-native-docs.txt")
+                                .read_bytes()))
+    a = analyze_paths([str(p)])
+    assert a.inputs[0].name == "nvidia-bug-report.log" and a.findings[0].catalogue == "F14"
+    bad = tmp_path / "broken.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00garbage")
+    assert analyze_paths([str(bad)]).inputs[0].error
+
+
+def test_kernel_module_load_line_against_smi_driver_version() -> None:
+    """The module version from the kernel log and the user-space version from nvidia-smi, pasted together."""
+    dmesg = (RI / "F14__fallen-off-bus-without-xid__nvsentinel-155.txt").read_text(encoding="utf-8")
+    loaded = [ln for ln in dmesg.splitlines() if "NVRM: loading" in ln]  # module 570.158.01
+    smi = (FIXTURES / "nvidia-smi-xml" / "geforce-rtx-3060__570.124.04__telegraf.xml").read_text(encoding="utf-8")
+    a = analyze_parts([InputPart("dmesg.txt", "\n".join(loaded)), InputPart("nvidia-smi.xml", smi)])
+    f9 = [f for f in a.findings if f.catalogue == "F09"]
+    assert f9 and "570.158.01" in f9[0].title and "570.124.04" in f9[0].title
