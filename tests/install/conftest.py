@@ -1,126 +1,18 @@
-"""Local stand-ins for the real world: a PEP 503 index on 127.0.0.1 with wheels built here, real venvs, real pip.
-
-The index serves two layouts, like the real ones: ``/simple/<project>/`` (PyPI) and ``/whl/<variant>/<project>/``
-(download.pytorch.org). ``/whl/broken-cu126/`` lists only a ``+cpu`` torch, the misconfigured-mirror case.
-``slowpkg`` is 3 MB served in small, slow chunks so a test can cancel or crash in the middle of a download.
-It also answers absolute-URL requests, i.e. acts as an HTTP proxy, so proxy support can be checked.
-"""
+"""Fixtures for the install tests: the local index server, an isolated pip configuration, a closed port."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import html
 import os
-import random
 import socket
-import sys
 import threading
-import time
-import urllib.parse
-import zipfile
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
+from http.server import ThreadingHTTPServer
 
 import pytest
 
-HOST_PIP_ENV_DROP = ("PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_CONSTRAINT", "PIP_CONFIG_FILE",
-                     "PIP_REQUIRE_VIRTUALENV", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy",
-                     "ALL_PROXY", "all_proxy", "UV_INDEX_URL")
+from .stand_ins import HOST_PIP_ENV_DROP, Index, _handler, build_wheel
 
 
-def _record_hash(data: bytes) -> str:
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-
-
-def build_wheel(dest: Path, name: str, version: str, requires: tuple[str, ...] = (), payload: int = 0) -> Path:
-    """A minimal, valid pure-Python wheel: a module that knows its version, dist-info, RECORD."""
-    files: dict[str, bytes] = {
-        f"{name}/__init__.py": f"__version__ = {version!r}\n".encode(),
-    }
-    if payload:
-        rnd = random.Random(42)
-        files[f"{name}/blob.bin"] = rnd.randbytes(payload)
-    di = f"{name}-{version}.dist-info"
-    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(
-        f"Requires-Dist: {r}\n" for r in requires)
-    files[f"{di}/METADATA"] = meta.encode()
-    files[f"{di}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: gpusetup-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-    record = "".join(f"{p},{_record_hash(d)},{len(d)}\n" for p, d in files.items()) + f"{di}/RECORD,,\n"
-    files[f"{di}/RECORD"] = record.encode()
-    path = dest / f"{name}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
-        for p, d in files.items():
-            zf.writestr(p, d)
-    return path
-
-
-class Index:
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.layouts: dict[str, list[Path]] = {}
-        self.slow = True
-        self.proxied: list[str] = []
-        self.server: ThreadingHTTPServer | None = None
-
-    @property
-    def url(self) -> str:
-        assert self.server is not None
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-
-def _handler(index: Index) -> type[BaseHTTPRequestHandler]:
-    class H(BaseHTTPRequestHandler):
-        def log_message(self, *a: object) -> None:
-            pass
-
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            path = self.path
-            if path.startswith("http://"):
-                index.proxied.append(path)
-                path = urllib.parse.urlparse(path).path
-            parts = [urllib.parse.unquote(p) for p in path.split("/") if p]
-            if parts[:1] == ["files"] and len(parts) == 2:
-                f = index.root / parts[1]
-                if not f.is_file():
-                    self.send_error(404)
-                    return
-                data = f.read_bytes()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/octet-stream")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                chunk = 32 * 1024 if index.slow and parts[1].startswith("slowpkg") else len(data)
-                try:
-                    for i in range(0, len(data), chunk):
-                        self.wfile.write(data[i:i + chunk])
-                        if chunk < len(data):
-                            time.sleep(0.1)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-                return
-            # /simple/<project>/ or /whl/<layout>/<project>/
-            layout, project = ("simple", parts[1]) if parts[:1] == ["simple"] and len(parts) == 2 else (
-                (parts[1], parts[2]) if parts[:1] == ["whl"] and len(parts) == 3 else (None, None))
-            wheels = [w for w in index.layouts.get(layout or "", [])
-                      if w.name.split("-")[0].lower().replace("_", "-") == (project or "").lower()]
-            if not wheels:
-                self.send_error(404)
-                return
-            links = "".join(
-                f'<a href="/files/{urllib.parse.quote(w.name)}#sha256={hashlib.sha256(w.read_bytes()).hexdigest()}">'
-                f"{html.escape(w.name)}</a><br>\n" for w in wheels)
-            body = f"<!DOCTYPE html><html><body>\n{links}</body></html>\n".encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    return H
-
-
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="module", autouse=True)
 def isolated_pip_env(tmp_path_factory: pytest.TempPathFactory):
     """Keep the host's pip configuration (find-links, constraints, extra indexes) out of these installs."""
     home = tmp_path_factory.mktemp("home")
@@ -172,5 +64,3 @@ def closed_port() -> int:
     s.close()
     return port
 
-
-HOST_PIP = [sys.executable, "-m", "pip"]

@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import build_wheel
-from test_execute import PLENTY, installed, machine, torch_plan
 
 from gpusetup.install import PlanError, build_plan, execute, render_script
 from gpusetup.install.plan import expected_pins, installers_dir
 from gpusetup.install.progress import PipProgress
 from gpusetup.model import Action, Choice, FrameworkPlan, Gpu, Machine, System, to_dict
+
+from .stand_ins import PLENTY, build_wheel, installed, machine, torch_plan
 
 INSTALLERS = installers_dir()
 
