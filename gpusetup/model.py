@@ -479,7 +479,11 @@ class SelfTestResult:
 
 @dataclass
 class Report:
+    """What `gpusetup diagnose --json` writes: the facts, the findings, and plans/self-test when run."""
+
     machine: Machine
+    kind: str = "gpusetup-report"
+    schema_version: str = SCHEMA_VERSION
     findings: list[Finding] = field(default_factory=list)
     plans: list[FrameworkPlan] = field(default_factory=list)  # resolver output per framework
     selftest: SelfTestResult | None = None
