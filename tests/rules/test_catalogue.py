@@ -268,7 +268,7 @@ def test_f27_toolkit_major_differs_from_torch() -> None:
     m.cuda.toolkits += [Toolkit("/usr/local/cuda-12.4", "12.4.131", "CUDA_HOME"),
                         Toolkit("/usr/local/cuda-11.8", "11.8.89", "/usr/local/cuda-*")]
     f = cat(m, "F27")
-    assert f and f[0].severity == Severity.WARNING and "CUDA_HOME=/usr/local/cuda-11.8" in f[0].fix
+    assert f and f[0].severity == Severity.INFO and "CUDA_HOME=/usr/local/cuda-11.8" in f[0].fix
     same = with_fw(Machine(), FrameworkInstall("torch", "2.3.1+cu118", build_cuda="11.8"))
     same.cuda.toolkits.append(Toolkit("/usr/local/cuda-11.8", "11.8.89", "nvcc on PATH"))
     assert not cat(same, "F27")
@@ -331,3 +331,29 @@ def test_f34_linux_driver_inside_wsl() -> None:
     f = cat(m, "F34")
     assert f and f[0].severity == Severity.ERROR and "apt remove" in f[0].fix
     assert not [x for x in evaluate(m) if x.id == "nvml-failed"]
+
+
+def test_f06_needs_an_installed_driver() -> None:
+    """A machine with no NVIDIA driver at all has the module 'not loaded, not available': that is
+    'driver missing', not 'module missing for this kernel'."""
+    from gpusetup.model import PciInfo, ProbeRun
+
+    m = Machine(probes=[ProbeRun("pci", 1.0)],
+                gpus=[Gpu(vendor="nvidia", pci=PciInfo(address="0000:01:00.0", vendor_id="10de", device_id="2204"))])
+    m.driver.modules.append(KernelModule("nvidia", loaded=False, available_for_running_kernel=False))
+    assert [f.id for f in evaluate(m)] == ["nvidia-driver-missing"]
+
+
+def test_f16_lifetime_errors_only_are_info() -> None:
+    g = gpu("8.0", "NVIDIA A100-SXM4-80GB", ecc=Ecc(aggregate_uncorrected=3, volatile_uncorrected=0))
+    f = cat(Machine(gpus=[g]), "F16")
+    assert f and f[0].severity == Severity.INFO
+
+
+def test_f29_without_any_toolkit_is_only_info() -> None:
+    m = Machine(gpus=[gpu()], driver=drv())
+    m.containers.docker, m.containers.docker_daemon_reachable = "27.3.1", True
+    m.containers.nvidia_runtime_registered = False
+    assert cat(m, "F29")[0].severity == Severity.INFO
+    m.containers.toolkit_version = "1.17.3"
+    assert cat(m, "F29")[0].severity == Severity.WARNING

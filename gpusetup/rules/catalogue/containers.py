@@ -54,7 +54,7 @@ def toolkit_missing(machine: Machine) -> list[Finding]:
     return [
         make(
             "container-toolkit-missing",
-            Severity.ERROR if lines else Severity.WARNING,
+            Severity.ERROR if lines else (Severity.WARNING if c.toolkit_version else Severity.INFO),
             "Docker cannot give containers the GPU: the NVIDIA Container Toolkit is missing or not registered",
             "`--gpus all` (and compose `capabilities: [gpu]`) need the NVIDIA Container Toolkit installed and "
             "registered as a Docker runtime; without it Docker answers 'could not select device driver'.",

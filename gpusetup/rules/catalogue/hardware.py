@@ -153,6 +153,7 @@ _HW_XIDS = {48: "double-bit ECC error", 63: "page retirement / row remapping pen
 def memory_errors(machine: Machine) -> list[Finding]:
     serious: list[str] = []
     pending: list[str] = []
+    history: list[str] = []
     for g in machine.nvidia_gpus:
         e = g.ecc
         label = gpu_label(g)
@@ -163,7 +164,7 @@ def memory_errors(machine: Machine) -> list[Finding]:
         if e.retired_pages_pending or e.remapped_rows_pending:
             pending.append(f"{label}: memory repair pending (page retirement / row remap needs a GPU reset)")
         if e.aggregate_uncorrected and not e.volatile_uncorrected:
-            pending.append(f"{label}: {e.aggregate_uncorrected} uncorrectable ECC errors in its lifetime")
+            history.append(f"{label}: {e.aggregate_uncorrected} uncorrectable ECC errors in its lifetime")
     for _, n, ln in xids(machine):
         if n in (48, 64, 95):
             serious.append(ln)
@@ -172,6 +173,18 @@ def memory_errors(machine: Machine) -> list[Finding]:
     text = grep(machine, _ECC_TEXT, 3)
     serious += text
     if not serious and not pending:
+        if history:
+            return [
+                make(
+                    "gpu-memory-errors-in-the-past",
+                    Severity.INFO,
+                    "The GPU had uncorrectable memory (ECC) errors in the past",
+                    "None since the driver was last loaded. Memory with errors is normally retired or remapped "
+                    "automatically; keep an eye on the counts.",
+                    "If the count grows, or jobs fail with 'uncorrectable ECC error', have the GPU checked.",
+                    history,
+                )
+            ]
         return []
     if serious:
         return [

@@ -360,11 +360,15 @@ def no_module_for_kernel(machine: Machine) -> list[Finding]:
     kernel = machine.system.kernel
     ev = list(specific)
     structured = False
-    if mod is not None and mod.loaded is False and mod.available_for_running_kernel is False:
+    # Only a driver that is installed somewhere can be "missing for this kernel" (else: driver missing).
+    installed = mod is not None and bool(mod.version or mod.dkms_status or mod.signer)
+    installed = installed or bool(package_driver_versions(machine)) or any(
+        r.value and "libnvidia-ml" in r.source for r in machine.driver.versions)
+    if installed and mod is not None and mod.loaded is False and mod.available_for_running_kernel is False:
         structured = True
         ev.append(f"no nvidia module for the running kernel {kernel or ''}".rstrip())
         ev.extend(mod.dkms_status[:3])
-    elif mod is not None and mod.loaded is False and mod.dkms_status and kernel and not any(
+    elif installed and mod is not None and mod.loaded is False and mod.dkms_status and kernel and not any(
         kernel in s and "installed" in s for s in mod.dkms_status
     ):
         structured = True

@@ -416,7 +416,7 @@ def toolkit_mismatch(machine: Machine) -> list[Finding]:
         bt, ft = vtuple(built), vtuple(found)
         if not bt or not ft or bt[:2] == ft[:2]:
             return []
-        sev = Severity.WARNING if bt[0] != ft[0] else Severity.INFO
+        sev = Severity.INFO  # only matters when building extensions; the literal error (above) is the warning
         ev = [f"{torch[0].name} {torch[0].version} built with CUDA {built}",
               f"CUDA toolkit {found} at {tk.path} ({tk.source})"]
     else:
