@@ -492,6 +492,9 @@ def log_lines(text: str, ex: Extraction) -> bool:
         ex.kinds.append("traceback")
     if re.search(r"docker: Error response from daemon|Error response from daemon|nvidia-container-cli", text):
         ex.kinds.append("docker-error")
+    if not tb and re.search(r"\b(?:error|failed|failure|cannot|could not|not compiled|insufficient|mismatch)\b",
+                            text, re.I):
+        ex.kinds.append("error-lines")
     return False  # never a kind by itself; the kinds above say what was seen
 
 
@@ -499,6 +502,7 @@ RECOGNISER_LABELS_EXTRA = {
     "kernel-log": "kernel log (dmesg/journal) lines",
     "traceback": "Python traceback / error",
     "docker-error": "docker / container toolkit error",
+    "error-lines": "error messages",
     "text": "free text",
 }
 
