@@ -221,3 +221,21 @@ def test_kernel_module_load_line_against_smi_driver_version() -> None:
     a = analyze_parts([InputPart("dmesg.txt", "\n".join(loaded)), InputPart("nvidia-smi.xml", smi)])
     f9 = [f for f in a.findings if f.catalogue == "F09"]
     assert f9 and "570.158.01" in f9[0].title and "570.124.04" in f9[0].title
+
+
+def test_any_text_is_analysed_without_raising() -> None:
+    """Property: whatever text arrives (random, or slices and splices of real reports), analyze returns."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    corpus = [p.read_text(encoding="utf-8") for p in sorted(RI.glob("F*.txt"))] + [RTX3090.read_text()]
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.integers(0, len(corpus) - 1), st.integers(0, 4000), st.integers(0, 4000), st.text(max_size=200))
+    def check(i: int, a: int, b: int, noise: str) -> None:
+        text = corpus[i]
+        lo, hi = sorted((a % (len(text) + 1), b % (len(text) + 1)))
+        result = analyze_parts([InputPart("x", text[lo:hi] + noise + text[:lo])])
+        assert result.to_dict()["inputs"][0]["name"] == "x"
+
+    check()
