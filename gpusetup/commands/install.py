@@ -83,8 +83,13 @@ class _Printer:
     def __init__(self) -> None:
         self.tty = sys.stderr.isatty()
         self.last = ""
+        self._key = ""
+        self._at = 0.0
 
     def __call__(self, label: str, fraction: float | None) -> None:
+        import re
+        import time
+
         pct = f"{fraction:4.0%} " if fraction is not None else "     "
         line = f"{pct}{label}"
         if line == self.last:
@@ -94,7 +99,12 @@ class _Printer:
             width = 119
             sys.stderr.write("\r" + line[:width].ljust(width))
             sys.stderr.flush()
-        else:
+            return
+        # logs and CI: a line per phase, and at most one progress line every 5 s within a download
+        key = re.sub(r"\s*\d+%$", "", label)
+        now = time.monotonic()
+        if key != self._key or now - self._at >= 5:
+            self._key, self._at = key, now
             print(line, file=sys.stderr)
 
     def done(self) -> None:

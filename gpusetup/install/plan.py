@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -120,7 +121,8 @@ def build_plan(
         raise PlanError("Nothing to install: " + (" ".join(plan.notes) or "no framework was chosen."))
 
     if choices:
-        _plan_env(plan, target, os_name, with_pip, host_pip, portable, base_python, conda_envs, machine)
+        want_py = next((ch.python for _, ch in choices if ch.python), None)
+        _plan_env(plan, target, os_name, with_pip, host_pip, portable, base_python, conda_envs, machine, want_py)
         _plan_pip(plan, choices, index_url, pytorch_mirror, wheelhouse, uv)
         _plan_verify_protect(plan, choices)
 
@@ -156,7 +158,8 @@ def _host_pip_version() -> tuple[int, ...] | None:
 
 
 def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host_pip: bool | None,
-              portable: bool, base_python: str | None, conda_envs: list[str] | None, machine: Machine) -> None:
+              portable: bool, base_python: str | None, conda_envs: list[str] | None, machine: Machine,
+              want_py: str | None = None) -> None:
     kind, _, where = target.partition(":")
     if kind == "venv" and where:
         windows = os_name == "windows"
@@ -166,8 +169,11 @@ def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host
         py = str(venv / ("Scripts/python.exe" if windows else "bin/python"))
         plan.python = [py]
         plan.space_path = str(venv)
-        base = base_python or (("python" if windows else "python3") if portable else sys.executable)
         exists = not portable and (Path(str(venv)) / "pyvenv.cfg").is_file()
+        if portable:
+            base = base_python or ("python" if windows else (f"python{want_py}" if want_py else "python3"))
+        else:
+            base = base_python or (sys.executable if exists else _base_python(want_py))
         if not portable and Path(str(venv)).exists() and not exists:
             raise PlanError(f"{venv} exists but is not a virtual environment. Choose a new folder with "
                             "--target venv:PATH, or an existing venv.")
@@ -205,6 +211,19 @@ def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host
     else:
         raise PlanError(f"--target {target!r}: use venv:PATH (a new or existing virtual environment) or "
                         "conda:NAME (a conda environment).")
+
+
+def _base_python(want: str | None) -> str:
+    """An interpreter of the Python version the plan was made for (the running one when it matches)."""
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    m = re.match(r"(\d+\.\d+)", want or "")
+    if not m or m.group(1) == here:
+        return sys.executable
+    found = shutil.which(f"python{m.group(1)}")
+    if found:
+        return found
+    raise PlanError(f"The plan is for Python {m.group(1)}, but this is Python {here} and no python{m.group(1)} is "
+                    f"on PATH. Install Python {m.group(1)}, or plan for this one: --python {here}.")
 
 
 def _target_python_version(machine: Machine) -> str | None:
