@@ -31,9 +31,15 @@ PATTERN = re.compile(
 )
 
 
+# journalctl's short-monotonic format names the host ("[  12.3] myhost kernel: ..."); the report keeps no
+# host names, so that part is dropped.
+_JOURNAL_HOST = re.compile(r"^(\[\s*[\d.]+\])\s+\S+\s+kernel:\s?")
+
+
 def filter_lines(text: str, max_lines: int = MAX_LINES) -> list[str]:
     """The matching lines of a kernel log, bounded (first ``KEEP_FIRST`` and the most recent rest)."""
-    hits = [ln.rstrip() for ln in (text or "").splitlines() if ln.strip() and PATTERN.search(ln)]
+    hits = [_JOURNAL_HOST.sub(r"\1 ", ln.rstrip()) for ln in (text or "").splitlines()
+            if ln.strip() and PATTERN.search(ln)]
     if len(hits) <= max_lines:
         return hits
     first = min(KEEP_FIRST, max_lines)

@@ -95,3 +95,8 @@ def test_probes_do_nothing_off_linux() -> None:
     kernel_log.probe(c, m)
     packages.probe(c, m)
     assert runner.calls == [] and m.kernel_log == []
+
+
+def test_journal_host_name_is_dropped() -> None:
+    kept = kernel_log.filter_lines("[  846.012345] myhost kernel: NVRM: GPU 0000:01:00.0: RmInitAdapter failed!")
+    assert kept == ["[  846.012345] NVRM: GPU 0000:01:00.0: RmInitAdapter failed!"]
