@@ -113,6 +113,8 @@ def _nvml_explained(msg: str, machine: Machine) -> bool:
             "version mismatch",
             "librmversionmismatch",
             "blocked by the operating system",
+            "operating system blocked",
+            "timed out",
             "gpu is lost",
             "unknown error",
             "driver not loaded",
@@ -391,16 +393,17 @@ def cuda_visible_devices(machine: Machine) -> list[Finding]:
 
 @rule("nvidia-smi-hung")
 def nvidia_smi_hung(machine: Machine) -> list[Finding]:
-    hits = [e for e in machine.driver.evidence if e.source.startswith("nvidia-smi") and e.error
+    hits = [e for e in machine.driver.evidence if e.source.startswith(("nvidia-smi", "nvml")) and e.error
             and "timed out" in e.error.lower()]
     if not hits:
         return []
+    what = "nvidia-smi" if any(e.source.startswith("nvidia-smi") for e in hits) else "The NVIDIA driver (NVML)"
     return [
         make(
             "nvidia-smi-hung",
             Severity.ERROR,
-            "nvidia-smi stopped answering",
-            "nvidia-smi did not finish and was stopped. This happens when a GPU has fallen off the bus, the "
+            f"{what} stopped answering",
+            f"{what} did not answer in time and was stopped. This happens when a GPU has fallen off the bus, the "
             "driver is stuck, or the GPU is in a bad state; the rest of this report was still collected.",
             "Look for 'Xid' or 'fallen off the bus' in `sudo dmesg` (gpusetup shows them when it can read the "
             "kernel log). Save your work and reboot. If it happens again, check the power cables, cooling and "

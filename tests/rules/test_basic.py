@@ -170,3 +170,18 @@ def test_hung_nvidia_smi_becomes_a_finding_and_the_report_goes_on() -> None:
     smi_probe(ProbeContext(runner=runner, timeout=8.0), m)
     f = [x for x in evaluate(m) if x.id == "nvidia-smi-hung"]
     assert f and f[0].severity == Severity.ERROR and "timed out" in f[0].evidence[0]
+
+
+def test_nvml_timeout_is_the_same_hang_finding() -> None:
+    from gpusetup.model import Evidence
+
+    m = Machine(driver=Driver(nvml_error="timed out: NVML did not answer within 8 s.",
+                              evidence=[Evidence("nvml", ok=False, error="timed out: NVML did not answer within 8 s.")],
+                              versions=[Reading("550.120", "/proc/driver/nvidia/version")]))
+    assert [f.id for f in evaluate(m)] == ["nvidia-smi-hung"]
+
+
+def test_wsl_nvml_operating_system_error_is_f34() -> None:
+    m = Machine(driver=Driver(nvml_error="The operating system blocked the request to the GPU."))
+    m.system.wsl = True
+    assert [f.catalogue for f in evaluate(m)] == ["F34"]

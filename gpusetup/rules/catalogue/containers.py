@@ -212,8 +212,10 @@ def wsl_libcuda(machine: Machine) -> list[Finding]:
 
 @rule("wsl-gpu-access-blocked", catalogue="F34")
 def wsl_blocked(machine: Machine) -> list[Finding]:
-    lines = grep(machine, r"GPU access blocked by the operating system", 2)
     wsl = bool(machine.system.wsl) or bool(grep(machine, _WSL_CONTEXT, 1))
+    lines = grep(machine, r"GPU access blocked by the operating system", 2)
+    if wsl:  # NVML's own wording of the same error (NVML_ERROR_OPERATING_SYSTEM)
+        lines += grep(machine, r"operating system blocked the request to the GPU", 1)
     tcc_gpus = [g for g in machine.nvidia_gpus if (g.driver_model or "").upper() == "TCC"]
     if not lines and not (wsl and tcc_gpus):
         return []
