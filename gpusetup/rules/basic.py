@@ -223,7 +223,10 @@ def driver_version_mismatch(machine: Machine) -> list[Finding]:
         user_v, kernel_v = m.group(1), m.group(2)
         runtime = True
         evidence[:0] = grep(machine, r"API mismatch|this kernel module has", 3)
-    lines = grep(machine, r"Driver/library version mismatch|LibRmVersionMismatch|NVML library version", 3)
+    lines = grep(machine, r"Driver/library version mismatch|LibRmVersionMismatch|NVML library version|"
+                 r"unsupported display driver / cuda driver combination|cudaErrorSystemDriverMismatch", 3)
+    if (machine.driver.cuinit_error or "").upper() == "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH":
+        lines.append(f"cuInit: {machine.driver.cuinit_error} (libcuda and the kernel module differ)")
     if lines:
         runtime = True
         evidence.extend(lines)

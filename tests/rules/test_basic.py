@@ -185,3 +185,8 @@ def test_wsl_nvml_operating_system_error_is_f34() -> None:
     m = Machine(driver=Driver(nvml_error="The operating system blocked the request to the GPU."))
     m.system.wsl = True
     assert [f.catalogue for f in evaluate(m)] == ["F34"]
+
+
+def test_cuinit_803_is_a_driver_mismatch() -> None:
+    m = Machine(driver=Driver(cuinit_error="CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"))
+    assert [f.catalogue for f in evaluate(m)] == ["F09"]
