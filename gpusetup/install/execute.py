@@ -193,7 +193,7 @@ def _preflight(run: _Run, free_space: FreeSpace, check_network: bool) -> str | N
     if check_network and plan.indexes and not plan.offline:
         for url in plan.indexes:
             run.progress(f"Checking that {url} can be reached", None)
-            chk = check_index(url, plan.probe_package or "pip")
+            chk = check_index(url, plan.probes.get(url) or plan.probe_package or "pip")
             run.log_fh.write(f"network: {url}: {'ok' if chk.ok else chk.message}\n")
             if not chk.ok:
                 return chk.message + " Nothing was changed."

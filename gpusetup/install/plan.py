@@ -36,7 +36,8 @@ class InstallPlan(Plan):
     python: list[str] = field(default_factory=list)  # argv prefix that runs the target interpreter
     pip: list[str] = field(default_factory=list)  # argv prefix that runs pip for the target
     indexes: list[str] = field(default_factory=list)  # package indexes to reach before starting
-    probe_package: str = ""  # a project each index must list (its PEP 503 page is fetched)
+    probe_package: str = ""  # fallback project an index must list (its PEP 503 page is fetched)
+    probes: dict[str, str] = field(default_factory=dict)  # index URL → a project it must list
     download_mib: int = 0
     installed_mib: int = 0
     space_path: str = ""  # where the bytes land (checked for free space)
@@ -279,12 +280,7 @@ def _plan_pip(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]], in
         else:
             source = ["--index-url", url] if url else []
             where = f"from {url}" if url else "from PyPI (or the index in your pip configuration)"
-            if url and url not in plan.indexes:
-                plan.indexes.append(url)
-            if not url and PYPI_SIMPLE not in plan.indexes and not _pip_config("index-url"):
-                plan.indexes.append(PYPI_SIMPLE)
-            if not plan.probe_package:
-                plan.probe_package = _req_name(reqs[0])
+            _add_index(plan, url, reqs)
         if uv and plan.python and plan.python[0] != "conda":
             argv = [uv, "pip", "install", "--python", plan.python[0], *source, *reqs]
         else:
@@ -296,6 +292,15 @@ def _plan_pip(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]], in
                     "stops here.",
             undo=[*plan.pip, "uninstall", "-y", *[_req_name(r) for r in reqs]],
         ))
+
+
+def _add_index(plan: InstallPlan, url: str | None, reqs: list[str]) -> None:
+    """Remember which index each group comes from (None: pip's configured index, else PyPI) for the check."""
+    real = url or _pip_config("index-url") or PYPI_SIMPLE
+    if real not in plan.indexes:
+        plan.indexes.append(real)
+        plan.probes[real] = _req_name(reqs[0])
+    plan.probe_package = plan.probe_package or _req_name(reqs[0])
 
 
 def _pip_supports_raw(plan: InstallPlan) -> bool:
@@ -367,11 +372,7 @@ def _plan_download(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]
             extra += ["--platform", tag]
     for i, (url, reqs) in enumerate(_groups(choices, index_url, pytorch_mirror).items()):
         plan.packages.extend(reqs)
-        if url:
-            plan.indexes.append(url)
-        elif not _pip_config("index-url") and PYPI_SIMPLE not in plan.indexes:
-            plan.indexes.append(PYPI_SIMPLE)
-        plan.probe_package = plan.probe_package or _req_name(reqs[0])
+        _add_index(plan, url, reqs)
         plan.steps.append(Step(
             id=f"download-{i + 1}" if i else "download", title=f"Download {', '.join(reqs)} into {dest}",
             kind="pip", argv=[*pip, "download", "--disable-pip-version-check", "--dest", str(dest),

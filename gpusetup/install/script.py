@@ -48,7 +48,7 @@ def _bash(plan: Plan) -> str:
     if isinstance(plan, InstallPlan) and plan.indexes and not plan.offline:
         out += ["", "# Check every package index first, so nothing changes when the network is not there."]
         for url in plan.indexes:
-            page = url.rstrip("/") + "/" + (plan.probe_package or "pip") + "/"
+            page = url.rstrip("/") + "/" + (plan.probes.get(url) or plan.probe_package or "pip") + "/"
             out.append(f"curl -fsS --max-time 20 -o /dev/null {shlex.quote(page)} || "
                        f"{{ echo {shlex.quote('Cannot reach ' + url + ': check the network or proxy (HTTPS_PROXY).')} >&2; exit 1; }}")
     n = len(plan.steps)
@@ -80,7 +80,7 @@ def _powershell(plan: Plan) -> str:
         out += _comment(note)
     if isinstance(plan, InstallPlan) and plan.indexes and not plan.offline:
         for url in plan.indexes:
-            page = url.rstrip("/") + "/" + (plan.probe_package or "pip") + "/"
+            page = url.rstrip("/") + "/" + (plan.probes.get(url) or plan.probe_package or "pip") + "/"
             out.append(f"try {{ Invoke-WebRequest -UseBasicParsing -TimeoutSec 20 -Uri {_ps_quote(page)} | "
                        f"Out-Null }} catch {{ throw {_ps_quote('Cannot reach ' + url + ': check the network or proxy.')} }}")
     n = len(plan.steps)

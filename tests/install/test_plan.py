@@ -59,6 +59,9 @@ def test_mirrors_replace_the_index() -> None:
     p2 = build_plan(jax, machine(), "venv:/tmp/x", index_url="https://pypi.mirror.example/simple")
     assert p2.steps[1].argv[-3:] == ["--index-url", "https://pypi.mirror.example/simple", "jax[cuda12]==0.10.2"]
     assert p2.steps[2].argv[-1] == "jax==0.10.2"
+    both = build_plan(torch_plan("https://download.pytorch.org/whl/cu126") + jax, machine(), "venv:/tmp/x")
+    assert both.probes == {"https://download.pytorch.org/whl/cu126": "torch", "https://pypi.org/simple": "jax"}
+    assert [s.id for s in both.steps] == ["create-venv", "pip-install", "pip-install-2", "verify", "protect"]
 
 
 def test_expected_pins_make_the_build_tag_explicit() -> None:
