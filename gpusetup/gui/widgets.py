@@ -42,6 +42,15 @@ def label(text: str = "", *, bold: bool = False, selectable: bool = True, wrap: 
     return w
 
 
+def set_text_color(w: QWidget, color: str) -> None:
+    """Colour a label's text through its palette (a per-widget style sheet is much slower to polish)."""
+    from PySide6.QtGui import QColor
+
+    pal = w.palette()
+    pal.setColor(QPalette.ColorRole.WindowText, QColor(color))
+    w.setPalette(pal)
+
+
 def mono_font() -> QFont:
     f = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
     return f
@@ -61,16 +70,21 @@ class Card(QFrame):
     def __init__(self, title: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("card")
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.setStyleSheet(
-            "QFrame#card { border: 1px solid palette(mid); border-radius: 8px; background: palette(alternate-base); }"
-        )
         self.body = QVBoxLayout(self)
         self.body.setContentsMargins(14, 12, 14, 12)
         self.body.setSpacing(6)
         if title:
             self.title = label(title, bold=True, size=1.1)
             self.body.addWidget(self.title)
+
+    def paintEvent(self, event: object) -> None:  # noqa: N802 - Qt API; drawn, not style-sheeted (fast)
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        pal = self.palette()
+        p.setPen(pal.color(QPalette.ColorRole.Mid))
+        p.setBrush(pal.color(QPalette.ColorRole.AlternateBase))
+        p.drawRoundedRect(self.rect().adjusted(0, 0, -1, -1), 8, 8)
+        p.end()
 
 
 class CopyButton(QPushButton):
@@ -131,9 +145,10 @@ class FixBox(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         self.label = label(text)
         self.label.setObjectName("fix")
-        self.label.setStyleSheet(
-            "QLabel#fix { background: palette(base); border: 1px solid palette(mid); border-radius: 4px; padding: 6px; }"
-        )
+        self.label.setFrameShape(QFrame.Shape.StyledPanel)
+        self.label.setBackgroundRole(QPalette.ColorRole.Base)
+        self.label.setAutoFillBackground(True)
+        self.label.setMargin(6)
         self.label.setAccessibleName(accessible or tr("How to fix it:"))
         self.label.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
@@ -161,7 +176,10 @@ class Collapsible(QWidget):
         self.button.setCheckable(True)
         self.button.setChecked(expanded)
         self.button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.button.setStyleSheet("QToolButton { border: none; font-weight: bold; }")
+        self.button.setAutoRaise(True)
+        f = self.button.font()
+        f.setBold(True)
+        self.button.setFont(f)
         self.button.setAccessibleName(title)
         self.button.toggled.connect(self._set)
         lay.addWidget(self.button)
@@ -244,7 +262,7 @@ class FindingWidget(Card):
         head.addWidget(icon, 0, Qt.AlignmentFlag.AlignTop)
         word = label(severity_word(finding.severity) + ":", bold=True, wrap=False)
         kind = {"error": "fail", "warning": "warn", "info": "info", "ok": "pass"}[finding.severity.value]
-        word.setStyleSheet(f"color: {theme.status_color(kind)};")
+        set_text_color(word, theme.status_color(kind))
         head.addWidget(word, 0, Qt.AlignmentFlag.AlignTop)
         self.title_label = label(finding.title, bold=True)
         head.addWidget(self.title_label, 1)
@@ -334,7 +352,7 @@ class MeasurementRow(QWidget):
         top.addWidget(label(title, bold=True), 1)
         verdict = label(verdict_word(m.verdict), bold=True, wrap=False)
         kind = {"pass": "pass", "warn": "warn", "fail": "fail", "skipped": "skip"}.get(m.verdict, "info")
-        verdict.setStyleSheet(f"color: {theme.status_color(kind)};")
+        set_text_color(verdict, theme.status_color(kind))
         top.addWidget(verdict)
         grid.addLayout(top)
         if m.rated and m.value is not None:  # a bar only means something against a rated peak

@@ -128,7 +128,10 @@ class SetupWizard(QWizard):
     def stop_jobs(self, wait_ms: int = 5000) -> bool:
         for job in self._jobs:
             job.cancel()
-        return self.pool.waitForDone(wait_ms)
+        done = self.pool.waitForDone(wait_ms)
+        if done:
+            self._jobs.clear()
+        return done
 
     # ------------------------------------------------------------------------- language/theme
 

@@ -11,13 +11,14 @@ its signals).
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 import traceback
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from gpusetup.cancel import Cancelled, CancelToken
 
@@ -94,10 +95,24 @@ class Job(QRunnable):
         self.exception: BaseException | None = None
         self.was_cancelled = False
 
-    def start(self, pool: QThreadPool) -> Job:
+    def start(self, pool: QThreadPool, defer: bool = True) -> Job:
+        """Queue the job; ``defer`` starts it once the UI has finished the current event (building a
+        page), so the worker does not compete for the GIL while the page is being set up."""
         self.running = True
-        pool.start(self)
+        if defer:
+            QTimer.singleShot(0, lambda: self._start_now(pool))
+        else:
+            pool.start(self)
         return self
+
+    def _start_now(self, pool: QThreadPool) -> None:
+        if self.token.cancelled:  # cancelled before it began: never run it
+            self.running = False
+            self.was_cancelled = True
+            self.signals.cancelled.emit()
+            self.signals.done.emit()
+            return
+        pool.start(self)
 
     def cancel(self) -> None:
         self.token.cancel()
@@ -137,6 +152,11 @@ def _plain(exc: BaseException) -> str:
 
 
 def make_pool(max_threads: int = 4) -> QThreadPool:
+    """The wizard's pool. Also shortens the GIL switch interval (5 ms -> 1 ms): every Qt call from the UI
+    thread gives the GIL up and must get it back from a busy worker, and at 5 ms a page with a few dozen
+    widget calls would stall for hundreds of milliseconds (measured by benchmarks/gui_responsiveness.py)."""
+    if sys.getswitchinterval() > 0.001:
+        sys.setswitchinterval(0.001)
     pool = QThreadPool()
     pool.setMaxThreadCount(max_threads)
     return pool

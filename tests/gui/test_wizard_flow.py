@@ -188,7 +188,7 @@ def test_cancel_in_the_middle_of_an_install_rolls_back(qtbot, make_wizard, servi
     for page in (PAGE_MACHINE, PAGE_CHOOSE, PAGE_PLAN, PAGE_INSTALL):
         click_next(qtbot, w, page)
     inst: InstallPage = w.currentPage()
-    assert services.install_started.wait(5)
+    qtbot.waitUntil(services.install_started.is_set, timeout=TIMEOUT)
     qtbot.waitUntil(lambda: any(r.state == RUNNING for r in inst.rows), timeout=TIMEOUT)
     assert inst.cancel_button.isVisible()
     assert not next_button(w).isEnabled(), "cannot go on while installing"
@@ -392,7 +392,7 @@ def test_quitting_while_installing_asks_first(qtbot, make_wizard, services: Fake
     w = make_wizard(services)
     for page in (PAGE_MACHINE, PAGE_CHOOSE, PAGE_PLAN, PAGE_INSTALL):
         click_next(qtbot, w, page)
-    assert services.install_started.wait(5)
+    qtbot.waitUntil(services.install_started.is_set, timeout=TIMEOUT)
     asked = []
     monkeypatch.setattr(SetupWizard, "confirm_quit", classmethod(lambda cls, parent, installing: asked.append(installing) or False))
     w.reject()

@@ -60,6 +60,8 @@ class StepRow(QWidget):
         self.set_state(PENDING)
 
     def set_state(self, state: str) -> None:
+        if state == self.state:
+            return
         self.state = state
         pix = {
             PENDING: QStyle.StandardPixmap.SP_MediaPause,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QMessageBox, QPushButton, QVBoxLayout, QWidget
 
 from gpusetup.gui.i18n import tr
@@ -131,6 +131,8 @@ class MachinePage(BasePage):
         self.content.addStretch(1)
         self.finding_widgets: list[FindingWidget] = []
         self._detect_job: Any = None
+        self._fixes: dict[int, Plan] = {}
+        self._to_show: list[tuple[int, Finding]] = []
 
     def initializePage(self) -> None:  # noqa: N802 - Qt API
         if self.state.machine is None and self._detect_job is None:
@@ -139,7 +141,7 @@ class MachinePage(BasePage):
             self.show_machine()
 
     def isComplete(self) -> bool:  # noqa: N802 - Qt API
-        return self.state.machine is not None and self._detect_job is None
+        return self.state.machine is not None and self._detect_job is None and not self._to_show
 
     # ------------------------------------------------------------------------------ detection
 
@@ -152,7 +154,7 @@ class MachinePage(BasePage):
         self.status.set("busy", tr("Looking at your computer… this usually takes a few seconds."))
         services = self.services
 
-        def body(ctx: JobContext) -> tuple[Machine, list[Finding], str | None]:
+        def body(ctx: JobContext) -> tuple[Machine, list[Finding], str | None, dict[int, Plan]]:
             machine = services.detect(progress=ctx.progress, cancel=ctx.cancel)
             ctx.cancel.raise_if_cancelled()
             try:
@@ -160,7 +162,13 @@ class MachinePage(BasePage):
                 note = None
             except Unavailable as exc:
                 findings, note = [], str(exc)
-            return machine, findings, note
+            fixes = {}
+            for i, f in enumerate(findings):  # which ones the installer can fix, worked out off the UI thread
+                if f.severity != Severity.OK:
+                    plan = services.fix_plan(f, machine)
+                    if plan is not None:
+                        fixes[i] = plan
+            return machine, findings, note, fixes
 
         self._detect_job = self.run_job(
             body,
@@ -180,10 +188,11 @@ class MachinePage(BasePage):
         self.progress.setVisible(False)
         self.completeChanged.emit()
 
-    def _detected(self, result: tuple[Machine, list[Finding], str | None]) -> None:
-        machine, findings, note = result
+    def _detected(self, result: tuple[Machine, list[Finding], str | None, dict[int, Plan]]) -> None:
+        machine, findings, note, fixes = result
         self.state.machine = machine
         self.state.findings = findings
+        self._fixes = fixes
         self.state.fplans = []  # a new machine needs a new answer from the resolver
         self._rules_note = note
         self._job_ended()
@@ -204,6 +213,7 @@ class MachinePage(BasePage):
             return
         clear_layout(self.results_layout)
         self.finding_widgets = []
+        self._to_show = []
         n = len(m.gpus)
         worst = max((f.severity for f in self.state.findings), key=lambda s: s.rank, default=Severity.OK)
         if n == 0:
@@ -247,14 +257,24 @@ class MachinePage(BasePage):
         if self.state.findings:
             title = tr("What we noticed ({n})").format(n=len(self.state.findings))
             self.results_layout.addWidget(label(title, bold=True, size=1.15))
-            for f in self.state.findings:  # already most severe first (rules.evaluate)
-                can_fix = self.services.fix_plan(f, m) is not None and f.severity != Severity.OK
-                w = FindingWidget(f, can_fix=can_fix)
-                w.fix_requested.connect(self._do_fix)
-                self.finding_widgets.append(w)
-                self.results_layout.addWidget(w)
+            # already most severe first (rules.evaluate); added a few per event-loop turn so a long list
+            # never freezes the window
+            self._to_show = list(enumerate(self.state.findings))
+            self._add_findings()
         elif getattr(self, "_rules_note", None):
             self.results_layout.addWidget(label(tr("The checks for known problems are not available in this version.")))
+
+    def _add_findings(self) -> None:
+        batch, self._to_show = self._to_show[:3], self._to_show[3:]
+        for i, f in batch:
+            w = FindingWidget(f, can_fix=i in self._fixes)
+            w.fix_requested.connect(lambda finding, i=i: self._do_fix(finding, self._fixes.get(i)))
+            self.finding_widgets.append(w)
+            self.results_layout.addWidget(w)
+        if self._to_show:
+            QTimer.singleShot(0, self, self._add_findings)
+        else:
+            self.completeChanged.emit()
 
     # ------------------------------------------------------------------------- do it for me
 
@@ -266,11 +286,10 @@ class MachinePage(BasePage):
         answer = QMessageBox.question(parent, tr("Fix this for me?"), text)
         return answer == QMessageBox.StandardButton.Yes
 
-    def _do_fix(self, finding: Finding) -> None:
+    def _do_fix(self, finding: Finding, plan: Plan | None) -> None:
         m = self.state.machine
         if m is None:
             return
-        plan = self.services.fix_plan(finding, m)
         if plan is None or not self.confirm_fix(self, finding, plan):
             return
         self.status.set("busy", tr("Fixing: {title}…").format(title=finding.title))
