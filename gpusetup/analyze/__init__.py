@@ -102,10 +102,14 @@ def extract(part: InputPart) -> tuple[Extraction, AnalyzedInput]:
     if part.text is not None:
         for r in RECOGNISERS:
             try:
-                if r.fn(part.text, ex) and r.name not in info.kinds:
-                    info.kinds.append(r.name)
+                hit = r.fn(part.text, ex)
             except Exception as exc:  # noqa: BLE001 - one confused recogniser must not lose the others' facts
                 info.notes.append(f"{r.label}: could not be read ({type(exc).__name__}: {exc})")
+                continue
+            if hit and r.name not in info.kinds:
+                info.kinds.append(r.name)
+            if hit and r.exclusive:
+                break  # structured input (our own report): its text is not a log to grep
         for k in ex.kinds:
             if k not in info.kinds:
                 info.kinds.append(k)

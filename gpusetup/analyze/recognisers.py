@@ -66,15 +66,16 @@ class Recogniser:
     name: str
     label: str  # plain words for the report: "PyTorch collect_env output"
     fn: RecogniserFn
+    exclusive: bool = False  # when it recognises the text, the text is structured: no other recogniser runs
 
 
 RECOGNISERS: list[Recogniser] = []
 
 
-def recogniser(name: str, label: str) -> Callable[[RecogniserFn], RecogniserFn]:
+def recogniser(name: str, label: str, *, exclusive: bool = False) -> Callable[[RecogniserFn], RecogniserFn]:
     def deco(fn: RecogniserFn) -> RecogniserFn:
         RECOGNISERS[:] = [r for r in RECOGNISERS if r.name != name]
-        RECOGNISERS.append(Recogniser(name, label, fn))
+        RECOGNISERS.append(Recogniser(name, label, fn, exclusive))
         return fn
 
     return deco
@@ -105,7 +106,7 @@ def _short_cuda(v: str | None) -> str | None:
 # ------------------------------------------------------------------------------- our own JSON report
 
 
-@recogniser("gpusetup-report", "gpusetup diagnose JSON report")
+@recogniser("gpusetup-report", "gpusetup diagnose JSON report", exclusive=True)
 def gpusetup_report(text: str, ex: Extraction) -> bool:
     s = text.lstrip()
     if not s.startswith("{"):
@@ -397,7 +398,7 @@ def framework_mentions(text: str, ex: Extraction) -> bool:
     return found
 
 
-_WSL = re.compile(r"microsoft-standard-WSL2|\bWSL ?2\b|\[x\] WSL 2|/usr/lib/wsl/lib", re.I)
+_WSL = re.compile(r"microsoft-standard-WSL2|\bWSL ?2\b|\[x\] WSL 2", re.I)
 
 
 @recogniser("system-hints", "OS and platform hints")

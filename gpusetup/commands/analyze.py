@@ -66,6 +66,9 @@ def render_text(analysis) -> str:  # noqa: ANN001 - gpusetup.analyze.Analysis (k
         for note in i.notes:
             lines.append(f"      note: {note}")
     lines.append("")
+    if not any(not i.error for i in analysis.inputs):
+        lines.append("No input could be read, so nothing was analysed.")
+        return "\n".join(lines) + "\n"
     if analysis.findings:
         lines.append("Findings (most severe first):")
         for f in analysis.findings:

@@ -239,3 +239,18 @@ def test_any_text_is_analysed_without_raising() -> None:
         assert result.to_dict()["inputs"][0]["name"] == "x"
 
     check()
+
+
+def test_own_report_text_is_not_grepped_as_a_log(tmp_path: Path) -> None:
+    """A report's evidence names places searched ("/usr/lib/wsl/lib") — that must not read as WSL symptoms."""
+    from gpusetup.model import Evidence, Library
+
+    m = Machine()
+    m.system.os = "linux"
+    m.cuda.libraries.append(Library("libcudart", "13", "/usr/local/cuda-13.0/lib/libcudart.so.13", "ldconfig"))
+    m.driver.evidence.append(Evidence("libcuda", ok=False, error="libcuda.so.1 not found in /usr/lib/wsl/lib, "
+                                      "/usr/lib/x86_64-linux-gnu"))
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps(to_dict(Report(machine=m))), encoding="utf-8")
+    a = analyze_paths([str(p)])
+    assert a.inputs[0].kinds == ["gpusetup-report"] and a.findings == []
