@@ -234,7 +234,7 @@ def test_cli_real_install_through_the_resolver(index, local_machine: Machine, tm
     for pin in ch.packages:
         name, _, ver = pin.partition("==")
         wheels.append(build_wheel(index.root, name, ver.replace(".*", ".0") + f"+{ch.variant}"))
-    index.layouts[layout] = wheels
+    index.layouts[layout] = index.layouts.get(layout, []) + wheels
     state = tmp_path / "s"
     rc = cli("install", "--yes", "--target", f"venv:{tmp_path / 'env'}", "--state-dir", str(state),
              "--pytorch-mirror", f"{index.url}/whl")
