@@ -357,3 +357,12 @@ def test_f29_without_any_toolkit_is_only_info() -> None:
     assert cat(m, "F29")[0].severity == Severity.INFO
     m.containers.toolkit_version = "1.17.3"
     assert cat(m, "F29")[0].severity == Severity.WARNING
+
+
+def test_wsl_text_signals_ignored_when_detection_says_not_wsl() -> None:
+    fw = FrameworkInstall("torch", "2.5.1+cu124", build_cuda="12.4",
+                          error="OSError: libcuda.so.1: cannot open shared object file: No such file or directory")
+    m = with_fw(Machine(messages=["looked for libcuda.so.1 in /usr/lib/wsl/lib"]), fw)
+    assert cat(m, "F33")  # pasted text, WSL unknown: the path is a hint
+    m.system.wsl = False
+    assert not cat(m, "F33")

@@ -74,7 +74,8 @@ def toolkit_no_driver(machine: Machine) -> list[Finding]:
     lines = grep(machine, r"nvidia-container-cli: initialization error: load library failed: libnvidia-ml\.so\.1", 3)
     if not lines:
         return []
-    wsl = bool(machine.system.wsl) or bool(re.search(r"\bWSL\b|docker desktop|for-win", joined_text(machine), re.I))
+    wsl = machine.system.wsl if machine.system.wsl is not None else bool(
+        re.search(r"\bWSL\b|docker desktop|for-win", joined_text(machine), re.I))
     fix = ("Make sure the host driver works first (`nvidia-smi` on the host). If it does, the toolkit is looking in "
            "the wrong place: check `ldconfig -p | grep libnvidia-ml.so.1` and the `ldconfig`/`root` settings in "
            "/etc/nvidia-container-runtime/config.toml (custom driver prefixes, rootless or snap Docker).")
@@ -166,9 +167,16 @@ def container_capabilities(machine: Machine) -> list[Finding]:
 _WSL_CONTEXT = re.compile(r"microsoft-standard|\bWSL2?\b|/usr/lib/wsl/", re.IGNORECASE)
 
 
+def _wsl(machine: Machine) -> bool:
+    """WSL as detected, or (pasted text, where it is unknown) as the text suggests."""
+    if machine.system.wsl is not None:
+        return machine.system.wsl
+    return bool(grep(machine, _WSL_CONTEXT, 1))
+
+
 @rule("wsl-libcuda-not-found", catalogue="F33")
 def wsl_libcuda(machine: Machine) -> list[Finding]:
-    wsl = bool(machine.system.wsl) or bool(grep(machine, _WSL_CONTEXT, 1))
+    wsl = _wsl(machine)
     if not wsl:
         return []
     symlink = grep(machine, r"libcuda\.so(?:\.1)? is not a symbolic link", 2)
@@ -212,7 +220,7 @@ def wsl_libcuda(machine: Machine) -> list[Finding]:
 
 @rule("wsl-gpu-access-blocked", catalogue="F34")
 def wsl_blocked(machine: Machine) -> list[Finding]:
-    wsl = bool(machine.system.wsl) or bool(grep(machine, _WSL_CONTEXT, 1))
+    wsl = _wsl(machine)
     lines = grep(machine, r"GPU access blocked by the operating system", 2)
     if wsl:  # NVML's own wording of the same error (NVML_ERROR_OPERATING_SYSTEM)
         lines += grep(machine, r"operating system blocked the request to the GPU", 1)
