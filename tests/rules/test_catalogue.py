@@ -366,3 +366,13 @@ def test_wsl_text_signals_ignored_when_detection_says_not_wsl() -> None:
     assert cat(m, "F33")  # pasted text, WSL unknown: the path is a hint
     m.system.wsl = False
     assert not cat(m, "F33")
+
+
+def test_container_text_hints_ignored_when_detection_says_no_container() -> None:
+    from gpusetup.model import ProbeRun
+
+    m = Machine(messages=["Failed to initialize NVML: Unknown Error",
+                          "inside a container, start it with the NVIDIA runtime"])
+    assert cat(m, "F31")  # pasted text: container context from the words
+    m.probes.append(ProbeRun("system", 1.0))  # live detection ran and found no container
+    assert not cat(m, "F31")

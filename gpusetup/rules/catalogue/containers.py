@@ -14,6 +14,7 @@ from gpusetup.rules._util import (
     joined_text,
     make,
     packages,
+    probed,
 )
 
 # ------------------------------------------------------------------------------------------- F29
@@ -105,7 +106,8 @@ def container_lost_gpu(machine: Machine) -> list[Finding]:
     lines = grep(machine, r"Failed to initialize NVML: Unknown Error", 2)
     nvml = (machine.driver.nvml_error or "").lower()
     structured = "unknown error" in nvml and in_container(machine)
-    context = grep(machine, r"daemon-reload|docker|container|kubernetes|\bpod\b|cgroup", 2)
+    context = [] if probed(machine, "system") else grep(machine, r"daemon-reload|docker|container|kubernetes|"
+                                                             r"\bpod\b|cgroup", 2)
     if not (structured or (lines and (context or in_container(machine)))):
         return []
     return [
@@ -141,7 +143,8 @@ def container_capabilities(machine: Machine) -> list[Finding]:
             structured = True
             ev.append(f"NVIDIA_DRIVER_CAPABILITIES={caps}")
     lines = grep(machine, r"Found no NVIDIA driver on your system", 2)
-    context = grep(machine, r"docker|compose|container|NVIDIA_DRIVER_CAPABILITIES", 2)
+    context = [] if probed(machine, "system") else grep(machine, r"docker|compose|container|"
+                                                             r"NVIDIA_DRIVER_CAPABILITIES", 2)
     if not structured and not (lines and (context or in_container(machine))):
         return []
     return [
