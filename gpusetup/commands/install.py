@@ -297,7 +297,7 @@ def _build(args: argparse.Namespace, machine: Any, foreign: bool, tool_error: ty
         if not uv:
             raise tool_error("--uv: uv is not on PATH. Install it (pip install uv) or leave out --uv to use pip.")
     conda_envs = _conda_envs(tool_error) if args.target.startswith("conda:") and not foreign else None
-    portable = bool(args.script) or foreign
+    portable = bool(args.script) or (foreign and not args.download_only)
     try:
         return build_plan(
             fplans, machine, args.target, index_url=args.index_url, pytorch_mirror=args.pytorch_mirror,

@@ -94,9 +94,11 @@ def build_plan(
             choices.append((fp, fp.choice))
         elif fp.gpu_choice and needs_driver and want_driver and not machine.system.wsl:
             choices.append((fp, fp.gpu_choice))
+            then = ("the machine that installs it needs the NVIDIA driver first (see `gpusetup plan`)"
+                    if download_only is not None else
+                    "it works once the driver below is installed and the computer restarted")
             plan.notes.append(
-                f"{fp.framework}: installing the GPU build {fp.gpu_choice.version} ({fp.gpu_choice.variant}); "
-                "it works once the driver below is installed and the computer restarted."
+                f"{fp.framework}: the GPU build {fp.gpu_choice.version} ({fp.gpu_choice.variant}); {then}."
             )
         elif fp.choice:
             choices.append((fp, fp.choice))

@@ -82,7 +82,7 @@ def test_no_driver_plan_adds_driver_reboot_and_check_steps() -> None:
                                            "--branch", "580"]
     assert drv.undo == ["bash", str(INSTALLERS / "nvidia-driver.sh"), "--undo"]
     assert "torch==2.14.*" in plan.steps[1].argv  # the GPU build, usable after the driver
-    assert any("installing the GPU build 2.14 (cu126)" in n for n in plan.notes)
+    assert any("the GPU build 2.14 (cu126); it works once the driver below is installed" in n for n in plan.notes)
     # the user declines the driver: the build that works now, no root steps
     now = build_plan(fps, m, "venv:/tmp/gpu", driver=False)
     assert "torch==2.15.*" in now.steps[1].argv and not any(s.needs_root for s in now.steps)
