@@ -105,6 +105,27 @@ class SetupWizard(QWizard):
             page.setObjectName(PAGE_NAMES[pid])
         self.setMinimumSize(QSize(720, 560))
         self.restore_geometry()
+        self._features: dict[str, bool] = {}
+        self._check_features()
+
+    # --------------------------------------------------------------------------- features
+
+    def _check_features(self) -> None:
+        """Import the core parts in the background while the Welcome page is read (imports take time)."""
+        from gpusetup.gui.services import FEATURES
+
+        services = self.services
+        job = Job(lambda ctx: {f: services.available(f) for f in FEATURES}, name="features")
+        job.signals.finished.connect(self._features.update)
+        job.signals.done.connect(lambda j=job: self.untrack(j))
+        self.track(job)
+        job.start(self.pool)
+
+    def feature_available(self, feature: str) -> bool:
+        """Whether a core part exists in this version (cached; asked directly if not checked yet)."""
+        if feature not in self._features:
+            self._features[feature] = self.services.available(feature)
+        return self._features[feature]
 
     # ------------------------------------------------------------------------------- jobs
 

@@ -175,7 +175,7 @@ class ChoosePage(BasePage):
         has_conda = any(e.is_conda for e in envs) or shutil.which("conda") is not None
         self.r_conda.setEnabled(has_conda)
         self.r_conda.setToolTip("" if has_conda else tr("conda was not found on this computer. Choose a new virtual environment instead."))
-        docker_ok = self.services.available("docker")
+        docker_ok = self.wiz.feature_available("docker")
         self.r_docker.setEnabled(docker_ok)
         self.r_docker.setToolTip("" if docker_ok else tr("Docker setups are not available in this version of gpusetup."))
         last = str(settings.value("choose/where", "venv"))
