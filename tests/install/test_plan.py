@@ -254,3 +254,17 @@ def test_execute_accepts_a_plain_plan(tmp_path: Path) -> None:
     plan = Plan(steps=[Step(id="a", title="a", argv=[sys.executable, "-c", "print('hi')"])])
     res = execute(plan, journal_dir=tmp_path / "s", check_network=False, free_space=PLENTY)
     assert res.ok and "hi" in Path(res.log_path).read_text()
+
+
+def test_elevation_only_when_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpusetup.install import execute as ex
+
+    monkeypatch.setattr(ex.os, "geteuid", lambda: 1000)
+    monkeypatch.delenv("GPUSETUP_GUI", raising=False)
+    assert ex._elevation("auto") == ["sudo"]
+    monkeypatch.setenv("GPUSETUP_GUI", "1")
+    monkeypatch.setattr(ex.shutil, "which", lambda name: "/usr/bin/pkexec" if name == "pkexec" else None)
+    assert ex._elevation("auto") == ["pkexec"]
+    assert ex._elevation("none") == []
+    monkeypatch.setattr(ex.os, "geteuid", lambda: 0)
+    assert ex._elevation("auto") == []  # already root: no prefix
