@@ -257,7 +257,9 @@ def test_execute_accepts_a_plain_plan(tmp_path: Path) -> None:
 
 
 def test_elevation_only_when_needed(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpusetup.install import execute as ex
+    import importlib
+
+    ex = importlib.import_module("gpusetup.install.execute")
 
     monkeypatch.setattr(ex.os, "geteuid", lambda: 1000)
     monkeypatch.delenv("GPUSETUP_GUI", raising=False)
