@@ -190,3 +190,10 @@ def test_wsl_nvml_operating_system_error_is_f34() -> None:
 def test_cuinit_803_is_a_driver_mismatch() -> None:
     m = Machine(driver=Driver(cuinit_error="CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"))
     assert [f.catalogue for f in evaluate(m)] == ["F09"]
+
+
+def test_empty_cuda_visible_devices_on_a_machine_without_nvidia_gpu_is_info() -> None:
+    m = Machine(probes=[ProbeRun("pci", 1.0)], gpus=[Gpu(vendor="intel", name="UHD Graphics 630")])
+    m.cuda.env["CUDA_VISIBLE_DEVICES"] = ""
+    f = [x for x in evaluate(m) if x.catalogue == "F28"]
+    assert f and f[0].severity == Severity.INFO
