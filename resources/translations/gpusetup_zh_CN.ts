@@ -492,6 +492,10 @@
       <translation>镜像：{image}</translation>
     </message>
     <message>
+      <source>not working (no NVIDIA driver answered)</source>
+      <translation>无法工作（NVIDIA 驱动没有响应）</translation>
+    </message>
+    <message>
       <source>Operating system and processor</source>
       <translation>操作系统和处理器</translation>
     </message>
@@ -552,8 +556,8 @@
       <translation>未知显卡</translation>
     </message>
     <message>
-      <source>not working (no NVIDIA driver answered)</source>
-      <translation>无法工作（NVIDIA 驱动没有响应）</translation>
+      <source>the nvidia kernel module is loaded, but its version could not be read</source>
+      <translation>nvidia 内核模块已加载，但无法读取其版本</translation>
     </message>
     <message>
       <source>Maker</source>
@@ -578,10 +582,6 @@
     <message>
       <source>System</source>
       <translation>系统</translation>
-    </message>
-    <message>
-      <source>NVIDIA driver</source>
-      <translation>NVIDIA 驱动</translation>
     </message>
     <message>
       <source>CUDA toolkit</source>
@@ -644,8 +644,8 @@
       <translation>内存（RAM）</translation>
     </message>
     <message>
-      <source>not installed or not working</source>
-      <translation>未安装或无法工作</translation>
+      <source>NVIDIA driver</source>
+      <translation>NVIDIA 驱动</translation>
     </message>
     <message>
       <source>none found (not needed for PyTorch, TensorFlow or JAX wheels)</source>
@@ -670,6 +670,10 @@
     <message>
       <source>(inside WSL {n})</source>
       <translation>（在 WSL {n} 中）</translation>
+    </message>
+    <message>
+      <source>not installed (no NVIDIA graphics card)</source>
+      <translation>未安装（没有 NVIDIA 显卡）</translation>
     </message>
     <message>
       <source>Some problems need fixing; see below.</source>
@@ -980,12 +984,12 @@
       <translation>显卡与处理器对比</translation>
     </message>
     <message>
-      <source>Graphics card</source>
-      <translation>显卡</translation>
-    </message>
-    <message>
       <source>Notes</source>
       <translation>备注</translation>
+    </message>
+    <message>
+      <source>Graphics card</source>
+      <translation>显卡</translation>
     </message>
     <message>
       <source>{name}: matrix multiply on the graphics card</source>
@@ -1152,6 +1156,10 @@
       <translation>命令</translation>
     </message>
     <message>
+      <source>How to fix it:</source>
+      <translation>解决方法：</translation>
+    </message>
+    <message>
       <source>Do it for me…</source>
       <translation>帮我完成…</translation>
     </message>
@@ -1182,10 +1190,6 @@
     <message>
       <source>What this means:</source>
       <translation>这意味着：</translation>
-    </message>
-    <message>
-      <source>How to fix it:</source>
-      <translation>解决方法：</translation>
     </message>
     <message>
       <source>{value} {unit} of {rated} {unit} rated peak ({pct}%)</source>

@@ -53,7 +53,7 @@ def gpu_card(gpu: Gpu, machine: Machine) -> Card:
     driver = gpu.pci.kernel_driver
     if gpu.vendor == "nvidia":
         drv = machine.driver.version
-        driver_text = drv if drv else tr("not working (no NVIDIA driver answered)")
+        driver_text = drv if drv else _no_version_text(machine, gpu)
         if drv and machine.driver.cuda_driver_version:
             driver_text = tr("{version} (supports CUDA up to {cuda})").format(version=drv, cuda=machine.driver.cuda_driver_version)
     else:
@@ -75,6 +75,19 @@ def gpu_card(gpu: Gpu, machine: Machine) -> Card:
     return card
 
 
+def _nvidia_module_loaded(machine: Machine, gpu: Gpu | None = None) -> bool:
+    if gpu is not None and gpu.pci.kernel_driver == "nvidia":
+        return True
+    return any(mod.name == "nvidia" and mod.loaded for mod in machine.driver.modules)
+
+
+def _no_version_text(machine: Machine, gpu: Gpu | None = None) -> str:
+    """No driver version was read: say whether the kernel module is there at all."""
+    if _nvidia_module_loaded(machine, gpu):
+        return tr("the nvidia kernel module is loaded, but its version could not be read")
+    return tr("not working (no NVIDIA driver answered)")
+
+
 def environment_rows(m: Machine) -> list[tuple[str, str]]:
     s = m.system
     os_text = s.distro_name or " ".join(x for x in (s.os, s.os_version) if x) or tr("unknown")
@@ -87,7 +100,12 @@ def environment_rows(m: Machine) -> list[tuple[str, str]]:
         rows.append((tr("Processor"), s.cpu.model))
     if s.ram_total_mib:
         rows.append((tr("Memory (RAM)"), _mib(s.ram_total_mib)))
-    rows.append((tr("NVIDIA driver"), m.driver.version or tr("not installed or not working")))
+    if m.driver.version:
+        rows.append((tr("NVIDIA driver"), m.driver.version))
+    elif m.nvidia_gpus:
+        rows.append((tr("NVIDIA driver"), _no_version_text(m)))
+    else:
+        rows.append((tr("NVIDIA driver"), tr("not installed (no NVIDIA graphics card)")))
     tk = ", ".join(f"{t.version or '?'} ({t.path})" for t in m.cuda.toolkits)
     rows.append((tr("CUDA toolkit"), tk or tr("none found (not needed for PyTorch, TensorFlow or JAX wheels)")))
     py = []

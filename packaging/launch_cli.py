@@ -1,0 +1,5 @@
+"""Entry point of the frozen (PyInstaller) ``gpusetup`` command-line program."""
+
+from gpusetup.cli import main
+
+raise SystemExit(main())
