@@ -5,7 +5,7 @@ already-built :class:`~gpusetup.model.Machine` (a reader for a structured format
 Readers are tried in registration order; the first whose ``matches`` says yes wins; plain text is the
 fallback.
 
-Hook for support bundles: the bundle module (``gpusetup.report.bundle``, listed in :data:`READER_MODULES`)
+Hook for support bundles: the bundle module (``gpusetup.bundle.analyze_hook``, listed in :data:`READER_MODULES`)
 is imported lazily the first time an input is read and may call :func:`register_reader` at import time,
 e.g. ``register_reader("support-bundle", lambda name, data: data[:4] == b"PK\\x03\\x04", read_bundle)``.
 Until it does, a ``.zip`` is opened by the generic zip reader below, which analyses every text member.
@@ -27,7 +27,7 @@ MAX_ZIP_MEMBERS = 200
 TEXT_SUFFIXES = (".txt", ".log", ".json", ".xml", ".md", ".csv", ".out", ".err", ".yaml", ".yml", ".conf", "")
 
 # Modules that may register readers when imported (optional; missing ones are skipped).
-READER_MODULES: tuple[str, ...] = ("gpusetup.report.bundle",)
+READER_MODULES: tuple[str, ...] = ("gpusetup.bundle.analyze_hook",)
 
 
 class UnreadableInput(Exception):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import zipfile
 from dataclasses import dataclass, field
@@ -30,10 +31,11 @@ class Bundle:
 _ASK_AGAIN = "Ask the user to run `gpusetup bundle` again and send the new file unchanged."
 
 
-def read_bundle(path: str | Path) -> Bundle:
+def read_bundle(path: str | Path, data: bytes | None = None) -> Bundle:
+    """Open and verify a bundle, from a file or (``data``) from bytes already read; ``path`` names it."""
     path = Path(path)
     try:
-        zf = zipfile.ZipFile(path)
+        zf = zipfile.ZipFile(io.BytesIO(data) if data is not None else path)
     except FileNotFoundError as exc:
         raise BundleError(f"{path}: no such file") from exc
     except (zipfile.BadZipFile, OSError) as exc:

@@ -30,6 +30,11 @@ def run(args: argparse.Namespace) -> int:
     if args.files.count("-") > 1:
         print("gpusetup analyze: '-' (standard input) can be given only once", file=sys.stderr)
         return EXIT_TOOL
+    from gpusetup.analyze.fleet import fleet_rows
+
+    rows = fleet_rows(args.files)
+    if rows is not None:
+        return _fleet(args, rows)
     analysis = analyze_paths(args.files)
     out = json.dumps(analysis.to_dict(), indent=2, ensure_ascii=False) + "\n" if args.json else render_text(analysis)
     if args.output:
@@ -46,6 +51,27 @@ def run(args: argparse.Namespace) -> int:
     if analysis.unreadable:
         return EXIT_TOOL
     return analysis.worst.exit_code
+
+
+def _fleet(args: argparse.Namespace, rows) -> int:  # noqa: ANN001 - list[FleetRow], imported lazily
+    """Many whole-machine reports/bundles: a fleet table, one row per machine."""
+    from gpusetup.cli import EXIT_TOOL
+    from gpusetup.model import Severity
+    from gpusetup.report.fleet import fleet_json, fleet_table
+
+    out = json.dumps(fleet_json(rows), indent=2, ensure_ascii=False) + "\n" if args.json else fleet_table(rows)
+    if args.output:
+        from pathlib import Path
+
+        from gpusetup.commands.diagnose import write_atomic
+
+        write_atomic(Path(args.output), out)
+        print(f"Result written to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(out)
+    if any(r.error for r in rows):
+        return EXIT_TOOL
+    return max((r.worst for r in rows), key=lambda s: s.rank, default=Severity.OK).exit_code
 
 
 _MARK = {"error": "ERROR  ", "warning": "WARNING", "info": "INFO   ", "ok": "OK     "}
