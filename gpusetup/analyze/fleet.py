@@ -7,6 +7,8 @@ from pathlib import Path
 from gpusetup.analyze.readers import UnreadableInput, read_path
 from gpusetup.report.fleet import FleetRow
 
+_WHOLE_MACHINE = {"gpusetup-report", "gpusetup-bundle"}
+
 
 def fleet_rows(paths: list[str]) -> list[FleetRow] | None:
     """Per-machine findings when every readable input is a whole machine (our JSON report or bundle);
@@ -23,11 +25,12 @@ def fleet_rows(paths: list[str]) -> list[FleetRow] | None:
         except UnreadableInput as exc:
             rows.append(FleetRow(label, None, error=str(exc)))
             continue
-        if not any(part.machine is not None for part in parts):
+        analysis = analyze_parts(parts)
+        whole = any(k in _WHOLE_MACHINE for i in analysis.inputs for k in i.kinds)
+        if not whole:
             if Path(p).suffix.lower() in (".json", ".zip"):
                 rows.append(FleetRow(label, None, error=f"{label} is not a gpusetup report or bundle"))
                 continue
             return None  # a log or a message: part of one machine's story, not a fleet
-        analysis = analyze_parts(parts)
         rows.append(FleetRow(label, analysis.machine, analysis.findings))
     return rows if sum(1 for r in rows if r.error is None) >= 2 else None
