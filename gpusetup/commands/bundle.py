@@ -51,6 +51,10 @@ def run(args: argparse.Namespace) -> int:
         report.plans = _plans(machine)
     if args.selftest:
         report.selftest = _selftest(machine)
+        if report.selftest is not None:
+            from gpusetup.rules.report_level import evaluate_report
+
+            report.findings = evaluate_report(report)  # adds findings from the measurements
     out = args.output or f"gpusetup-bundle-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}.zip"
     if args.no_redact:
         print("gpusetup: --no-redact: the bundle keeps names, addresses, serials and ids. Share it only with people you trust.", file=sys.stderr)
