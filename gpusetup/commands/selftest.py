@@ -67,7 +67,11 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, old)
         if not quiet:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
-    text = render(Report(machine=machine, selftest=result), "json") if args.json else format_text(result)
+    from gpusetup.rules.report_level import evaluate_measurements
+
+    report = Report(machine=machine, selftest=result)
+    report.findings = evaluate_measurements(report)
+    text = render(report, "json") if args.json else format_text(result) + _findings_text(report)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
         print(f"Self-test result written to {args.output}", file=sys.stderr)
@@ -76,3 +80,15 @@ def run(args: argparse.Namespace) -> int:
     if result.cancelled:
         return 130
     return {"fail": 2, "warn": 1}.get(result.verdict, 0)
+
+
+def _findings_text(report) -> str:  # noqa: ANN001 - Report, imported lazily
+    """What the measurements mean, in the words of the diagnosis rules (empty when all is well)."""
+    if not report.findings:
+        return ""
+    lines = ["", "What this means:"]
+    for f in report.findings:
+        lines.append(f"  {f.severity.value.upper()}: {f.title}" + (f" [{f.catalogue}]" if f.catalogue else ""))
+        if f.fix:
+            lines.append(f"    Fix: {f.fix}")
+    return "\n".join(lines) + "\n"

@@ -31,7 +31,12 @@ def report_rule(rule_id: str, catalogue: str | None = None) -> Callable[[ReportR
 
 def evaluate_report(report: Report) -> list[Finding]:
     """Machine rules plus report-level rules, most severe first. A crashing rule becomes an info finding."""
-    findings = evaluate(report.machine)
+    return sort_findings(evaluate(report.machine) + evaluate_measurements(report))
+
+
+def evaluate_measurements(report: Report) -> list[Finding]:
+    """Only the report-level rules (over the self-test's measurements), most severe first."""
+    findings: list[Finding] = []
     for rid, (fn, catalogue) in _REPORT_RULES.items():
         try:
             out = fn(report) or []
