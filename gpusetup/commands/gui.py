@@ -57,6 +57,12 @@ def run(args: argparse.Namespace) -> int:
         for path in saved:
             print(path)
         return 0
+    headless = sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    if headless and not os.environ.get("QT_QPA_PLATFORM"):
+        raise ToolError(
+            "no display found (DISPLAY and WAYLAND_DISPLAY are not set), so the wizard cannot open a window. "
+            "Run `gpusetup diagnose` for the text report, or log in to the desktop and start it there."
+        )
     from gpusetup.gui.app import run as run_app
 
     return run_app(fake_machine=args.fake_machine, language=args.language, scheme=args.theme)

@@ -37,3 +37,14 @@ def test_screenshot_command_renders_every_page(tmp_path: Path, qapp, capsys) -> 
 def test_unknown_fake_machine_is_a_clear_error(capsys) -> None:
     assert main(["gui", "--fake-machine", "nope", "--screenshots", "/nonexistent-never"]) == 3
     assert "choose one of" in capsys.readouterr().err
+
+
+def test_no_display_is_a_clear_message(monkeypatch, capsys) -> None:
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    for var in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(var, raising=False)
+    assert main(["gui"]) == 3
+    assert "gpusetup diagnose" in capsys.readouterr().err
