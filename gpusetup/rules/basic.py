@@ -30,22 +30,32 @@ PLAN_FIX = (
 )
 
 
+_COMPUTE_VENDORS = {"nvidia", "amd", "intel", "apple"}
+
+
 @rule("no-gpu")
 def no_gpu(machine: Machine) -> list[Finding]:
     """No display/3D device on the bus at all (only when the PCI scan itself worked)."""
-    if machine.gpus or not probed(machine, "pci"):
+    compute = [g for g in machine.gpus if g.vendor in _COMPUTE_VENDORS]
+    if compute or not probed(machine, "pci"):
         return []
+    others = [g.name or g.pci.device_name or g.pci.pci_id or "unknown adapter" for g in machine.gpus]
+    seen = (
+        f"The only display adapter is {', '.join(others)}: a virtual or server-management display that cannot run compute work, "
+        if others
+        else "The PCI bus shows no display or 3D controller, "
+    )
     return [
         make(
             "no-gpu",
             Severity.WARNING,
             "No graphics card (GPU) was found on this machine",
-            "The PCI bus shows no display or 3D controller, so GPU deep learning is not possible here. "
+            seen + "so GPU deep learning is not possible here. "
             "CPU builds of PyTorch, TensorFlow and JAX still work (slower).",
             "If this is a cloud or virtual machine, choose an instance type with a GPU or ask your admin to "
             "pass the GPU through to the VM. On a desktop, check that the card is seated and powered. "
             "`gpusetup plan` shows the CPU builds that work here.",
-            ["PCI scan: no display/3D controller"],
+            [f"PCI display adapter: {o}" for o in others] or ["PCI scan: no display/3D controller"],
         )
     ]
 

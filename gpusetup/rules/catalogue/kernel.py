@@ -134,7 +134,7 @@ def nouveau_owns(machine: Machine) -> list[Finding]:
         make(
             "nouveau-owns-gpu",
             Severity.ERROR if conflict else Severity.WARNING,
-            f"The open-source {owner} driver is using the NVIDIA GPU, so the NVIDIA driver cannot",
+            f"The open-source {owner} driver has taken the NVIDIA GPU, so CUDA cannot use it",
             f"{owner} is the kernel's built-in driver for NVIDIA cards: fine for a desktop, but it has no CUDA. "
             "While it holds the GPU, the NVIDIA driver cannot attach to it"
             + (" (the kernel log shows the NVIDIA module being refused)." if lines else "."),
