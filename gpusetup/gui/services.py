@@ -81,6 +81,7 @@ class DockerOutcome:
     next_commands: list[str] = field(default_factory=list)
     refused: str | None = None
     alternative: str | None = None
+    warnings: list[str] = field(default_factory=list)
     raw: Any = None
 
 
@@ -424,18 +425,25 @@ def _outcome(result: Any) -> InstallOutcome:
 def _docker_outcome(res: Any, out_dir: Path) -> DockerOutcome:
     if isinstance(res, DockerOutcome):
         return res
-    files = [str(f) for f in (getattr(res, "files", None) or [])]
-    refused = getattr(res, "refused", None) or getattr(res, "refused_reason", None)
-    nxt = getattr(res, "next_commands", None) or getattr(res, "commands", None) or []
+
+    def words(v: Any) -> str:
+        if isinstance(v, (list, tuple)):
+            return "; ".join(str(x) for x in v)
+        return str(v or "")
+
+    refused = getattr(res, "refused", None)
+    warnings = [str(w) for w in (getattr(res, "warnings", None) or [])]
+    warnings += [f.title for f in (getattr(res, "host_findings", None) or []) if getattr(f, "title", None)]
     return DockerOutcome(
-        ok=not refused,
-        out_dir=str(out_dir),
-        files=files,
+        ok=bool(getattr(res, "ok", not refused)),
+        out_dir=str(getattr(res, "out_dir", None) or out_dir),
+        files=[str(f) for f in (getattr(res, "files", None) or [])],
         image=getattr(res, "image", None),
-        why=str(getattr(res, "why", "") or getattr(res, "reason", "") or ""),
-        next_commands=[str(c) for c in nxt],
-        refused=str(refused) if refused else None,
+        why=words(getattr(res, "why", "")),
+        next_commands=[str(c) for c in (getattr(res, "next_commands", None) or [])],
+        refused=words(refused) if refused else None,
         alternative=getattr(res, "alternative", None),
+        warnings=warnings,
         raw=res,
     )
 

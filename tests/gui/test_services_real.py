@@ -107,3 +107,13 @@ def test_support_bundle_is_a_zip(svc: Services, tmp_path: Path) -> None:
     assert path == tmp_path / "bundle.zip"
     with zipfile.ZipFile(path) as zf:
         assert "manifest.json" in zf.namelist()
+
+
+def test_docker_setup_through_the_real_generator(svc: Services, tmp_path: Path) -> None:
+    out = svc.generate_setup(demo_machine("rtx3060"), "pytorch", tmp_path / "docker")
+    assert out.ok and out.refused is None, out
+    assert out.files and all((tmp_path / "docker" / f).exists() for f in out.files)
+    assert out.image and out.why and not out.why.startswith("[")
+    assert out.next_commands
+    refused = svc.generate_setup(demo_machine("no-gpu"), "pytorch", tmp_path / "nogpu")
+    assert refused.ok or refused.refused  # either a CPU set-up or a plain reason, never a crash

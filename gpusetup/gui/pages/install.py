@@ -363,6 +363,10 @@ class InstallPage(BasePage):
                 self.next_layout.addWidget(label(tr("Image: {image}").format(image=out.image) + (f" — {out.why}" if out.why else "")))
             for f in out.files:
                 self.next_layout.addWidget(label("• " + f))
+            for w in out.warnings:
+                s = StatusLine()
+                s.set("warn", w)
+                self.next_layout.addWidget(s)
             if out.next_commands:
                 self.next_layout.addWidget(label(tr("Then run:"), bold=True))
                 self.next_layout.addWidget(CommandBox("\n".join(out.next_commands), accessible=tr("Commands to run next")))
