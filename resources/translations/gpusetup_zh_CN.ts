@@ -1012,12 +1012,16 @@
       <translation>可以工作：您的显卡已通过测试，性能符合预期。</translation>
     </message>
     <message>
-      <source>The graphics card could not be tested; the results below show what was measured.</source>
-      <translation>无法测试显卡；下方显示的是已测得的结果。</translation>
-    </message>
-    <message>
       <source>The graphics card multiplied matrices {x}× faster than the processor.</source>
       <translation>显卡做矩阵乘法比处理器快 {x} 倍。</translation>
+    </message>
+    <message>
+      <source>It works: your graphics card was tested. There is no rated peak to compare these numbers with, so they are shown without a verdict.</source>
+      <translation>可以工作：您的显卡已完成测试。没有额定峰值可供比较，因此这些数值不做评判。</translation>
+    </message>
+    <message>
+      <source>The graphics card could not be tested; the results below show what was measured.</source>
+      <translation>无法测试显卡；下方显示的是已测得的结果。</translation>
     </message>
     <message>
       <source>{name} {version} sees {n} graphics card(s).</source>

@@ -381,7 +381,9 @@ def test_reboot_needed_keeps_the_resume_file(qtbot, make_wizard, services: FakeS
     for page in (PAGE_MACHINE, PAGE_CHOOSE, PAGE_PLAN, PAGE_INSTALL):
         click_next(qtbot, w, page)
     wait_ready(qtbot, w)
-    assert "restart your computer" in w.currentPage().status.text.text()
+    inst = w.currentPage()
+    assert "restart your computer" in inst.status.text.text()
+    assert [r.state for r in inst.rows] == [DONE, "pending", "pending"], "steps after the restart have not run"
     assert services.called("save_pending") and not services.called("clear_pending")
 
 

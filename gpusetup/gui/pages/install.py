@@ -220,8 +220,13 @@ class InstallPage(BasePage):
             return
         self.phase = "finished"
         if outcome.ok:
-            for r in self.rows:
-                r.set_state(DONE)
+            upto = len(self.rows) - 1
+            if outcome.needs_reboot:  # steps after the restart have not run yet
+                running = [i for i, r in enumerate(self.rows) if r.state == RUNNING]
+                reboots = [i for i, r in enumerate(self.rows) if r.step.kind == "reboot"]
+                upto = running[-1] if running else (reboots[0] if reboots else upto)
+            for i, r in enumerate(self.rows):
+                r.set_state(DONE if i <= upto else PENDING)
             if outcome.needs_reboot:
                 self.status.set("warn", tr("Almost done: restart your computer now. Then open GPU Setup again and press “Continue installation”; finished steps are not repeated."))
             else:

@@ -150,8 +150,10 @@ class VerifyPage(BasePage):
             self.status.set("fail", tr("Something is wrong: at least one test failed. See the red lines below."))
         elif result.verdict == "warn":
             self.status.set("warn", tr("It works, but some numbers are lower than expected (see below)."))
-        elif result.gpu_tested:
+        elif result.gpu_tested and result.verdict == "pass":
             self.status.set("pass", tr("It works: your graphics card was tested and performs as expected."))
+        elif result.gpu_tested:
+            self.status.set("pass", tr("It works: your graphics card was tested. There is no rated peak to compare these numbers with, so they are shown without a verdict."))
         else:
             self.status.set("info", tr("The graphics card could not be tested; the results below show what was measured."))
         sp = speedup(result)
