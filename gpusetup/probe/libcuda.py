@@ -27,76 +27,20 @@ if TYPE_CHECKING:
     from gpusetup.model import Machine
     from gpusetup.probe import ProbeContext
 
+from gpusetup.cuda_results import SETUP_MEANINGS, setup_meaning
+
 log = logging.getLogger("gpusetup.probe.libcuda")
 
 SOURCE = "libcuda (cuDriverGetVersion)"
 DEFAULT_CANDIDATES = ["libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1", "nvcuda.dll"]
 
 # CUresult codes from cuda.h → (name, what it means for someone setting up a GPU).
-CU_RESULTS: dict[int, tuple[str, str]] = {
-    0: ("CUDA_SUCCESS", "CUDA started."),
-    1: ("CUDA_ERROR_INVALID_VALUE", "CUDA rejected a value passed to it."),
-    2: ("CUDA_ERROR_OUT_OF_MEMORY", "CUDA ran out of memory while starting."),
-    3: (
-        "CUDA_ERROR_NOT_INITIALIZED",
-        "CUDA could not be initialised. This often means the NVIDIA kernel module is not loaded or the "
-        "driver is broken.",
-    ),
-    4: ("CUDA_ERROR_DEINITIALIZED", "CUDA is shutting down in this process."),
-    34: (
-        "CUDA_ERROR_STUB_LIBRARY",
-        "The libcuda found is the toolkit's stub library, not the real driver: the NVIDIA driver is not "
-        "installed, or a toolkit 'stubs' directory comes first in LD_LIBRARY_PATH.",
-    ),
-    36: (
-        "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER",
-        "The program needs a newer NVIDIA driver than the one installed.",
-    ),
-    46: (
-        "CUDA_ERROR_DEVICE_UNAVAILABLE",
-        "The GPU is busy or reserved: it is in an exclusive or prohibited compute mode, or another process "
-        "holds it.",
-    ),
-    100: (
-        "CUDA_ERROR_NO_DEVICE",
-        "CUDA found no usable GPU: none is installed or visible (check CUDA_VISIBLE_DEVICES, and that a "
-        "container was started with GPU access).",
-    ),
-    101: (
-        "CUDA_ERROR_INVALID_DEVICE",
-        "CUDA was asked for a GPU that does not exist (check CUDA_VISIBLE_DEVICES).",
-    ),
-    102: ("CUDA_ERROR_DEVICE_NOT_LICENSED", "This GPU needs a licence (vGPU) that is not active."),
-    304: ("CUDA_ERROR_OPERATING_SYSTEM", "The operating system refused a request CUDA made while starting."),
-    800: ("CUDA_ERROR_NOT_PERMITTED", "CUDA is not allowed to do this here."),
-    801: ("CUDA_ERROR_NOT_SUPPORTED", "This operation is not supported on this system."),
-    802: (
-        "CUDA_ERROR_SYSTEM_NOT_READY",
-        "The system is not ready for CUDA yet: a required service is not running (on NVSwitch systems, the "
-        "nvidia-fabricmanager service).",
-    ),
-    803: (
-        "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
-        "The CUDA driver library and the NVIDIA kernel driver are different versions (often a CUDA "
-        "forward-compatibility package or a half-finished driver update). Reboot, or remove the mismatched "
-        "package.",
-    ),
-    804: (
-        "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
-        "A CUDA forward-compatibility package is installed, but this GPU does not support forward "
-        "compatibility (it is meant for data-centre GPUs). Remove the cuda-compat package or hide this GPU.",
-    ),
-    999: (
-        "CUDA_ERROR_UNKNOWN",
-        "CUDA failed with an unknown error. Common causes: the nvidia-uvm kernel module is not loaded, the "
-        "kernel module and user-space driver differ after an update (reboot), or the GPU is in a bad state.",
-    ),
-}
+CU_RESULTS = SETUP_MEANINGS  # kept under its old name for readers of this module
 
 
 def cu_result(code: int) -> tuple[str, str]:
     """A CUresult code → (name, plain meaning); unknown codes keep their number."""
-    return CU_RESULTS.get(code, (f"CUresult {code}", f"CUDA failed with error code {code}."))
+    return setup_meaning(code)
 
 
 CUINIT_TIMED_OUT = "TIMED_OUT"  # cuinit_error when cuInit never returned (not a CUresult)
