@@ -56,8 +56,7 @@ class WizardApp:
         self.language = language or str(settings.value("ui/language", i18n.system_language()))
         self.scheme = scheme or str(settings.value("ui/scheme", "auto"))
         theme.apply(self.app, self.scheme)
-        if self.scheme == "auto":
-            theme.follow_system(self.app)
+        theme.follow_system(self.app, lambda: self.wizard.scheme)
         i18n.install(self.language)
         self.wizard = self._build()
 

@@ -67,6 +67,9 @@ class DemoServices(Services):
     def demo(self) -> bool:
         return True
 
+    def demo_title(self, language: str = "en") -> str | None:
+        return str(self.data.get(f"title_{language}") or self.data.get("title") or self.kind)
+
     def detect(self, progress: Progress | None = None, cancel: CancelToken | None = None) -> Machine:
         for i, name in enumerate(PROBES):
             if cancel is not None:

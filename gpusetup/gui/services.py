@@ -190,6 +190,10 @@ class Services:
         """True for the demonstration services (nothing on this computer is changed)."""
         return False
 
+    def demo_title(self, language: str = "en") -> str | None:
+        """What the demonstration machine is, in words (None for the real one)."""
+        return None
+
     # -------------------------------------------------------------------------------- detection
 
     def detect(self, progress: Progress | None = None, cancel: CancelToken | None = None) -> Machine:

@@ -7,6 +7,8 @@ Widgets take colours from palette roles, never hard-coded, except the three stat
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QStyleFactory
@@ -99,12 +101,13 @@ def apply(app: QApplication, scheme: str = "auto") -> str:
     return resolved
 
 
-def follow_system(app: QApplication) -> None:
-    """Re-apply the palette when the OS switches between light and dark (Qt >= 6.5)."""
+def follow_system(app: QApplication, wanted: Callable[[], str]) -> None:
+    """Re-apply the palette when the OS switches between light and dark (Qt >= 6.5), while the user's
+    choice (``wanted()``) is "auto"."""
     hints = QGuiApplication.styleHints()
     signal = getattr(hints, "colorSchemeChanged", None)
     if signal is not None:
-        signal.connect(lambda *_: apply(app, "auto"))
+        signal.connect(lambda *_: apply(app, "auto") if wanted() == "auto" else None)
 
 
 def current() -> str:

@@ -8,6 +8,10 @@
       <translation>此版本的 gpusetup 尚不提供这一部分（{feature}）。</translation>
     </message>
     <message>
+      <source>Demonstration on a recorded machine ({what}): nothing on this computer is changed.</source>
+      <translation>在录制的机器上演示（{what}）：不会改动这台电脑上的任何内容。</translation>
+    </message>
+    <message>
       <source>No recommendation (the version checker is not available in this version).</source>
       <translation>无推荐（此版本不提供版本检查功能）。</translation>
     </message>

@@ -51,6 +51,13 @@ class BasePage(QWizardPage):
         self.content = QVBoxLayout(inner)
         self.content.setContentsMargins(4, 4, 12, 4)
         self.content.setSpacing(10)
+        if wizard.services.demo:  # say it on every page, screenshots included
+            banner = StatusLine()
+            from gpusetup.gui.i18n import tr
+
+            banner.set("info", tr("Demonstration on a recorded machine ({what}): nothing on this computer is changed.").format(what=wizard.services.demo_title(wizard.language)))
+            banner.setContentsMargins(4, 0, 12, 4)
+            outer.addWidget(banner)
         outer.addWidget(scroll(inner))
         self.jobs: list[Job] = []  # references kept until each job is done
 

@@ -90,7 +90,8 @@ def _no_version_text(machine: Machine, gpu: Gpu | None = None) -> str:
 
 def environment_rows(m: Machine) -> list[tuple[str, str]]:
     s = m.system
-    os_text = s.distro_name or " ".join(x for x in (s.os, s.os_version) if x) or tr("unknown")
+    os_word = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}.get(s.os or "", s.os)
+    os_text = s.distro_name or " ".join(x for x in (os_word, s.os_version) if x) or tr("unknown")
     if s.wsl:
         os_text += " " + tr("(inside WSL {n})").format(n=s.wsl_version or "")
     rows = [(tr("System"), os_text)]
