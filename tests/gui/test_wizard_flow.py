@@ -403,3 +403,44 @@ def test_quitting_while_installing_asks_first(qtbot, make_wizard, services: Fake
     w.reject()
     assert not w.isVisible()
     assert not w.running_jobs() or w.pool.waitForDone(5000)
+
+
+def test_geometry_is_restored(qtbot, make_wizard, services: FakeServices, settings) -> None:
+    from gpusetup.gui.wizard import SetupWizard
+
+    w = make_wizard(services)
+    w.resize(751, 571)  # inside the small offscreen screen (restoreGeometry keeps windows on screen)
+    w.save_geometry()
+    again = SetupWizard(services, settings)
+    qtbot.addWidget(again)
+    assert (again.width(), again.height()) == (751, 571)
+    again.stop_jobs()
+
+
+def test_rescan_detects_again(qtbot, make_wizard, services: FakeServices) -> None:
+    w = make_wizard(services)
+    click_next(qtbot, w, PAGE_MACHINE)
+    page: MachinePage = w.currentPage()
+    wait_ready(qtbot, w)
+    services.machine = FakeServices("two-gpus").machine
+    qtbot.mouseClick(page.rescan, Qt.MouseButton.LeftButton)
+    assert not next_button(w).isEnabled(), "Next waits for the new scan"
+    wait_ready(qtbot, w)
+    assert len(services.called("detect")) == 2
+    assert "Found 2 graphics cards." in texts(page)
+
+
+def test_stop_the_self_test(qtbot, make_wizard, services: FakeServices) -> None:
+    services.step_delay = 0.2
+    w = make_wizard(services)
+    for page in (PAGE_MACHINE, PAGE_CHOOSE, PAGE_PLAN, PAGE_INSTALL):
+        click_next(qtbot, w, page)
+    wait_ready(qtbot, w)
+    qtbot.mouseClick(next_button(w), Qt.MouseButton.LeftButton)  # into Verify; the test starts at once
+    qtbot.waitUntil(lambda: w.currentId() == PAGE_VERIFY, timeout=TIMEOUT)
+    verify = w.currentPage()
+    qtbot.waitUntil(lambda: bool(w.running_jobs()) and verify.cancel_button.isVisible(), timeout=TIMEOUT)
+    qtbot.mouseClick(verify.cancel_button, Qt.MouseButton.LeftButton)
+    wait_ready(qtbot, w)
+    assert "The test was stopped" in verify.status.text.text()
+    assert verify.again_button.isVisible()
