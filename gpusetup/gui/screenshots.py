@@ -43,6 +43,7 @@ def wait_until_idle(wizard: SetupWizard, timeout: float = 60.0) -> None:
 def walk(wizard: SetupWizard, out_dir: Path, suffix: str, pages: Sequence[str] | None = None) -> list[Path]:
     """Show the wizard, save each page, press Next until the last page."""
     saved: list[Path] = []
+    out_dir.mkdir(parents=True, exist_ok=True)
     wizard.resize(SIZE)
     wizard.show()
     seen = set()
@@ -55,7 +56,8 @@ def walk(wizard: SetupWizard, out_dir: Path, suffix: str, pages: Sequence[str] |
         seen.add(pid)
         if pages is None or name in pages:
             path = out_dir / f"{pid + 1}-{name}-{suffix}.png"
-            wizard.grab().save(str(path))
+            if not wizard.grab().save(str(path)):
+                raise ScreenshotError(f"could not write {path}")
             saved.append(path)
         if pid == PAGE_DONE or (pages is not None and all(p in {PAGE_NAMES[s] for s in seen} for p in pages)):
             break

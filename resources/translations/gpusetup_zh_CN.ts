@@ -156,16 +156,20 @@
       <translation>计算版本失败：{error}</translation>
     </message>
     <message>
+      <source>Only the CPU versions can be installed on this computer; they work, only more slowly. We ticked the first one.</source>
+      <translation>这台电脑上只能安装 CPU 版本；它们可以运行，只是速度较慢。我们已勾选第一个。</translation>
+    </message>
+    <message>
+      <source>We write a Dockerfile and a compose file into the folder; nothing is installed on this computer.</source>
+      <translation>我们会把 Dockerfile 和 compose 文件写入该文件夹；不会在这台电脑上安装任何东西。</translation>
+    </message>
+    <message>
       <source>Nothing works with your graphics card right away; the plan will show what to do first.</source>
       <translation>目前没有可以直接使用您显卡的版本；安装计划会说明需要先做什么。</translation>
     </message>
     <message>
       <source>None of the frameworks can be installed on this computer; hover over each to see why.</source>
       <translation>这台电脑上无法安装任何框架；将鼠标悬停在各项上可查看原因。</translation>
-    </message>
-    <message>
-      <source>We write a Dockerfile and a compose file into the folder; nothing is installed on this computer.</source>
-      <translation>我们会把 Dockerfile 和 compose 文件写入该文件夹；不会在这台电脑上安装任何东西。</translation>
     </message>
     <message>
       <source>Options we did not pick:</source>

@@ -270,6 +270,21 @@ def test_machine_with_no_gpu(qtbot, make_wizard, tmp_path: Path) -> None:
     wait_ready(qtbot, w)
     choose: ChoosePage = w.currentPage()
     assert "CPU version" in choose.notes["pytorch"].text()
+
+
+def test_no_gpu_resolver_answer_cpu_only(qtbot, make_wizard, tmp_path: Path) -> None:
+    from gpusetup.model import Choice, FrameworkPlan
+
+    services = FakeServices("no-gpu", state_dir=tmp_path / "s")
+    services.fplans = [FrameworkPlan(framework=fw, ok=False, choice=Choice(version="1.0", variant="cpu")) for fw in ("pytorch", "tensorflow", "jax")]
+    w = make_wizard(services)
+    click_next(qtbot, w, PAGE_MACHINE)
+    click_next(qtbot, w, PAGE_CHOOSE)
+    wait_ready(qtbot, w)
+    choose: ChoosePage = w.currentPage()
+    assert "Only the CPU versions can be installed" in choose.status.text.text()
+    assert choose.selected() == ["pytorch"]
+    assert "Only the CPU version 1.0" in choose.notes["jax"].text()
     assert choose.checks["pytorch"].isChecked()
     assert not choose.checks["tensorflow"].isEnabled(), "no answer from the resolver: not offered"
 

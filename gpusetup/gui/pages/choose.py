@@ -250,6 +250,8 @@ class ChoosePage(BasePage):
         if self.state.fplans:
             if recommended:
                 self.status.set("pass", tr("We ticked what works best with your graphics card. Hover over a framework to see the options we left out."))
+            elif any_selectable and not any(p.gpu_choice is not None for p in self.state.fplans):
+                self.status.set("info", tr("Only the CPU versions can be installed on this computer; they work, only more slowly. We ticked the first one."))
             elif any_selectable:
                 self.status.set("warn", tr("Nothing works with your graphics card right away; the plan will show what to do first."))
             else:
