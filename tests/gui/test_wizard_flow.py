@@ -270,6 +270,8 @@ def test_machine_with_no_gpu(qtbot, make_wizard, tmp_path: Path) -> None:
     wait_ready(qtbot, w)
     choose: ChoosePage = w.currentPage()
     assert "CPU version" in choose.notes["pytorch"].text()
+    assert choose.checks["pytorch"].isChecked()
+    assert not choose.checks["tensorflow"].isEnabled(), "no answer from the resolver: not offered"
 
 
 def test_no_gpu_resolver_answer_cpu_only(qtbot, make_wizard, tmp_path: Path) -> None:
@@ -285,8 +287,6 @@ def test_no_gpu_resolver_answer_cpu_only(qtbot, make_wizard, tmp_path: Path) -> 
     assert "Only the CPU versions can be installed" in choose.status.text.text()
     assert choose.selected() == ["pytorch"]
     assert "Only the CPU version 1.0" in choose.notes["jax"].text()
-    assert choose.checks["pytorch"].isChecked()
-    assert not choose.checks["tensorflow"].isEnabled(), "no answer from the resolver: not offered"
 
 
 def test_machine_with_no_driver_and_do_it_for_me(qtbot, make_wizard, tmp_path: Path, monkeypatch) -> None:
