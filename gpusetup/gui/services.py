@@ -345,7 +345,11 @@ class Services:
             return False
 
     def load_pending(self) -> tuple[Plan, Target, list[str]] | None:
-        """The unfinished installation to continue, or None (also when the saved file is damaged)."""
+        """The unfinished installation to continue, or None (also when the saved files are damaged).
+
+        The plan comes from the wizard's own file, or, for an install started with ``gpusetup install``,
+        from the installer's saved plan in its journal folder.
+        """
         if not self.unfinished_install():
             return None
         try:
@@ -354,10 +358,23 @@ class Services:
             target = Target(str(data["target"]["kind"]), str(data["target"]["value"]))
             return plan, target, [str(f) for f in data.get("frameworks", [])]
         except FileNotFoundError:
-            return None
+            return self._installer_pending()
         except Exception:  # noqa: BLE001 - a damaged resume file must not stop the wizard
             log.warning("ignoring unreadable %s", self._pending_file, exc_info=True)
+            return self._installer_pending()
+
+    def _installer_pending(self) -> tuple[Plan, Target, list[str]] | None:
+        try:
+            from gpusetup.install import InstallPlan, default_state_dir
+            from gpusetup.install.journal import PLAN
+
+            jdir = self.journal_dir or default_state_dir()
+            iplan = from_dict(InstallPlan, json.loads((jdir / PLAN).read_text(encoding="utf-8")))
+        except Exception:  # noqa: BLE001 - nothing readable to resume
+            log.info("no readable installer plan to resume", exc_info=True)
             return None
+        kind, _, value = (iplan.target or "venv:").partition(":")
+        return iplan, Target(kind or "venv", value), []
 
     def clear_pending(self) -> None:
         self._pending_file.unlink(missing_ok=True)

@@ -36,6 +36,8 @@ from gpusetup.resources import resource
 
 log = logging.getLogger("gpusetup.gui")
 
+INSTALLING = ("install", "rollback", "fix")  # jobs that change the computer
+
 PAGE_NAMES = {
     PAGE_WELCOME: "welcome",
     PAGE_MACHINE: "machine",
@@ -187,19 +189,19 @@ class SetupWizard(QWizard):
     @classmethod
     def confirm_quit(cls, parent: QWidget, installing: bool) -> bool:
         """Ask before quitting while work runs (a classmethod so tests can answer for the user)."""
-        text = (
-            tr("An installation is running. If you quit now it stops after the current step; the next time you open GPU Setup you can continue it or undo it. Quit?")
-            if installing
-            else tr("A task is still running. Stop it and quit?")
-        )
+        text = tr("An installation is running. If you quit now it stops after the current step; the next time you open GPU Setup you can continue it or undo it. Quit?")
         return QMessageBox.question(parent, tr("Quit GPU Setup?"), text) == QMessageBox.StandardButton.Yes
 
+    def _may_close(self) -> bool:
+        """Only an install, undo or fix in progress is worth a question; anything else just stops."""
+        if any(j.name in INSTALLING for j in self._jobs) and not self.confirm_quit(self, True):
+            return False
+        self.stop_jobs()
+        return True
+
     def reject(self) -> None:
-        if self._jobs:
-            installing = any(j.name in ("install", "rollback", "fix") for j in self._jobs)
-            if not self.confirm_quit(self, installing):
-                return
-            self.stop_jobs()
+        if not self._may_close():
+            return
         self.save_geometry()
         super().reject()
 
@@ -208,12 +210,9 @@ class SetupWizard(QWizard):
         super().accept()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
-        if self._jobs:
-            installing = any(j.name in ("install", "rollback", "fix") for j in self._jobs)
-            if not self.confirm_quit(self, installing):
-                event.ignore()
-                return
-            self.stop_jobs()
+        if not self._may_close():
+            event.ignore()
+            return
         self.save_geometry()
         super().closeEvent(event)
 

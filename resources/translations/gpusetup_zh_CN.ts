@@ -1088,8 +1088,12 @@
       <translation>继续安装</translation>
     </message>
     <message>
-      <source>Start over</source>
-      <translation>重新开始</translation>
+      <source>Undo it and start over</source>
+      <translation>撤销并重新开始</translation>
+    </message>
+    <message>
+      <source>Undo the interrupted installation and start over</source>
+      <translation>撤销被中断的安装并重新开始</translation>
     </message>
     <message>
       <source>We look at your computer: graphics cards, driver, CUDA and Python.</source>
@@ -1220,6 +1224,10 @@
       <translation>解决方法：{title}</translation>
     </message>
     <message>
+      <source>An installation is running. If you quit now it stops after the current step; the next time you open GPU Setup you can continue it or undo it. Quit?</source>
+      <translation>正在安装。如果现在退出，安装会在当前步骤完成后停止；下次打开 GPU Setup 时，您可以继续或撤销。要退出吗？</translation>
+    </message>
+    <message>
       <source>&amp;Next &gt;</source>
       <translation>下一步(&amp;N) &gt;</translation>
     </message>
@@ -1234,14 +1242,6 @@
     <message>
       <source>&amp;Finish</source>
       <translation>完成(&amp;F)</translation>
-    </message>
-    <message>
-      <source>An installation is running. If you quit now it stops after the current step; the next time you open GPU Setup you can continue it or undo it. Quit?</source>
-      <translation>正在安装。如果现在退出，安装会在当前步骤完成后停止；下次打开 GPU Setup 时，您可以继续或撤销。要退出吗？</translation>
-    </message>
-    <message>
-      <source>A task is still running. Stop it and quit?</source>
-      <translation>仍有任务在运行。停止并退出吗？</translation>
     </message>
     <message>
       <source>GPU Setup</source>

@@ -171,6 +171,7 @@ class FakeServices(Services):
 
     def rollback(self, progress: Progress | None = None, log_line: LogFn | None = None) -> InstallOutcome:
         self.calls.append(("rollback", None))
+        self.pending = None
         if log_line:
             log_line("undo: removed /x")
         return InstallOutcome(ok=True)
@@ -180,6 +181,9 @@ class FakeServices(Services):
 
     def load_pending(self) -> tuple[Plan, Target, list[str]] | None:
         return self.pending
+
+    def unfinished_install(self) -> bool:
+        return self.pending is not None
 
     def clear_pending(self) -> None:
         self.calls.append(("clear_pending", None))

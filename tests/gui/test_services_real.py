@@ -117,3 +117,22 @@ def test_docker_setup_through_the_real_generator(svc: Services, tmp_path: Path) 
     assert out.next_commands
     refused = svc.generate_setup(demo_machine("no-gpu"), "pytorch", tmp_path / "nogpu")
     assert refused.ok or refused.refused  # either a CPU set-up or a plain reason, never a crash
+
+
+def test_unfinished_cli_install_can_be_resumed_from_the_wizard(svc: Services, tmp_path: Path) -> None:
+    import gpusetup.install as install
+
+    fail = Plan(steps=[
+        Step(id="one", title="First", argv=[sys.executable, "-c", "print(1)"]),
+        Step(id="two", title="Second", argv=[sys.executable, "-c", "raise SystemExit(3)"]),
+    ])
+    res = install.execute(fail, journal_dir=svc.journal_dir)
+    assert not res.ok and res.failed_step == "two"
+    assert svc.unfinished_install()
+    pending = svc.load_pending()  # no wizard file: the installer's own saved plan
+    assert pending is not None
+    plan, target, frameworks = pending
+    assert [s.id for s in plan.steps] == ["one", "two"] and frameworks == []
+    back = svc.rollback()
+    assert back.ok, back.message
+    assert not svc.unfinished_install() and svc.load_pending() is None

@@ -459,3 +459,17 @@ def test_stop_the_self_test(qtbot, make_wizard, services: FakeServices) -> None:
     wait_ready(qtbot, w)
     assert "The test was stopped" in verify.status.text.text()
     assert verify.again_button.isVisible()
+
+
+def test_undo_an_interrupted_install_and_start_over(qtbot, make_wizard, services: FakeServices) -> None:
+    from gpusetup.gui.services import Target
+    from gpusetup.model import Plan
+
+    services.pending = (Plan(steps=list(services.steps)), Target("venv", "/x"), ["pytorch"])
+    w = make_wizard(services)
+    welcome = w.currentPage()
+    assert welcome.resume_card.isVisible()
+    qtbot.mouseClick(welcome.discard_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not welcome.resume_card.isVisible(), timeout=TIMEOUT)
+    assert services.called("rollback") == [None]
+    click_next(qtbot, w, PAGE_MACHINE)

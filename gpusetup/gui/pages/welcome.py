@@ -89,7 +89,8 @@ class WelcomePage(BasePage):
         self.resume_button = QPushButton(tr("Continue installation"))
         self.resume_button.setAccessibleName(tr("Continue the interrupted installation"))
         self.resume_button.clicked.connect(self._resume)
-        self.discard_button = QPushButton(tr("Start over"))
+        self.discard_button = QPushButton(tr("Undo it and start over"))
+        self.discard_button.setAccessibleName(tr("Undo the interrupted installation and start over"))
         self.discard_button.clicked.connect(self._discard)
         row.addWidget(self.discard_button)
         row.addWidget(self.resume_button)
@@ -135,6 +136,23 @@ class WelcomePage(BasePage):
         self.wiz.next()
 
     def _discard(self) -> None:
-        self.services.clear_pending()
-        self._pending = None
-        self.resume_card.setVisible(False)
+        """Roll the unfinished install back (the installer refuses a new one while it is unfinished)."""
+        self.resume_button.setEnabled(False)
+        self.discard_button.setEnabled(False)
+        self.resume_status.set("busy", tr("Undoing the steps that were done…"))
+        services = self.services
+        self.run_job(lambda ctx: services.rollback(progress=ctx.progress, log_line=ctx.log), name="rollback",
+                     on_result=self._discarded, on_error=lambda msg, exc: self._discard_failed(msg))
+
+    def _discarded(self, out: object) -> None:
+        if getattr(out, "ok", False) or not self.services.unfinished_install():
+            self.services.clear_pending()
+            self._pending = None
+            self.resume_card.setVisible(False)
+        else:
+            self._discard_failed(str(getattr(out, "message", "")))
+
+    def _discard_failed(self, message: str) -> None:
+        self.resume_button.setEnabled(True)
+        self.discard_button.setEnabled(True)
+        self.resume_status.set("fail", tr("Undoing did not fully work: {error}. The log lists what is left; a support bundle (last page) helps us help you.").format(error=message))
