@@ -616,6 +616,18 @@
       <translation>重新扫描这台电脑</translation>
     </message>
     <message>
+      <source>Copy the re&amp;port</source>
+      <translation>复制报告(&amp;P)</translation>
+    </message>
+    <message>
+      <source>Copy the diagnose report to the clipboard</source>
+      <translation>将诊断报告复制到剪贴板</translation>
+    </message>
+    <message>
+      <source>The same text as `gpusetup diagnose`, to paste into a forum post or a support request (serial numbers and host name are masked).</source>
+      <translation>与 `gpusetup diagnose` 相同的文本，可粘贴到论坛帖子或支持请求中（序列号和主机名已隐藏）。</translation>
+    </message>
+    <message>
       <source>Looking at your computer… this usually takes a few seconds.</source>
       <translation>正在检查您的电脑…通常只需几秒钟。</translation>
     </message>
@@ -626,6 +638,10 @@
     <message>
       <source>Software on this computer</source>
       <translation>这台电脑上的软件</translation>
+    </message>
+    <message>
+      <source>Copied</source>
+      <translation>已复制</translation>
     </message>
     <message>
       <source>Fix this for me?</source>
@@ -1138,10 +1154,6 @@
     <message>
       <source>Copy to clipboard</source>
       <translation>复制到剪贴板</translation>
-    </message>
-    <message>
-      <source>Copied</source>
-      <translation>已复制</translation>
     </message>
     <message>
       <source>Problem</source>

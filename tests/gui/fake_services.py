@@ -216,7 +216,11 @@ class FakeServices(Services):
         import json
 
         self.calls.append(("render_report", fmt))
-        return json.dumps(to_dict(report)) if fmt == "json" else "<html><body>report</body></html>"
+        if fmt == "json":
+            return json.dumps(to_dict(report))
+        if fmt == "text":
+            return "gpusetup report\n" + "\n".join(g.name or "?" for g in report.machine.gpus)
+        return "<html><body>report</body></html>"
 
     def create_bundle(self, report: Report, out_path: Path) -> Path:
         self.calls.append(("create_bundle", str(out_path)))

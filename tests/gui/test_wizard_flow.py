@@ -473,3 +473,14 @@ def test_undo_an_interrupted_install_and_start_over(qtbot, make_wizard, services
     qtbot.waitUntil(lambda: not welcome.resume_card.isVisible(), timeout=TIMEOUT)
     assert services.called("rollback") == [None]
     click_next(qtbot, w, PAGE_MACHINE)
+
+
+def test_copy_the_report(qtbot, make_wizard, services: FakeServices) -> None:
+    w = make_wizard(services)
+    click_next(qtbot, w, PAGE_MACHINE)
+    page: MachinePage = w.currentPage()
+    wait_ready(qtbot, w)
+    assert page.copy_report.isEnabled()
+    qtbot.mouseClick(page.copy_report, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: services.called("render_report") == ["text"], timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: "RTX 3060" in QGuiApplication.clipboard().text(), timeout=TIMEOUT)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QMessageBox, QPushButton, QVBoxLayout, QWidget
 
 from gpusetup.gui.i18n import tr
@@ -12,7 +13,7 @@ from gpusetup.gui.pages.base import BasePage
 from gpusetup.gui.services import Unavailable
 from gpusetup.gui.widgets import Busy, Card, FindingWidget, StatusLine, clear_layout, label
 from gpusetup.gui.workers import JobContext
-from gpusetup.model import Finding, Gpu, Machine, Plan, Severity
+from gpusetup.model import Finding, Gpu, Machine, Plan, Report, Severity
 
 if TYPE_CHECKING:
     from gpusetup.gui.wizard import SetupWizard
@@ -139,6 +140,12 @@ class MachinePage(BasePage):
         self.rescan.setAccessibleName(tr("Re-scan this computer"))
         self.rescan.clicked.connect(self.start_detection)
         top.addWidget(self.rescan, 0, Qt.AlignmentFlag.AlignTop)
+        self.copy_report = QPushButton(tr("Copy the re&port"))
+        self.copy_report.setAccessibleName(tr("Copy the diagnose report to the clipboard"))
+        self.copy_report.setToolTip(tr("The same text as `gpusetup diagnose`, to paste into a forum post or a support request (serial numbers and host name are masked)."))
+        self.copy_report.clicked.connect(self._copy_report)
+        self.copy_report.setEnabled(False)
+        top.addWidget(self.copy_report, 0, Qt.AlignmentFlag.AlignTop)
         self.content.addLayout(top)
         self.progress = Busy()
         self.content.addWidget(self.progress)
@@ -204,6 +211,7 @@ class MachinePage(BasePage):
     def _job_ended(self) -> None:
         self._detect_job = None
         self.rescan.setEnabled(True)
+        self.copy_report.setEnabled(self.state.machine is not None)
         self.progress.setVisible(False)
         self.completeChanged.emit()
 
@@ -282,6 +290,23 @@ class MachinePage(BasePage):
             self._add_findings()
         elif getattr(self, "_rules_note", None):
             self.results_layout.addWidget(label(tr("The checks for known problems are not available in this version.")))
+
+    def _copy_report(self) -> None:
+        m = self.state.machine
+        if m is None:
+            return
+        services, report = self.services, Report(machine=m, findings=list(self.state.findings))
+        self.run_job(
+            lambda ctx: services.render_report(report, "text"),
+            name="report",
+            on_result=self._report_copied,
+            on_error=lambda msg, exc: self.status.set("fail", self.unavailable_text(exc) if isinstance(exc, Unavailable) else msg),
+        )
+
+    def _report_copied(self, text: str) -> None:
+        QGuiApplication.clipboard().setText(text)
+        self.copy_report.setText(tr("Copied"))
+        QTimer.singleShot(1500, self, lambda: self.copy_report.setText(tr("Copy the re&port")))
 
     def _add_findings(self) -> None:
         batch, self._to_show = self._to_show[:3], self._to_show[3:]
