@@ -60,6 +60,13 @@ def describe(fp: FrameworkPlan | None) -> tuple[bool, str, str]:
     return False, tr("Not possible on this computer: {why}").format(why=why), reasons or why
 
 
+def buddy(text: str, widget: QWidget) -> QWidget:
+    """A field label tied to its input (screen readers announce it with the field)."""
+    w = label(text, wrap=False, selectable=False)
+    w.setBuddy(widget)
+    return w
+
+
 def venv_roots(envs: list[PythonEnv]) -> list[str]:
     """The folders of detected virtual environments (``<root>/bin/python`` or ``<root>\\Scripts\\python.exe``)."""
     roots = []
@@ -127,17 +134,17 @@ class ChoosePage(BasePage):
         self.docker_browse.setAccessibleName(tr("Choose the folder for the Docker files"))
 
         grid.addWidget(self.r_venv, 0, 0, 1, 3)
-        grid.addWidget(label(tr("Folder:"), wrap=False), 1, 0, Qt.AlignmentFlag.AlignRight)
+        grid.addWidget(buddy(tr("Folder:"), self.venv_path), 1, 0, Qt.AlignmentFlag.AlignRight)
         grid.addWidget(self.venv_path, 1, 1)
         grid.addWidget(self.venv_browse, 1, 2)
         grid.addWidget(self.r_python, 2, 0, 1, 3)
-        grid.addWidget(label(tr("Folder:"), wrap=False), 3, 0, Qt.AlignmentFlag.AlignRight)
+        grid.addWidget(buddy(tr("Folder:"), self.python_combo), 3, 0, Qt.AlignmentFlag.AlignRight)
         grid.addWidget(self.python_combo, 3, 1, 1, 2)
         grid.addWidget(self.r_conda, 4, 0, 1, 3)
-        grid.addWidget(label(tr("Name:"), wrap=False), 5, 0, Qt.AlignmentFlag.AlignRight)
+        grid.addWidget(buddy(tr("Name:"), self.conda_name), 5, 0, Qt.AlignmentFlag.AlignRight)
         grid.addWidget(self.conda_name, 5, 1, 1, 2)
         grid.addWidget(self.r_docker, 6, 0, 1, 3)
-        grid.addWidget(label(tr("Folder:"), wrap=False), 7, 0, Qt.AlignmentFlag.AlignRight)
+        grid.addWidget(buddy(tr("Folder:"), self.docker_path), 7, 0, Qt.AlignmentFlag.AlignRight)
         grid.addWidget(self.docker_path, 7, 1)
         grid.addWidget(self.docker_browse, 7, 2)
         where.body.addLayout(grid)
