@@ -272,16 +272,20 @@
       <translation>自检{word}：共 {n} 项测量。</translation>
     </message>
     <message>
-      <source>To use it, open a terminal and run: source {path}/bin/activate</source>
-      <translation>使用方法：打开终端并运行：source {path}/bin/activate</translation>
-    </message>
-    <message>
       <source>not installed</source>
       <translation>未安装</translation>
     </message>
     <message>
       <source>{n} problem(s) found; they are in the report with their fixes.</source>
       <translation>发现 {n} 个问题；报告中列出了问题及其解决方法。</translation>
+    </message>
+    <message>
+      <source>To use it, open a terminal and run: {path}\Scripts\activate</source>
+      <translation>使用方法：打开终端并运行：{path}\Scripts\activate</translation>
+    </message>
+    <message>
+      <source>To use it, open a terminal and run: source {path}/bin/activate</source>
+      <translation>使用方法：打开终端并运行：source {path}/bin/activate</translation>
     </message>
     <message>
       <source>Docker setup for {fws} written to {dir}.</source>
@@ -296,10 +300,6 @@
       <translation>{fws}：请重启电脑以完成安装，然后再次打开 GPU Setup。</translation>
     </message>
     <message>
-      <source>The installation was cancelled and undone.</source>
-      <translation>安装已取消并已撤销。</translation>
-    </message>
-    <message>
       <source>Report saved to {path}</source>
       <translation>报告已保存到 {path}</translation>
     </message>
@@ -308,8 +308,12 @@
       <translation>支持包已保存到 {path}</translation>
     </message>
     <message>
-      <source>{fws} installed into {where}.</source>
-      <translation>{fws} 已安装到 {where}。</translation>
+      <source>Demonstration: {fws} would be installed into {where}; nothing was installed.</source>
+      <translation>演示：{fws} 将会安装到 {where}；实际上没有安装任何东西。</translation>
+    </message>
+    <message>
+      <source>The installation was cancelled and undone.</source>
+      <translation>安装已取消并已撤销。</translation>
     </message>
     <message>
       <source>Could not save the report: {error}</source>
@@ -318,6 +322,10 @@
     <message>
       <source>Could not create the bundle: {error}</source>
       <translation>无法创建支持包：{error}</translation>
+    </message>
+    <message>
+      <source>{fws} installed into {where}.</source>
+      <translation>{fws} 已安装到 {where}。</translation>
     </message>
     <message>
       <source>The installation did not finish: {error}</source>

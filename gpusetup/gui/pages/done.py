@@ -86,6 +86,8 @@ class DonePage(BasePage):
             add("pass" if out.ok else "warn", tr("Docker setup for {fws} written to {dir}.").format(fws=fws, dir=target.value) if out.ok else tr("The Docker setup was not fully written: {error}").format(error=out.message))
         elif out.ok and out.needs_reboot:
             add("warn", tr("{fws}: restart the computer to finish, then open GPU Setup again.").format(fws=fws))
+        elif out.ok and self.services.demo:
+            add("info", tr("Demonstration: {fws} would be installed into {where}; nothing was installed.").format(fws=fws, where=target.value))
         elif out.ok:
             add("pass", tr("{fws} installed into {where}.").format(fws=fws, where=target.value))
         elif out.cancelled:
@@ -97,8 +99,11 @@ class DonePage(BasePage):
             kind = {"pass": "pass", "warn": "warn", "fail": "fail"}.get(st.verdict, "info")
             word = {"pass": tr("passed"), "warn": tr("passed with warnings"), "fail": tr("failed")}.get(st.verdict, tr("finished"))
             add(kind, tr("Self-test {word}: {n} measurements.").format(word=word, n=len(st.measurements)))
-        if target is not None and target.kind == "venv" and out is not None and out.ok:
-            add("info", tr("To use it, open a terminal and run: source {path}/bin/activate").format(path=target.value))
+        if target is not None and target.kind == "venv" and out is not None and out.ok and not self.services.demo:
+            if m is not None and m.system.os == "windows":
+                add("info", tr("To use it, open a terminal and run: {path}\\Scripts\\activate").format(path=target.value))
+            else:
+                add("info", tr("To use it, open a terminal and run: source {path}/bin/activate").format(path=target.value))
 
     @classmethod
     def choose_save_path(cls, parent: QWidget, caption: str, start: str, filter_: str) -> str:
