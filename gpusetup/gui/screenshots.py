@@ -84,7 +84,7 @@ def render_all(
             for scheme in schemes:
                 theme.apply(app, scheme)
                 settings.clear()
-                services = DemoServices(kind, state_dir=Path(tmp) / "state", step_delay=step_delay)
+                services = DemoServices(kind, step_delay=step_delay)  # real log folder path shown; demo writes nothing
                 wizard = SetupWizard(services, settings, lang, scheme)
                 try:
                     saved += walk(wizard, out_dir, f"{lang}-{scheme}")
@@ -97,7 +97,7 @@ def render_all(
         theme.apply(app, "light")
         for extra in extra_kinds:
             settings.clear()
-            services = DemoServices(extra, state_dir=Path(tmp) / "state", step_delay=step_delay)
+            services = DemoServices(extra, step_delay=step_delay)
             wizard = SetupWizard(services, settings, "en", "light")
             try:
                 saved += walk(wizard, out_dir, f"{extra}-en-light", pages=["machine", "choose"])

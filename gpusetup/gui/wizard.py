@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from PySide6.QtCore import QByteArray, QSettings, QSize
+from PySide6.QtCore import QByteArray, QSettings, QSize, Qt
 from PySide6.QtGui import QCloseEvent, QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget, QWizard
 
@@ -85,6 +85,12 @@ class SetupWizard(QWizard):
         self._busy = False
         self.setWindowTitle(tr("GPU Setup") + (" — " + tr("demonstration, nothing is changed") if services.demo else ""))
         self.setWindowIcon(app_icon())
+        logo = resource("icons", "gpusetup-64.png")
+        if logo.exists():
+            from PySide6.QtGui import QPixmap
+
+            pix = QPixmap(str(logo))
+            self.setPixmap(QWizard.WizardPixmap.LogoPixmap, pix.scaledToHeight(44, Qt.TransformationMode.SmoothTransformation))
         self.setWizardStyle(QWizard.WizardStyle.ModernStyle)
         self.setOption(QWizard.WizardOption.NoBackButtonOnStartPage, True)
         self.setOption(QWizard.WizardOption.HaveHelpButton, False)

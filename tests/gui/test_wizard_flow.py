@@ -484,3 +484,42 @@ def test_copy_the_report(qtbot, make_wizard, services: FakeServices) -> None:
     qtbot.mouseClick(page.copy_report, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: services.called("render_report") == ["text"], timeout=TIMEOUT)
     qtbot.waitUntil(lambda: "RTX 3060" in QGuiApplication.clipboard().text(), timeout=TIMEOUT)
+
+
+def test_detection_failure_then_rescan(qtbot, make_wizard, services: FakeServices) -> None:
+    real_detect = services.detect
+    calls = []
+
+    def flaky(progress=None, cancel=None):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("lspci crashed")
+        return real_detect(progress, cancel)
+
+    services.detect = flaky
+    w = make_wizard(services)
+    w.next()
+    page: MachinePage = w.currentPage()
+    qtbot.waitUntil(lambda: not w.running_jobs() and page.rescan.isEnabled(), timeout=TIMEOUT)
+    assert "Looking at your computer failed: lspci crashed" in page.status.text.text()
+    assert not next_button(w).isEnabled()
+    qtbot.mouseClick(page.rescan, Qt.MouseButton.LeftButton)
+    wait_ready(qtbot, w)
+    assert "Found 1 graphics card." in page.status.text.text()
+
+
+def test_plan_that_cannot_be_made_says_why(qtbot, make_wizard, services: FakeServices) -> None:
+    def refuse(fplans, machine, target):
+        raise ValueError(f"{target.value} exists but is not a virtual environment. Choose a new folder.")
+
+    services.build_plan = refuse
+    w = make_wizard(services)
+    click_next(qtbot, w, PAGE_MACHINE)
+    click_next(qtbot, w, PAGE_CHOOSE)
+    wait_ready(qtbot, w)
+    qtbot.mouseClick(next_button(w), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: w.currentId() == PAGE_PLAN and not w.running_jobs(), timeout=TIMEOUT)
+    plan: PlanPage = w.currentPage()
+    assert "exists but is not a virtual environment" in plan.status.text.text()
+    assert not next_button(w).isEnabled(), "no plan, no Install"
+    assert w.button(QWizard.WizardButton.BackButton).isEnabled(), "the user can go back and choose again"
