@@ -25,6 +25,7 @@ from gpusetup.cancel import Cancelled, CancelToken
 log = logging.getLogger("gpusetup.gui.workers")
 
 JobFn = Callable[["JobContext"], Any]
+START_DELAY_MS = 40
 
 
 class JobSignals(QObject):
@@ -96,11 +97,13 @@ class Job(QRunnable):
         self.was_cancelled = False
 
     def start(self, pool: QThreadPool, defer: bool = True) -> Job:
-        """Queue the job; ``defer`` starts it once the UI has finished the current event (building a
-        page), so the worker does not compete for the GIL while the page is being set up."""
+        """Queue the job; ``defer`` starts it a moment later, once the UI has built and painted the page,
+        so the worker does not compete for the GIL meanwhile."""
         self.running = True
         if defer:
-            QTimer.singleShot(0, lambda: self._start_now(pool))
+            # after the page is laid out and painted: every virtual call on a Python widget needs the GIL,
+            # and a busy worker would make each one wait (benchmarks/gui_responsiveness.py)
+            QTimer.singleShot(START_DELAY_MS, lambda: self._start_now(pool))
         else:
             pool.start(self)
         return self

@@ -309,7 +309,7 @@ class MachinePage(BasePage):
         QTimer.singleShot(1500, self, lambda: self.copy_report.setText(tr("Copy the re&port")))
 
     def _add_findings(self) -> None:
-        batch, self._to_show = self._to_show[:3], self._to_show[3:]
+        batch, self._to_show = self._to_show[:2], self._to_show[2:]
         for i, f in batch:
             w = FindingWidget(f, can_fix=i in self._fixes)
             w.fix_requested.connect(lambda finding, i=i: self._do_fix(finding, self._fixes.get(i)))
