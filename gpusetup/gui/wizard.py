@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+import shiboken6
 from PySide6.QtCore import QByteArray, QSettings, QSize, Qt
 from PySide6.QtGui import QCloseEvent, QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget, QWizard
@@ -124,8 +125,9 @@ class SetupWizard(QWizard):
 
         services = self.services
         job = Job(lambda ctx: {f: services.available(f) for f in FEATURES}, name="features")
-        job.signals.finished.connect(self._features.update)
-        job.signals.done.connect(lambda j=job: self.untrack(j))
+        features = self._features  # a plain dict: safe to fill even after the window is gone
+        job.signals.finished.connect(features.update)
+        job.signals.done.connect(lambda j=job: self.untrack(j) if shiboken6.isValid(self) else None)
         self.track(job)
         job.start(self.pool)
 

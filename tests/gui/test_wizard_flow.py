@@ -143,7 +143,7 @@ def test_whole_wizard_single_gpu(qtbot, make_wizard, services: FakeServices, tmp
     out = tmp_path / "report.json"
     monkeypatch.setattr(DonePage, "choose_save_path", classmethod(lambda cls, parent, caption, start, f: str(out)))
     done.save_json.click()
-    qtbot.waitUntil(lambda: out.exists(), timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: "Report saved to" in done.action_status.text.text(), timeout=TIMEOUT)
     data = json.loads(out.read_text())
     assert data["machine"]["gpus"][0]["name"] == "NVIDIA GeForce RTX 3060"
     assert [p["framework"] for p in data["plans"]] == ["pytorch", "tensorflow"]

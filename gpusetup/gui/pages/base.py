@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import shiboken6
 from PySide6.QtWidgets import QVBoxLayout, QWidget, QWizardPage
 
 from gpusetup.gui.services import DockerOutcome, InstallOutcome, Services, Target, Unavailable
@@ -85,20 +86,32 @@ class BasePage(QWizardPage):
         on_cancelled: Callable[[], None] | None = None,
     ) -> Job:
         job = Job(fn, name=name)
+        guard = self._guard
         if on_result:
-            job.signals.finished.connect(on_result)
+            job.signals.finished.connect(guard(on_result))
         if on_error:
-            job.signals.failed.connect(on_error)
+            job.signals.failed.connect(guard(on_error))
         if on_progress:
-            job.signals.progress.connect(on_progress)
+            job.signals.progress.connect(guard(on_progress))
         if on_log:
-            job.signals.log.connect(on_log)
+            job.signals.log.connect(guard(on_log))
         if on_cancelled:
-            job.signals.cancelled.connect(on_cancelled)
-        job.signals.done.connect(lambda j=job: self._forget(j))
+            job.signals.cancelled.connect(guard(on_cancelled))
+        job.signals.done.connect(guard(lambda j=job: self._forget(j)))
         self.jobs.append(job)
         self.wiz.track(job)
         return job.start(self.wiz.pool)
+
+    def _guard(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """A slot that does nothing once this page is gone: a job's last signals can arrive after the
+        window was closed (they are queued from the worker thread)."""
+
+        def call(*args: Any) -> Any:
+            if shiboken6.isValid(self):
+                return fn(*args)
+            return None
+
+        return call
 
     def _forget(self, job: Job) -> None:
         if job in self.jobs:

@@ -125,7 +125,9 @@ class DonePage(BasePage):
 
         def body(ctx: JobContext) -> str:
             text = services.render_report(report, fmt)
-            Path(path).write_text(text, encoding="utf-8")
+            tmp = Path(path + ".partial")
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(path)  # never a half-written report
             return path
 
         self.run_job(
