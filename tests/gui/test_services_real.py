@@ -136,3 +136,12 @@ def test_unfinished_cli_install_can_be_resumed_from_the_wizard(svc: Services, tm
     back = svc.rollback()
     assert back.ok, back.message
     assert not svc.unfinished_install() and svc.load_pending() is None
+
+
+def test_detect_calls_the_real_probes_with_progress(svc: Services) -> None:
+    from gpusetup.model import Machine
+
+    seen: list[str] = []
+    machine = svc.detect(progress=lambda label, fraction: seen.append(label))
+    assert isinstance(machine, Machine) and machine.probes
+    assert seen[0] == "system" and seen[-1] == "done"
