@@ -198,7 +198,7 @@ class Services:
 
     def detect(self, progress: Progress | None = None, cancel: CancelToken | None = None) -> Machine:
         detect = _import("detect")
-        return detect(None, progress=progress)
+        return detect(None, progress=progress, cancel=cancel)
 
     def evaluate(self, machine: Machine) -> list[Finding]:
         evaluate = _import("rules")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gpusetup import __version__
+from gpusetup.cancel import Cancelled, CancelToken
 from gpusetup.model import Gpu, Machine, PciInfo, ProbeRun
 from gpusetup.runner import Runner, SubprocessRunner
 
@@ -97,8 +98,16 @@ def _os_name() -> str:
     return sys.platform
 
 
-def detect(ctx: ProbeContext | None = None, progress: Callable[[str, float], None] | None = None) -> Machine:
-    """Run every probe and return the machine's facts. Never raises for a failing source."""
+def detect(
+    ctx: ProbeContext | None = None,
+    progress: Callable[[str, float], None] | None = None,
+    cancel: CancelToken | None = None,
+) -> Machine:
+    """Run every probe and return the machine's facts. Never raises for a failing source.
+
+    With ``cancel``, stops between probes once it is cancelled and raises :class:`Cancelled`; probes already
+    waiting on a command finish on their own (each command has its time limit) and their result is dropped.
+    """
     ctx = ctx or ProbeContext()
     machine = Machine(
         tool_version=__version__,
@@ -113,6 +122,8 @@ def detect(ctx: ProbeContext | None = None, progress: Callable[[str, float], Non
 
     def step(name: str) -> None:
         nonlocal done
+        if cancel is not None:
+            cancel.raise_if_cancelled()
         if progress:
             progress(name, done / len(names))
         results[name] = run_probe(name, ctx, machine)
@@ -120,14 +131,21 @@ def detect(ctx: ProbeContext | None = None, progress: Callable[[str, float], Non
 
     for name in first:
         step(name)
+    if cancel is not None:
+        cancel.raise_if_cancelled()
     # Probes that mostly wait on commands and touch their own part of the Machine run in threads beside the
     # NVIDIA chain, so a slow `docker info` or `nvcc --version` does not add to the total.
-    with ThreadPoolExecutor(max_workers=max(1, len(parallel)), thread_name_prefix="probe") as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, len(parallel)), thread_name_prefix="probe")
+    try:
         futures = {name: pool.submit(run_probe, name, ctx, machine) for name in parallel}
         for name in chain:
             step(name)
         for name, fut in futures.items():
             results[name] = fut.result()
+    except Cancelled:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
     machine.probes = [results[n] for n in names]
     if progress:
         progress("done", 1.0)
