@@ -218,6 +218,7 @@ class Library:
 class PipPackage:
     name: str
     version: str
+    installed_at: str | None = None  # dist-info RECORD time (UTC ISO-8601) when read; tells install order
 
 
 @dataclass
@@ -249,6 +250,9 @@ class FrameworkInstall:
     probed: bool = False  # False: read from dist-info only, not imported
     build: str | None = None  # conda build string ("py3.7_cpu_0") or wheel local tag ("cpu", "cu121")
     error: str | None = None
+    installed_at: str | None = None  # dist-info RECORD time (UTC ISO-8601): when pip last (re)installed it
+    direct_url: str | None = None  # direct_url.json "url": set when installed from a file/URL, not an index
+    cudnn_requirement: str | None = None  # the wheel's own Requires-Dist on cuDNN ("nvidia-cudnn-cu12==9.1.0.70")
 
 
 @dataclass
@@ -259,6 +263,7 @@ class PythonEnv:
     is_conda: bool | None = None
     frameworks: list[FrameworkInstall] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
+    companions: list[PipPackage] = field(default_factory=list)  # torchvision/torchaudio…: their +cuXXX tag
 
 
 # ------------------------------------------------------------------------------------------- system

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import os
 import re
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpusetup.model import Evidence, FrameworkInstall, PythonEnv
+from gpusetup.model import Evidence, FrameworkInstall, PipPackage, PythonEnv
 from gpusetup.probe import pyenv
 
 if TYPE_CHECKING:
@@ -109,6 +110,7 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
         for name, dist in sorted(dists.items()):
             if re.fullmatch(pattern, name):
                 env.frameworks.append(from_metadata(family, dist))
+    env.companions = companions(dists)
     if info.is_conda and info.prefix:
         _conda_builds(Path(info.prefix), env.frameworks)
     env.evidence.append(Evidence("package metadata (*.dist-info)", detail=", ".join(info.site_dirs[-3:])))
@@ -132,6 +134,9 @@ def from_metadata(family: str, dist: pyenv.Dist) -> FrameworkInstall:
     fw = FrameworkInstall(name=dist.name, version=dist.version, location=str(dist.site_dir))
     fw.installer = dist.installer
     fw.build = dist.local_tag
+    fw.installed_at = installed_at(dist.meta_dir)
+    fw.direct_url = direct_url(dist.meta_dir)
+    fw.cudnn_requirement = cudnn_requirement(dist.meta_dir)
     tag = (dist.local_tag or "").lower()
     site = dist.site_dir
     if family == "torch":
@@ -204,6 +209,53 @@ def parse_deep_output(stdout: str) -> dict[str, Any] | None:
             except ValueError:
                 return None
             return data if isinstance(data, dict) else None
+    return None
+
+
+# Packages built together with torch: when torch is "+cpu" but these still carry "+cu121", torch was replaced.
+COMPANIONS: tuple[str, ...] = ("torchvision", "torchaudio", "torchtext", "xformers")
+
+_CUDNN_REQ = re.compile(r"^Requires-Dist:\s*(nvidia-cudnn-cu\d+)\s*\(?\s*([^;)\s][^;)]*)?\)?\s*(;.*)?$",
+                        re.IGNORECASE | re.M)
+
+
+def companions(dists: dict[str, pyenv.Dist]) -> list[PipPackage]:
+    """torchvision/torchaudio…: version (with local tag) and when pip installed them."""
+    return [PipPackage(name, d.version, installed_at(d.meta_dir)) for name, d in sorted(dists.items())
+            if name in COMPANIONS]
+
+
+def installed_at(meta_dir: Path) -> str | None:
+    """When pip wrote this dist-info (its RECORD file, else the folder), as UTC ISO-8601; None when unreadable."""
+    for p in (meta_dir / "RECORD", meta_dir):
+        try:
+            ts = p.stat().st_mtime
+        except OSError:
+            continue
+        return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return None
+
+
+def direct_url(meta_dir: Path) -> str | None:
+    """PEP 610 ``direct_url.json``: present when installed from a URL/file/VCS, absent for index installs."""
+    try:
+        data = json.loads((meta_dir / "direct_url.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    url = data.get("url") if isinstance(data, dict) else None
+    return url if isinstance(url, str) and url else None
+
+
+def cudnn_requirement(meta_dir: Path) -> str | None:
+    """The wheel's Requires-Dist on a pip cuDNN (``nvidia-cudnn-cu12==9.1.0.70``), Linux markers or the
+    ``and-cuda``/``cuda12`` extras included; None when the wheel names none (CPU builds, Windows-only)."""
+    text = _read(meta_dir / "METADATA", 262144)
+    for m in _CUDNN_REQ.finditer(text):
+        marker = (m.group(3) or "").lower()
+        if "platform_system == \"windows\"" in marker or "sys_platform == \"win32\"" in marker:
+            continue
+        spec = (m.group(2) or "").strip().replace(" ", "")
+        return f"{m.group(1).lower()}{spec}"
     return None
 
 
