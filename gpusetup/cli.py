@@ -88,6 +88,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:  # a file or folder the command needed: say which and why, no traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"gpusetup: {where}{exc.strerror or exc}. Check the path and its permissions (a read-only disk, "
+              "a folder where a file was expected, or a full disk), then try again.", file=sys.stderr)
+        if args.verbose:
+            logging.exception("details")
+        return EXIT_TOOL
+    except Exception as exc:  # noqa: BLE001 - last resort: a bug in gpusetup must still end with plain words
+        print(f"gpusetup: an internal error stopped this command ({type(exc).__name__}: {exc}). This is a bug in "
+              "gpusetup, not something you did; please report it with the output of the same command run "
+              "with -v (gpusetup -v ...).", file=sys.stderr)
+        if args.verbose:
+            logging.exception("details")
+        return EXIT_TOOL
 
 
 def gui_main() -> int:

@@ -149,6 +149,9 @@ def _zip_read(name: str, data: bytes) -> list[InputPart]:
 
 
 def _text_read(name: str, data: bytes) -> list[InputPart]:
+    if not data.strip():
+        raise UnreadableInput(f"{name}: is empty, so there is nothing to analyse. Check that the output was saved "
+                              "into it (e.g. `nvidia-smi > nvidia-smi.txt`) and send it again")
     if looks_binary(data):
         raise UnreadableInput(f"{name}: this is a binary file, not text (send the text output, a .txt/.log/.json)")
     return [InputPart(name, decode_text(data))]

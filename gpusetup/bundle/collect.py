@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import json
@@ -146,39 +147,46 @@ def build_bundle(
     out = Path(out).expanduser()
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.partial")
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for item in planned_items(machine, report, ctx, python, show_ids=not redact):
-            data, meta = _collect(item, ctx)
-            if data is None:
-                skipped.append(f"{item.name}: {meta.get('error', 'not available')}")
-                continue
-            text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
-            if redact:
-                text = red.redact(text)
-            raw = text.encode("utf-8")
-            if len(raw) > PER_FILE_CAP:
-                cut.append({"file": item.name, "original_bytes": len(raw), "kept_bytes": PER_FILE_CAP, "how": "kept the last part"})
-                raw = raw[-PER_FILE_CAP:]
-            if total + len(raw) > size_cap:
-                cut.append({"file": item.name, "original_bytes": len(raw), "kept_bytes": 0, "how": "left out: the bundle reached its size cap"})
-                continue
-            total += len(raw)
-            zf.writestr(item.name, raw)
-            entries.append({"path": item.name, "sha256": hashlib.sha256(raw).hexdigest(), "bytes": len(raw), "why": item.why, **meta})
-        manifest = {
-            "kind": BUNDLE_KIND,
-            "bundle_version": BUNDLE_VERSION,
-            "tool_version": __version__,
-            "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
-            "redacted": redact,
-            "redactions": red.kinds if redact else {},
-            "size_cap_bytes": size_cap,
-            "files": entries,
-            "cut": cut,
-            "not_collected": skipped,
-        }
-        zf.writestr("manifest.json", json.dumps(manifest, indent=2) + "\n")
-    os.replace(tmp, out)
+    if out.is_dir():
+        raise IsADirectoryError(21, "it is a folder; give a file name such as bundle.zip", str(out))
+    try:
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            for item in planned_items(machine, report, ctx, python, show_ids=not redact):
+                data, meta = _collect(item, ctx)
+                if data is None:
+                    skipped.append(f"{item.name}: {meta.get('error', 'not available')}")
+                    continue
+                text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+                if redact:
+                    text = red.redact(text)
+                raw = text.encode("utf-8")
+                if len(raw) > PER_FILE_CAP:
+                    cut.append({"file": item.name, "original_bytes": len(raw), "kept_bytes": PER_FILE_CAP, "how": "kept the last part"})
+                    raw = raw[-PER_FILE_CAP:]
+                if total + len(raw) > size_cap:
+                    cut.append({"file": item.name, "original_bytes": len(raw), "kept_bytes": 0, "how": "left out: the bundle reached its size cap"})
+                    continue
+                total += len(raw)
+                zf.writestr(item.name, raw)
+                entries.append({"path": item.name, "sha256": hashlib.sha256(raw).hexdigest(), "bytes": len(raw), "why": item.why, **meta})
+            manifest = {
+                "kind": BUNDLE_KIND,
+                "bundle_version": BUNDLE_VERSION,
+                "tool_version": __version__,
+                "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+                "redacted": redact,
+                "redactions": red.kinds if redact else {},
+                "size_cap_bytes": size_cap,
+                "files": entries,
+                "cut": cut,
+                "not_collected": skipped,
+            }
+            zf.writestr("manifest.json", json.dumps(manifest, indent=2) + "\n")
+        os.replace(tmp, out)
+    except BaseException:  # a failed or cancelled bundle leaves no half-written .partial file behind
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
     return BundleResult(out, manifest, redact, out.stat().st_size, skipped)
 
 

@@ -1,2 +1,54 @@
 """One module per CLI sub-command. Each has ``register(subparsers)`` and keeps heavy imports inside its
 handler, so ``gpusetup diagnose`` starts fast and never imports Qt or numpy."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+
+def positive_number(text: str) -> float:
+    """argparse type for seconds and sizes: a finite number above 0 (``nan``, ``inf``, ``0``, ``-5`` refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number above 0, got {text!r}")
+    return value
+
+
+def gpu_number(text: str) -> int:
+    """argparse type for a GPU index: 0, 1, 2… (the numbers `gpusetup diagnose` shows)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a GPU number; use 0, 1, 2… as `gpusetup diagnose` shows") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"GPU numbers start at 0, got {value}; `gpusetup diagnose` lists them")
+    return value
+
+
+def python_executable(text: str) -> str:
+    """argparse type for ``--python PATH``: the interpreter must exist, or every probe of it would fail silently."""
+    path = Path(text).expanduser()
+    if not path.exists():
+        raise argparse.ArgumentTypeError(
+            f"{text}: no such file. Give the path of a python executable, e.g. ~/venv/bin/python")
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(
+            f"{text} is a folder. Give the python executable inside it, e.g. {path / 'bin' / 'python'}")
+    return text
+
+
+def load_for_file(path: str) -> object:
+    """The Machine described by ``--for FILE`` (a diagnose report or a machine profile); a file that cannot
+    be used becomes a :class:`gpusetup.cli.ToolError` saying what is wrong with it (exit 3, no traceback)."""
+    from gpusetup.cli import ToolError
+    from gpusetup.compat.profile import ProfileError, load_machine_file
+
+    try:
+        return load_machine_file(path)
+    except ProfileError as exc:
+        raise ToolError(f"--for {exc}") from exc

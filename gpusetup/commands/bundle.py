@@ -6,6 +6,8 @@ import argparse
 import datetime as _dt
 import sys
 
+from gpusetup.commands import positive_number, python_executable
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -18,10 +20,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="where to write the zip (default: gpusetup-bundle-<time>.zip here)")
     p.add_argument("--show", action="store_true", help="only list what would be collected and why; collect nothing")
     p.add_argument("--no-redact", action="store_true", help="keep names, addresses and ids (only if you are sure)")
-    p.add_argument("--python", metavar="PATH", help="the Python environment to describe (default: this one)")
+    p.add_argument("--python", metavar="PATH", type=python_executable, help="the Python environment to describe (default: this one)")
     p.add_argument("--selftest", action="store_true", help="also run the quick self-test and include its results")
     p.add_argument("--no-plan", action="store_true", help="do not include an install plan")
-    p.add_argument("--size-cap", type=float, default=20, metavar="MB", help="largest total size of the files (default 20 MB)")
+    p.add_argument("--size-cap", type=positive_number, default=20, metavar="MB", help="largest total size of the files (default 20 MB)")
     p.set_defaults(handler=run)
 
 
@@ -32,8 +34,6 @@ def run(args: argparse.Namespace) -> int:
     from gpusetup.probe import ProbeContext, detect
     from gpusetup.rules import evaluate
 
-    if args.size_cap <= 0:
-        raise ToolError("--size-cap must be a positive number of megabytes")
     ctx = ProbeContext(python=args.python)
     if args.show:
         from gpusetup.model import Machine

@@ -9,6 +9,8 @@ import argparse
 import json
 from typing import Any
 
+from gpusetup.commands import positive_number
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
@@ -22,7 +24,7 @@ def register(subparsers: Any) -> None:
     info.set_defaults(handler=run_info)
     upd = sub.add_parser("update", help="download a newer data bundle (signed, checksummed)")
     upd.add_argument("--url", help="bundle location (https://…/); default: $GPUSETUP_DB_URL")
-    upd.add_argument("--timeout", type=float, default=20.0, help="seconds per download (default 20)")
+    upd.add_argument("--timeout", type=positive_number, default=20.0, help="seconds per download (default 20)")
     upd.set_defaults(handler=run_update)
     p.set_defaults(handler=run_info, json=False)
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
+
+from gpusetup.commands import positive_number, python_executable
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,10 +22,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     fmt.add_argument("--json", action="store_true", help="write JSON (schema: resources/schema/report.schema.json)")
     fmt.add_argument("--format", choices=["text", "json", "markdown", "html"], help="output format (default text)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of the terminal")
-    p.add_argument("--python", metavar="PATH", help="check the frameworks of this Python interpreter")
+    p.add_argument("--python", metavar="PATH", type=python_executable, help="check the frameworks of this Python interpreter")
     p.add_argument("--deep", action="store_true", help="import each framework (in a subprocess) to ask it whether it sees the GPU; slower")
     p.add_argument("--show-ids", action="store_true", help="show GPU UUIDs, serials and the host name (masked by default)")
-    p.add_argument("--timeout", type=float, default=8.0, metavar="SECONDS", help="time limit for each external command (default 8)")
+    p.add_argument("--timeout", type=positive_number, default=8.0, metavar="SECONDS", help="time limit for each external command (default 8)")
     color = p.add_mutually_exclusive_group()
     color.add_argument("--color", dest="color", action="store_true", default=None, help="force colour")
     color.add_argument("--no-color", dest="color", action="store_false", help="no colour")
@@ -30,17 +33,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.cli import EXIT_TOOL, ToolError
+    from gpusetup.cli import EXIT_TOOL
     from gpusetup.model import Report
     from gpusetup.probe import ProbeContext, detect
     from gpusetup.report import render
     from gpusetup.rules import evaluate
 
     fmt = "json" if args.json else (args.format or "text")
-    if args.python and not Path(args.python).exists():
-        raise ToolError(f"--python {args.python}: no such file. Give the path of a python executable, e.g. ~/venv/bin/python")
-    if args.timeout <= 0:
-        raise ToolError("--timeout must be a positive number of seconds")
     ctx = ProbeContext(python=args.python, deep=args.deep, timeout=args.timeout)
     try:
         machine = detect(ctx)
@@ -60,15 +59,26 @@ def run(args: argparse.Namespace) -> int:
     return report.worst.exit_code
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so an interrupted write never leaves half a report."""
+def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
+    """Write via a temporary file and rename, so an interrupted or failed write never leaves half a file,
+    a stray temporary file, or a damaged earlier copy. ``mode`` sets the permissions (e.g. 0o755 for scripts).
+    Raises :class:`gpusetup.cli.ToolError` with the reason in plain words."""
     from gpusetup.cli import ToolError
 
-    path = path.expanduser()
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise ToolError(f"cannot write {path}: it is a folder. Give a file name, e.g. {path / 'report.txt'}")
+    tmp = path.with_name(f".{path.name}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
         tmp.write_text(text, encoding="utf-8")
+        if mode is not None:
+            tmp.chmod(mode)
         os.replace(tmp, path)
     except OSError as exc:
-        raise ToolError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        raise ToolError(f"cannot write {path}: {exc.strerror or exc}. Nothing was written; choose a folder you "
+                        "can write to.") from exc
+    finally:
+        if tmp.is_file():  # only after a failure: a successful os.replace moved it
+            with contextlib.suppress(OSError):
+                tmp.unlink()

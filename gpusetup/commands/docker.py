@@ -45,34 +45,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _load_machine(args: argparse.Namespace) -> Any:
-    from gpusetup.cli import ToolError
-
     if args.for_file:
-        path = Path(args.for_file).expanduser()
-        if not path.is_file():
-            raise ToolError(f"--for {args.for_file}: no such file. Give a report from `gpusetup diagnose --json`.")
-        try:
-            from gpusetup.compat.profile import load_machine_file
-        except ImportError:  # pragma: no cover - compat ships with gpusetup
-            return _load_machine_fallback(path)
-        try:
-            return load_machine_file(path)
-        except ValueError as exc:
-            raise ToolError(str(exc)) from exc
+        from gpusetup.commands import load_for_file
+
+        return load_for_file(args.for_file)
     from gpusetup.probe import detect
 
     return detect()
-
-
-def _load_machine_fallback(path: Path) -> Any:
-    from gpusetup.cli import ToolError
-    from gpusetup.model import Machine, SchemaError, from_dict
-
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return from_dict(Machine, data.get("machine", data) if isinstance(data, dict) else data)
-    except (OSError, ValueError, SchemaError) as exc:
-        raise ToolError(f"--for {path}: cannot read it as a gpusetup report ({exc})") from exc
 
 
 def _command_line(args: argparse.Namespace) -> str:

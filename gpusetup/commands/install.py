@@ -16,6 +16,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from gpusetup.commands import gpu_number
+
 FRAMEWORK_CHOICES = ("pytorch", "tensorflow", "jax")
 DEFAULT_TARGET = "venv:~/gpu-env"
 
@@ -37,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--for", dest="for_file", metavar="REPORT.json",
                    help="plan for the machine in this diagnose report or profile (use with --dry-run, --script "
                         "or --download-only)")
-    p.add_argument("--gpu", type=int, metavar="N", help="plan for GPU N only")
+    p.add_argument("--gpu", type=gpu_number, metavar="N", help="plan for GPU N only")
     p.add_argument("--python", metavar="X.Y", help="plan for this Python version")
     p.add_argument("--script", metavar="FILE", help="write the plan as a standalone script instead of running it")
     p.add_argument("--shell", choices=["bash", "powershell"], help="script language (default: by the target OS)")
@@ -171,7 +173,8 @@ def _script_preview(step: Any, machine: Any, foreign: bool) -> list[str]:
 def render_plan(plan: Any, machine: Any, *, state_dir: Path, foreign: bool = False) -> str:
     from gpusetup.install import display_argv
 
-    out = [f"Install plan for {plan.target or 'this machine'} ({len(plan.steps)} steps)"]
+    n = len(plan.steps)
+    out = [f"Install plan for {plan.target or 'this machine'} ({n} step{'s' if n != 1 else ''})"]
     for note in plan.notes:
         out.append(f"  Note: {note}")
     checks = []
@@ -229,10 +232,10 @@ def run(args: argparse.Namespace) -> int:
         from gpusetup.install import render_script
 
         text = render_script(plan, shell)
+        from gpusetup.commands.diagnose import write_atomic
+
         path = Path(args.script)
-        path.write_text(text, encoding="utf-8")
-        if shell == "bash":
-            path.chmod(0o755)
+        write_atomic(path, text, mode=0o755 if shell == "bash" else None)
         print(f"Wrote the plan as a {shell} script: {path} ({len(plan.steps)} steps). Nothing was installed here.")
         return EXIT_OK
 
@@ -255,12 +258,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _machine(args: argparse.Namespace, tool_error: type[Exception]) -> tuple[Any, bool]:
     if args.for_file:
-        from gpusetup.compat.profile import ProfileError, load_machine_file
+        from gpusetup.commands import load_for_file
 
-        try:
-            return load_machine_file(args.for_file), True
-        except ProfileError as exc:
-            raise tool_error(str(exc)) from exc
+        return load_for_file(args.for_file), True
     from gpusetup.probe import detect
 
     print("Detecting this machine...", file=sys.stderr)

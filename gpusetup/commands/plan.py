@@ -11,6 +11,8 @@ import json
 import sys
 from typing import Any
 
+from gpusetup.commands import gpu_number
+
 FRAMEWORK_CHOICES = ("pytorch", "tensorflow", "jax")
 _TITLES = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}
 _ACTION_TITLES = {
@@ -36,7 +38,7 @@ def register(subparsers: Any) -> None:
         help="framework to plan for (repeat for several; default pytorch)",
     )
     p.add_argument("--for", dest="for_file", metavar="FILE", help="plan for the machine in this diagnose report or profile")
-    p.add_argument("--gpu", type=int, metavar="N", help="plan for GPU N only (see gpusetup diagnose)")
+    p.add_argument("--gpu", type=gpu_number, metavar="N", help="plan for GPU N only (see gpusetup diagnose)")
     p.add_argument("--python", metavar="X.Y", help="plan for this Python version instead of the detected one")
     p.add_argument("--json", action="store_true", help="machine-readable output (resources/schema/plan.schema.json)")
     p.set_defaults(handler=run)
@@ -45,17 +47,15 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from gpusetup.cli import ToolError
     from gpusetup.compat.db import DataError, get_db
-    from gpusetup.compat.profile import ProfileError, load_machine_file
     from gpusetup.compat.resolver import resolve
 
     frameworks = list(dict.fromkeys(args.framework or ["pytorch"]))
     if args.python is not None and not _python_ok(args.python):
         raise ToolError(f"--python must look like 3.12, got {args.python!r}")
     if args.for_file:
-        try:
-            machine = load_machine_file(args.for_file)
-        except ProfileError as exc:
-            raise ToolError(str(exc)) from exc
+        from gpusetup.commands import load_for_file
+
+        machine = load_for_file(args.for_file)
         source = args.for_file
     else:
         from gpusetup.probe import detect

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gpusetup.commands import gpu_number, python_executable
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -25,25 +27,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                       help="nvbandwidth-sized buffers (512 MiB) and larger matrices: longer, more exact")
     p.add_argument("--json", action="store_true",
                    help="write the JSON report with the self-test (schema: resources/schema/report.schema.json)")
-    p.add_argument("--device", type=int, metavar="N", help="CUDA device number to test (default 0)")
-    p.add_argument("--python", metavar="PATH", help="check the frameworks of this Python interpreter")
+    p.add_argument("--device", type=gpu_number, metavar="N", help="CUDA device number to test (default 0)")
+    p.add_argument("--python", metavar="PATH", type=python_executable, help="check the frameworks of this Python interpreter")
     p.add_argument("-o", "--output", metavar="FILE", help="write the result to FILE instead of the terminal")
     p.set_defaults(handler=run, mode="quick")
 
 
 def run(args: argparse.Namespace) -> int:
     from gpusetup.cancel import CancelToken
-    from gpusetup.cli import ToolError
     from gpusetup.model import Report
     from gpusetup.probe import ProbeContext, detect
     from gpusetup.report import render
     from gpusetup.selftest import SelfTestEnv, run_selftest
     from gpusetup.selftest.text import format_text
 
-    if args.device is not None and args.device < 0:
-        raise ToolError("--device must be 0 or a positive GPU number (see `gpusetup diagnose`)")
-    if args.python and not Path(args.python).exists():
-        raise ToolError(f"--python {args.python}: no such file. Give the path of a python executable")
     token = CancelToken()
     quiet = args.json or not sys.stderr.isatty()
 
@@ -73,7 +70,9 @@ def run(args: argparse.Namespace) -> int:
     report.findings = evaluate_measurements(report)
     text = render(report, "json") if args.json else format_text(result) + _findings_text(report)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        from gpusetup.commands.diagnose import write_atomic
+
+        write_atomic(Path(args.output), text)
         print(f"Self-test result written to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)

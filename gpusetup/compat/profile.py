@@ -31,23 +31,40 @@ _DRIVER = re.compile(r"^\d{3}(\.\d{1,3}){0,2}$")
 _GFX = re.compile(r"^gfx[0-9a-f]{3,4}$")
 
 
+MAX_FILE_BYTES = 20 * 1024 * 1024  # reports are tens of KB; anything this big was the wrong file
+
+
 class ProfileError(ValueError):
     """The machine file cannot be used; the message says what to fix."""
 
 
 def load_machine_file(path: str | Path) -> Machine:
     """A :class:`Machine` from a diagnose report, a serialised Machine, or a small machine profile."""
-    p = Path(path)
+    p = Path(path).expanduser()
+    hint = "Give the JSON report from `gpusetup diagnose --json -o report.json` or a machine profile."
+    if p.is_dir():
+        raise ProfileError(f"{p}: is a folder, not a file. {hint}")
     try:
+        if p.stat().st_size > MAX_FILE_BYTES:
+            raise ProfileError(f"{p}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MB, so it is not a report "
+                               f"or profile. {hint}")
         text = p.read_text(encoding="utf-8-sig")
     except FileNotFoundError as exc:
-        raise ProfileError(f"{p}: no such file") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProfileError(f"{p}: cannot be read ({exc})") from exc
+        raise ProfileError(f"{p}: no such file. {hint}") from exc
+    except PermissionError as exc:
+        raise ProfileError(f"{p}: permission denied; check the file's permissions") from exc
+    except UnicodeDecodeError as exc:
+        raise ProfileError(f"{p}: not a text file (not UTF-8), so not a report or profile. {hint}") from exc
+    except OSError as exc:
+        raise ProfileError(f"{p}: cannot be read ({exc.strerror or exc})") from exc
+    if not text.strip():
+        raise ProfileError(f"{p}: the file is empty. {hint}")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ProfileError(f"{p}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
+    except (ValueError, RecursionError) as exc:  # e.g. a 5000-digit number or [[[[...]]]] nested too deep
+        raise ProfileError(f"{p}: not a JSON file gpusetup can read ({exc})") from exc
     return machine_from_data(data, str(p))
 
 

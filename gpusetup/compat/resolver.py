@@ -986,7 +986,10 @@ def _select(gpus: list[GpuInfo], gpu_index: int | None) -> tuple[list[GpuInfo], 
     if gpu_index is not None:
         chosen = [g for g in gpus if g.index == gpu_index]
         if not chosen:
-            raise ValueError(f"there is no GPU {gpu_index}; this machine has {len(gpus)} GPU(s) (0–{len(gpus) - 1})")
+            if not gpus:
+                raise ValueError(f"there is no GPU {gpu_index}: no GPU was found on this machine, so leave out --gpu")
+            numbers = "GPU 0" if len(gpus) == 1 else f"GPUs 0–{len(gpus) - 1}"
+            raise ValueError(f"there is no GPU {gpu_index}; this machine has {numbers} (see gpusetup diagnose)")
         for g in gpus:
             if g.index != gpu_index:
                 left.setdefault(g.index, "not selected (--gpu)")

@@ -63,12 +63,26 @@ def display_argv(argv: list[str], needs_root: bool = False, elevation: str | Non
     return f"{elevation} {text}" if needs_root and elevation else text
 
 
-def free_bytes(path: str) -> int:
-    """Free space where ``path`` is (or would be created): the nearest existing parent's filesystem."""
+def _existing_parent(path: str) -> Path:
+    """``path`` itself when it exists, else its nearest existing parent (where it would be created)."""
     p = Path(path).expanduser().absolute()
     while not p.exists() and p != p.parent:
         p = p.parent
-    return shutil.disk_usage(p).free
+    return p
+
+
+def _where_hint(plan: InstallPlan) -> str:
+    """How the user picks another place, by the kind of target (the flag differs)."""
+    if plan.target.startswith("download:"):
+        return " with --download-only DIR"
+    if plan.target.startswith("venv:"):
+        return " with --target venv:PATH"
+    return ""
+
+
+def free_bytes(path: str) -> int:
+    """Free space where ``path`` is (or would be created): the nearest existing parent's filesystem."""
+    return shutil.disk_usage(_existing_parent(path)).free
 
 
 def _elevation(mode: str) -> list[str]:
@@ -182,6 +196,12 @@ def _unfinished_message(journal: Journal) -> str:
 def _preflight(run: _Run, free_space: FreeSpace, check_network: bool) -> str | None:
     plan = run.plan
     need = plan.download_mib + plan.installed_mib
+    if plan.space_path:
+        where = _existing_parent(plan.space_path)
+        if not os.access(where, os.W_OK):
+            return (f"Cannot write to {where}: the folder or its disk is read-only, or you have no permission "
+                    f"there, so {plan.space_path} cannot be created. Choose a folder you can write to"
+                    f"{_where_hint(plan)}. Nothing was changed.")
     if need and plan.space_path:
         run.progress("Checking free disk space", None)
         free = free_space(plan.space_path) // MIB
@@ -189,7 +209,7 @@ def _preflight(run: _Run, free_space: FreeSpace, check_network: bool) -> str | N
         if free < need:
             return (f"Not enough free disk space at {plan.space_path}: {free / 1024:.1f} GB free, about "
                     f"{need / 1024:.1f} GB needed (downloads plus the installed packages). Free some space or "
-                    "choose a folder on another disk with --target venv:PATH. Nothing was changed.")
+                    f"choose a folder on another disk{_where_hint(plan)}. Nothing was changed.")
     if check_network and plan.indexes and not plan.offline:
         for url in plan.indexes:
             run.progress(f"Checking that {url} can be reached", None)

@@ -22,15 +22,14 @@ LOCK = "install.lock"
 
 
 def default_state_dir() -> Path:
-    """Per-user state: ``$XDG_STATE_HOME/gpusetup/install`` (``%LOCALAPPDATA%`` on Windows)."""
+    """Per-user state: ``<gpusetup.paths.state_dir()>/install`` (``$XDG_STATE_HOME/gpusetup/install`` on Linux),
+    so ``GPUSETUP_HOME`` moves it too and support bundles find the journal where the installer wrote it."""
     override = os.environ.get("GPUSETUP_STATE_DIR")
     if override:
         return Path(override)
-    if sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA", str(Path.home() / "AppData" / "Local")))
-    else:
-        base = Path(os.environ.get("XDG_STATE_HOME", str(Path.home() / ".local" / "state")))
-    return base / "gpusetup" / "install"
+    from gpusetup.paths import state_dir
+
+    return state_dir() / "install"
 
 
 class Journal:

@@ -117,6 +117,8 @@ def build_plan(
                 cmds = ("  " + "\n  ".join(a.commands)) if a.commands else ""
                 plan.notes.append(f"Do this yourself first ({a.kind}): {a.why}" + (f"\n{cmds}" if cmds else ""))
 
+    if cuda_toolkit is not None and not re.fullmatch(r"\d{1,2}\.\d{1,2}", cuda_toolkit):
+        raise PlanError(f"--cuda-toolkit must be a CUDA version like 12.6, got {cuda_toolkit!r}.")
     if download_only is not None:
         _plan_download(plan, choices, Path(download_only), machine, index_url, pytorch_mirror, foreign, portable)
         return plan
