@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -53,6 +54,10 @@ CUDA_ENV_VARS: tuple[str, ...] = (
     "HSA_OVERRIDE_GFX_VERSION",
     "NCCL_P2P_DISABLE",
     "NCCL_IB_DISABLE",
+    "NVCC_CCBIN",
+    "CUDAHOSTCXX",
+    "NVCC_PREPEND_FLAGS",
+    "NVCC_APPEND_FLAGS",
 )
 
 # Library families worth reporting (soname stem → family name).
@@ -98,10 +103,33 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
     wheels, wheel_libs = pip_wheels(ctx)
     cuda.nvidia_wheels = wheels
     cuda.libraries += wheel_libs
-    if cuda.toolkits and ctx.runner.which("gcc"):
-        res = ctx.runner.run(["gcc", "--version"], timeout=min(ctx.timeout, 3.0))
-        m = re.search(r"(\d+\.\d+\.\d+)", res.stdout.splitlines()[0] if res.stdout else "")
-        cuda.host_compiler = f"gcc {m.group(1)}" if m else None
+    compiler = host_compiler_command(ctx.env, lambda p: ctx.path(p).is_dir())
+    if cuda.toolkits and ctx.runner.which(compiler):
+        res = ctx.runner.run([compiler, "--version"], timeout=min(ctx.timeout, 3.0))
+        first = res.stdout.splitlines()[0] if res.stdout else ""
+        m = re.search(r"(\d+\.\d+\.\d+)", first)
+        kind = "clang" if "clang" in first.lower() else "gcc"
+        cuda.host_compiler = f"{kind} {m.group(1)}" if m else None
+
+
+def host_compiler_command(env: Mapping[str, str], isdir: Callable[[str], bool] = os.path.isdir) -> str:
+    """The host compiler nvcc would use: ``-ccbin`` in NVCC_PREPEND/APPEND_FLAGS, NVCC_CCBIN, CUDAHOSTCXX, else gcc.
+
+    A ``-ccbin`` folder means the ``gcc`` in it. Checking plain ``gcc`` when the user already points nvcc at
+    ``g++-12`` would report a problem that is already solved.
+    """
+    for var in ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"):
+        m = re.search(r"(?:-ccbin|--compiler-bindir)[=\s]+(\S+)", env.get(var, ""))
+        if m:
+            return _compiler_in(m.group(1).strip("'\""), isdir)
+    for var in ("NVCC_CCBIN", "CUDAHOSTCXX"):
+        if env.get(var, "").strip():
+            return _compiler_in(env[var].strip(), isdir)
+    return "gcc"
+
+
+def _compiler_in(value: str, isdir: Callable[[str], bool]) -> str:
+    return os.path.join(value, "gcc") if isdir(value) else value
 
 
 # ------------------------------------------------------------------------------------------- toolkits

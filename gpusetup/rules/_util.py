@@ -348,6 +348,79 @@ def legacy_branch_for_cc(cc: str | None) -> tuple[int, str] | None:
     return None
 
 
+def host_compiler_limit(cuda: str | None) -> dict[str, Any] | None:
+    """The ``host_compilers`` row for a toolkit's major.minor (newest GCC/clang it accepts), None when unknown."""
+    t = vtuple(cuda)
+    if t is None or len(t) < 2:
+        return None
+    for row in compat_table("host_compilers", "nvcc_host_compilers"):
+        rt = vtuple(str(row.get("cuda") or ""))
+        if rt is not None and rt[:2] == t[:2]:
+            return row
+    return None
+
+
+def oldest_toolkit_accepting(kind: str, major: int) -> str | None:
+    """The first CUDA major.minor whose nvcc accepts compiler ``kind`` (gcc/clang) of this major version."""
+    key = "clang_max" if kind == "clang" else "gcc_max"
+    ok = [str(r["cuda"]) for r in compat_table("host_compilers", "nvcc_host_compilers")
+          if isinstance(r.get(key), int) and r[key] >= major and vtuple(str(r.get("cuda")))]
+    return min(ok, key=lambda c: vtuple(c) or ()) if ok else None
+
+
+def parse_compiler(text: str | None) -> tuple[str, int] | None:
+    """"gcc 13.2.0" → ("gcc", 13); "clang 17.0.6" → ("clang", 17); None for anything else."""
+    m = re.match(r"\s*(gcc|g\+\+|clang\+*)\D*?(\d+)(?:\.\d+)*", text or "", re.IGNORECASE)
+    if not m:
+        return None
+    kind = "clang" if m.group(1).lower().startswith("clang") else "gcc"
+    return kind, int(m.group(2))
+
+
+def cudnn_version(raw: str | None) -> str | None:
+    """cuDNN as people write it: torch's ``90100`` → ``9.1.0``, ``8906`` → ``8.9.6``; dotted stays dotted."""
+    if not raw:
+        return None
+    s = str(raw).strip()
+    if re.fullmatch(r"\d{4,6}", s):
+        n = int(s)
+        if n >= 90000:  # cuDNN 9+: major*10000 + minor*100 + patch
+            return f"{n // 10000}.{n % 10000 // 100}.{n % 100}"
+        return f"{n // 1000}.{n % 1000 // 100}.{n % 100}"  # cuDNN <= 8: major*1000 + minor*100 + patch
+    return s if vtuple(s) else None
+
+
+def requirement_parts(req: str | None) -> tuple[str, list[tuple[str, tuple[int, ...]]]] | None:
+    """"nvidia-cudnn-cu12==9.1.0.70" → ("nvidia-cudnn-cu12", [("==", (9, 1, 0, 70))]); ">=9.3,<10" too."""
+    m = re.match(r"\s*([A-Za-z0-9][\w.-]*)\s*(.*)$", req or "")
+    if not m:
+        return None
+    specs: list[tuple[str, tuple[int, ...]]] = []
+    for part in m.group(2).split(","):
+        pm = re.match(r"\s*(==|>=|<=|!=|~=|>|<)\s*([\d.]+)", part)
+        if pm and vtuple(pm.group(2)):
+            specs.append((pm.group(1), vtuple(pm.group(2)) or ()))
+    return m.group(1).lower(), specs
+
+
+def satisfies(version: str | None, specs: list[tuple[str, tuple[int, ...]]]) -> bool | None:
+    """Does ``version`` meet every (op, version) pair? Compared on the given parts only; None when unknown."""
+    v = vtuple(version)
+    if v is None or not specs:
+        return None
+    for op, want in specs:
+        have = v[: len(want)] if op in ("==", "!=") else v
+        if op == "==" and have != want or op == "!=" and have == want:
+            return False
+        if op == ">=" and v < want or op == ">" and v <= want or op == "<" and v >= want:
+            return False
+        if op == "<=" and v[: len(want)] > want:
+            return False
+        if op == "~=" and (v < want or v[: len(want) - 1] != want[:-1]):
+            return False
+    return True
+
+
 def classify_pci_id(pci_id: str | None) -> Any:
     """PCI "10de:1d01" → ChipClass via the shipped chip rule (None when unknown or pcidb is unavailable)."""
     if not pci_id or ":" not in pci_id:

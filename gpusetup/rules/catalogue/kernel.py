@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from gpusetup.model import Finding, Machine, Severity
 from gpusetup.rules import rule
@@ -13,11 +14,15 @@ from gpusetup.rules._util import (
     driver_version,
     gpu_label,
     grep,
+    host_compiler_limit,
+    is_windows,
     joined_text,
     legacy_branch_for_cc,
     make,
     nvidia_module,
+    oldest_toolkit_accepting,
     package_driver_versions,
+    parse_compiler,
     search,
     vmajor,
 )
@@ -303,22 +308,40 @@ _F13_OTHER = re.compile(r"unsupported (?:clang|Microsoft Visual Studio) version"
 def host_compiler(machine: Machine) -> list[Finding]:
     m = search(machine, _F13)
     other = grep(machine, _F13_OTHER, 2)
-    if not m and not other:
+    refused = _refusing_toolkits(machine)
+    if not m and not other and not refused:
         return []
     lines = grep(machine, _F13, 2) + other
+    comp = parse_compiler(machine.cuda.host_compiler)
+    facts = [f"CUDA {tk.version} at {tk.path}: nvcc accepts {kind.upper() if kind == 'gcc' else kind} up to "
+             f"{limit}" for tk, kind, limit, _ in refused]
+    if machine.cuda.host_compiler and (refused or m):
+        facts.append(f"host compiler: {machine.cuda.host_compiler}")
     if m:
         n = m.group(1)
-        fix = (
-            f"Install GCC {n} next to your current compiler (Ubuntu: `sudo apt install gcc-{n} g++-{n}`) and point "
-            f"CUDA at it: `export CC=gcc-{n} CXX=g++-{n} CUDAHOSTCXX=g++-{n} NVCC_CCBIN=g++-{n}` before building. "
-            "Or install a newer CUDA toolkit that supports your GCC. Avoid `-allow-unsupported-compiler`: it "
-            "often builds code that crashes."
-        )
+        fix = _gcc_fix(machine, int(n), comp[1] if comp and comp[0] == "gcc" else None)
         title = f"nvcc refuses your C++ compiler (this CUDA toolkit supports GCC up to {n})"
-    else:
+    elif other:
         fix = "Install a compiler version this CUDA toolkit supports, or a newer CUDA toolkit."
         title = "nvcc refuses your C++ compiler version"
+    else:
+        tk, kind, limit, row = refused[0]
+        have = comp[1] if comp else 0
+        title = (f"Your C++ compiler ({kind.upper() if kind == 'gcc' else kind} {have}) is newer than CUDA "
+                 f"{tk.version}'s nvcc accepts ({kind.upper() if kind == 'gcc' else kind} {limit} at most)")
+        fix = _gcc_fix(machine, limit, have) if kind == "gcc" else (
+            f"Point nvcc at clang {limit} or older, or at a supported GCC (`export NVCC_CCBIN=g++-N`), or use a "
+            "newer CUDA toolkit.")
+        accepting = [t for t in machine.cuda.toolkits if t.version and not any(t is r[0] for r in refused)]
+        if accepting:
+            fix += (f" CUDA {accepting[0].version} is also installed and accepts your compiler: `export "
+                    f"CUDA_HOME={accepting[0].path} PATH={accepting[0].path}/bin:$PATH`.")
     toolkit = machine.cuda.toolkits[0].version if machine.cuda.toolkits else None
+    sure = None
+    if refused and not m and not all(r[3].get("verified") for r in refused):
+        sure = ("compile an empty file: `echo 'int main(){return 0;}' > /tmp/t.cu && nvcc /tmp/t.cu -o /tmp/t` "
+                "(nvcc prints 'unsupported GNU version' when it refuses the compiler; gpusetup's table for this "
+                "CUDA version comes from secondary sources).")
     return [
         make(
             "host-compiler-unsupported",
@@ -327,11 +350,50 @@ def host_compiler(machine: Machine) -> list[Finding]:
             "Each CUDA toolkit only accepts host compilers up to a certain version. This matters only when you "
             "build CUDA code (extensions such as flash-attn, samples, your own kernels), not for pip wheels."
             + (f" Installed toolkit: CUDA {toolkit}; compiler: {machine.cuda.host_compiler}." if toolkit and
-               machine.cuda.host_compiler else ""),
+               machine.cuda.host_compiler and not refused else ""),
             fix,
-            lines,
+            lines + facts,
+            to_be_sure=sure,
         )
     ]
+
+
+def _refusing_toolkits(machine: Machine) -> list[tuple[Any, str, int, dict[str, Any]]]:
+    """Installed toolkits whose nvcc refuses ``machine.cuda.host_compiler`` (from the host_compilers table).
+
+    The toolkit nvcc on PATH / CUDA_HOME uses comes first. Unknown compiler or toolkit → nothing (no guess).
+    """
+    comp = parse_compiler(machine.cuda.host_compiler)
+    if comp is None or is_windows(machine):
+        return []
+    kind, major = comp
+    out = []
+    for tk in machine.cuda.toolkits:
+        row = host_compiler_limit(tk.version)
+        limit = row.get("clang_max" if kind == "clang" else "gcc_max") if row else None
+        if row is not None and isinstance(limit, int) and major > limit:
+            out.append((tk, kind, limit, row))
+    out.sort(key=lambda r: not any(k in (r[0].source or "") for k in ("nvcc on PATH", "CUDA_HOME")))
+    return out
+
+
+def _gcc_fix(machine: Machine, n: int, have: int | None) -> str:
+    """Install GCC n next to the current one and point nvcc at it; or a toolkit that accepts the current GCC."""
+    family = _distro_family(machine)
+    if family == "debian":
+        install = f"Ubuntu/Debian: `sudo apt install gcc-{n} g++-{n}`"
+    else:
+        install = (f"your distribution's GCC {n} compatibility package, or conda: `conda install -c conda-forge "
+                   f"gcc={n} gxx={n}`")
+    fix = (f"Install GCC {n} next to your current compiler ({install}) and point CUDA at it before building: "
+           f"`export NVCC_CCBIN=g++-{n} CUDAHOSTCXX=g++-{n} CC=gcc-{n} CXX=g++-{n}` (for one nvcc call: "
+           f"`nvcc -ccbin g++-{n} …`).")
+    newer = oldest_toolkit_accepting("gcc", have) if have else None
+    if newer:
+        fix += f" Or install CUDA {newer} or newer, which accepts GCC {have}."
+    else:
+        fix += " Or install a newer CUDA toolkit that supports your GCC."
+    return fix + " Avoid `-allow-unsupported-compiler`: it often builds code that crashes."
 
 
 # ------------------------------------------------------------------------------------------- F06

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
+from pathlib import Path
 
-from gpusetup.model import Finding, Machine, Severity
+from gpusetup.model import Finding, FrameworkInstall, Machine, PythonEnv, Severity
 from gpusetup.rules import rule
 from gpusetup.rules._util import (
     build_cuda,
+    compat_table,
+    cudnn_version,
     driver_version,
     frameworks,
     grep,
@@ -18,6 +22,8 @@ from gpusetup.rules._util import (
     joined_text,
     make,
     min_driver_for_cuda,
+    nvml_ok,
+    requirement_parts,
     search,
     torch_installs,
     vtuple,
@@ -61,7 +67,7 @@ def _torch_install(machine: Machine) -> str:
 def torch_cpu(machine: Machine) -> list[Finding]:
     if is_macos(machine):
         return []
-    if grep(machine, _CONDA_CPU, 1) or grep(machine, _REPLACED, 1):
+    if grep(machine, _CONDA_CPU, 1) or grep(machine, _REPLACED, 1) or _replaced_from_facts(machine):
         return []  # F20 / F21 explain the CPU build more precisely
     cpu = [fw for fw in torch_installs(machine)
            if (is_cpu_build(fw) or (fw.probed and not fw.build_cuda and not fw.build_rocm))
@@ -135,7 +141,7 @@ def conda_cpu(machine: Machine) -> list[Finding]:
 def build_replaced(machine: Machine) -> list[Finding]:
     m = search(machine, _REPLACED)
     if not m:
-        return []
+        return _replaced_from_facts(machine)
     old = m.group(1)
     version, tag = old.split("+", 1)
     ev = grep(machine, _REPLACED, 3) + grep(machine, _NOT_COMPILED, 1)
@@ -153,6 +159,80 @@ def build_replaced(machine: Machine) -> list[Finding]:
             ev,
         )
     ]
+
+
+def _gpu_usable(machine: Machine) -> bool:
+    """An NVIDIA GPU with a working driver: a CUDA build of torch would have used it."""
+    return has_nvidia_gpu(machine) and (driver_version(machine) is not None or nvml_ok(machine))
+
+
+def replacement_signs(machine: Machine, env: PythonEnv, fw: FrameworkInstall) -> list[str]:
+    """Dist-info facts showing that a CPU torch took the place of a CUDA one (not chosen from the start).
+
+    A CPU torch never brings ``nvidia-*-cu*`` wheels and is never paired with ``torchvision+cuXXX``; both are
+    left behind when pip swaps only torch.
+    """
+    signs = [f"{c.name} {c.version} is still the CUDA build" for c in env.companions
+             if re.search(r"\+cu\d+", c.version or "")]
+    others = {f.name.lower() for f in env.frameworks} - {"torch", "pytorch"}
+    wheels = [w for w in machine.cuda.nvidia_wheels if re.match(r"nvidia-(cudnn|cublas|cuda-runtime)-cu\d+", w.name.lower())]
+    if wheels and not others and not is_windows(machine):
+        signs.append("CUDA libraries a CUDA build of torch installed are still here: "
+                     + ", ".join(f"{w.name} {w.version}" for w in wheels[:3]))
+    return signs
+
+
+def _later(a: str | None, b: str | None, minutes: int = 10) -> bool:
+    try:
+        ta = datetime.strptime(a or "", "%Y-%m-%dT%H:%M:%SZ")
+        tb = datetime.strptime(b or "", "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        return False
+    return (ta - tb).total_seconds() > minutes * 60
+
+
+def _replaced_from_facts(machine: Machine) -> list[Finding]:
+    if is_macos(machine) or not _gpu_usable(machine):
+        return []
+    for env in machine.python_envs:
+        for fw in env.frameworks:
+            if fw.name.lower() not in ("torch", "pytorch") or not is_cpu_build(fw) or \
+                    (fw.installer or "").lower() == "conda":
+                continue
+            signs = replacement_signs(machine, env, fw)
+            if not signs:
+                continue
+            ev = [f"{fw.name} {fw.version} is the CPU-only build"
+                  + (f" (installed {fw.installed_at.replace('T', ' ').rstrip('Z')} UTC)" if fw.installed_at else "")]
+            ev += signs
+            ev += [f"{c.name} was installed earlier, {c.installed_at.replace('T', ' ').rstrip('Z')} UTC"
+                   for c in env.companions if c.installed_at and _later(fw.installed_at, c.installed_at)][:1]
+            ev += [g for g in (f"GPU: {machine.nvidia_gpus[0].name}" if machine.nvidia_gpus[0].name else "",
+                               f"NVIDIA driver {driver_version(machine)}" if driver_version(machine) else "") if g]
+            plan = "gpusetup plan --framework pytorch" + (f" --python {'.'.join(env.version.split('.')[:2])}"
+                                                        if env.version else "")
+            target = ""
+            if env.is_venv and env.executable:
+                target = f" --target venv:{Path(env.executable).parent.parent}"
+            return [
+                make(
+                    "cuda-build-replaced",
+                    Severity.ERROR,
+                    f"A CPU-only PyTorch ({fw.version}) replaced the CUDA build in {env.executable}",
+                    "This environment had the CUDA build of PyTorch (its companions and CUDA libraries are still "
+                    "installed), but a later `pip install` of another package (a plugin, custom node or "
+                    "requirements.txt) pulled plain `torch` again and pip swapped in the CPU-only build. PyTorch "
+                    "now ignores your GPU.",
+                    f"See the build that fits this machine with `{plan}`, then put it back: "
+                    f"{_torch_install(machine)}; or let gpusetup do it: `gpusetup install --framework pytorch"
+                    f"{target}`. `gpusetup install` finishes by writing gpusetup-constraints.txt into the "
+                    "environment and pointing its pip.conf at it, so a later `pip install <plugin>` can no longer "
+                    "swap torch (with uv: `UV_CONSTRAINT=<env>/gpusetup-constraints.txt`). Without gpusetup: "
+                    "`pip install -c constraints.txt …` with the exact torch version, or `--no-deps` for plugins.",
+                    ev,
+                )
+            ]
+    return []
 
 
 # ------------------------------------------------------------------------------------------- F22
@@ -242,6 +322,9 @@ def cudnn_old(machine: Machine) -> list[Finding]:
     copies = sorted({lib.version for lib in machine.cuda.libraries
                      if lib.name.lower().startswith("libcudnn") and lib.version})
     if not m:
+        structured = _cudnn_from_facts(machine)
+        if structured:
+            return structured
         majors = {".".join(v.split(".")[:2]) for v in copies}
         where = {lib.version: lib.path or lib.source for lib in reversed(machine.cuda.libraries)
                  if lib.name.lower().startswith("libcudnn") and lib.version}
@@ -259,20 +342,113 @@ def cudnn_old(machine: Machine) -> list[Finding]:
             ]
         return []
     loaded, needed = m.group(1), m.group(2)
-    return [
-        make(
-            "cudnn-too-old",
-            Severity.ERROR,
-            f"An older cuDNN ({loaded}) was loaded than the framework was built with ({needed})",
-            "The framework needs cuDNN of the same major version and an equal or higher minor version. Another "
-            "copy of cuDNN earlier on the library path (system install, an old conda package, a wheel such as "
-            "cupy bundling its own) was picked instead.",
-            "Find the copies (`ldconfig -p | grep libcudnn; pip list | grep -i cudnn; conda list cudnn`), remove or "
-            f"reorder the old {loaded} one, and install {needed} or newer of the same major version (e.g. "
-            f"`pip install -U \"nvidia-cudnn-cu12>={needed}\"` for CUDA 12 builds).",
-            grep(machine, _CUDNN_OLD, 2),
-        )
-    ]
+    return [_cudnn_finding(loaded, needed, grep(machine, _CUDNN_OLD, 2))]
+
+
+def _cudnn_finding(loaded: str, needed: str, evidence: list[str], why: str = "", fix: str = "",
+                   verb: str = "was loaded") -> Finding:
+    major = needed.split(".")[0]
+    return make(
+        "cudnn-too-old",
+        Severity.ERROR,
+        f"An older cuDNN ({loaded}) {verb} than the framework was built with ({needed})",
+        why or ("The framework needs cuDNN of the same major version and an equal or higher minor version. "
+                "Another copy of cuDNN earlier on the library path (system install, an old conda package, a wheel "
+                "such as cupy bundling its own) was picked instead."),
+        fix or ("Find the copies (`ldconfig -p | grep libcudnn; pip list | grep -i cudnn; conda list cudnn`), "
+                f"remove or reorder the old {loaded} one, and install {needed} or newer of the same major version "
+                f"(e.g. `pip install -U \"nvidia-cudnn-cu12>={needed}\"` for CUDA 12 builds)."
+                if major != "8" else
+                "Find the copies (`ldconfig -p | grep libcudnn; pip list | grep -i cudnn; conda list cudnn`), "
+                f"remove or reorder the old {loaded} one, and install cuDNN {needed} or a newer 8.x."),
+        evidence,
+    )
+
+
+def _min_version(specs: list[tuple[str, tuple[int, ...]]]) -> tuple[int, ...] | None:
+    lows = [v for op, v in specs if op in ("==", ">=", "~=", ">")]
+    return max(lows) if lows else None
+
+
+def _older(have: tuple[int, ...], want: tuple[int, ...]) -> bool:
+    """Lower than needed, compared on the parts both give (a newer major is a missing library: F22)."""
+    n = min(len(have), len(want), 3)
+    return have[:n] < want[:n]
+
+
+def _dotted_t(t: tuple[int, ...]) -> str:
+    return ".".join(str(p) for p in t)
+
+
+def _cudnn_from_facts(machine: Machine) -> list[Finding]:
+    """cuDNN the framework needs (its wheel's Requires-Dist, or TensorFlow's tested table) vs the copy it gets."""
+    if is_windows(machine) or is_macos(machine):
+        return []
+    wheels = {w.name.lower(): w.version for w in machine.cuda.nvidia_wheels if w.name.lower().startswith("nvidia-cudnn-cu")}
+    ld = [lib for lib in machine.cuda.libraries
+          if lib.name.lower().startswith("libcudnn") and lib.source == "LD_LIBRARY_PATH" and vtuple(lib.version)]
+    for fw in [f for env in machine.python_envs for f in env.frameworks]:
+        parts = requirement_parts(fw.cudnn_requirement)
+        want = _min_version(parts[1]) if parts else None
+        label = f"{fw.name} {fw.version}"
+        if parts and want:
+            pkg = parts[0]
+            need = _dotted_t(want)
+            ev = [f"{label} requires {fw.cudnn_requirement}"]
+            have = wheels.get(pkg)
+            ht = vtuple(have)
+            if ht and _older(ht, want):
+                return [_cudnn_finding(
+                    have or "", need, [*ev, f"installed: {pkg} {have}"],
+                    "The framework's wheel names the cuDNN it was built with, and the pip cuDNN in this environment "
+                    "is older (usually another package's install pinned or downgraded it). The framework refuses "
+                    "it or fails in convolution layers.",
+                    f"Install the version the framework asks for: `pip install \"{fw.cudnn_requirement}\"` (pip "
+                    "then shows which other package wanted the old one).", verb="is installed")]
+            shadow = [lib for lib in ld if (vtuple(lib.version) or (0,))[0] == want[0] and len(
+                vtuple(lib.version) or ()) > 1 and _older(vtuple(lib.version) or (0,), want)]
+            if shadow and (ht is None or not _older(ht, want)):
+                lib = shadow[0]
+                return [_cudnn_finding(
+                    lib.version or "", need,
+                    [*ev, *([f"installed: {pkg} {have}"] if have else []),
+                     f"LD_LIBRARY_PATH puts cuDNN {lib.version} first: {lib.path}"],
+                    "LD_LIBRARY_PATH is searched before the framework's own pip cuDNN, so an older system copy of "
+                    "the same major version is loaded instead of the one the framework was built with.",
+                    "Remove the folder " + (str(Path(lib.path or '').parent) if lib.path else "with the old cuDNN")
+                    + " from LD_LIBRARY_PATH for this environment (e.g. in ~/.bashrc or the activate script), or "
+                    "upgrade that system cuDNN; the pip copy then wins.", verb="comes first on the library path")]
+            loaded = cudnn_version(fw.cudnn) if fw.probed and fw.name.lower() in ("torch", "pytorch") else None
+            lt = vtuple(loaded)
+            if lt and len(lt) > 1 and _older(lt, want):
+                return [_cudnn_finding(loaded or "", need, [*ev, f"{fw.name} loaded cuDNN {loaded} (--deep)"])]
+        elif fw.name.lower() == "tensorflow" and not wheels:
+            need = _tf_tested_cudnn(fw.version)
+            nt = vtuple(need)
+            if not nt:
+                continue
+            order = ld + [lib for lib in machine.cuda.libraries if lib.name.lower().startswith("libcudnn")
+                          and lib.source == "ldconfig" and vtuple(lib.version)]
+            same = [lib for lib in order if (vtuple(lib.version) or (0,))[0] == nt[0]
+                    and len(vtuple(lib.version) or ()) > 1]
+            if same and _older(vtuple(same[0].version) or (0,), nt):
+                lib = same[0]
+                return [_cudnn_finding(lib.version or "", need or "", [
+                    f"{label} was tested with cuDNN {need}",
+                    f"first cuDNN {nt[0]} the loader finds ({lib.source}): {lib.version} at {lib.path}"],
+                    verb="is the one the loader finds")]
+    return []
+
+
+def _tf_tested_cudnn(version: str | None) -> str | None:
+    t = vtuple(version)
+    if not t or len(t) < 2:
+        return None
+    for row in compat_table("tensorflow", "tested_configs"):
+        rt = vtuple(str(row.get("version") or ""))
+        if rt and rt[:2] == t[:2] and row.get("cudnn"):
+            return str(row["cudnn"])
+    return None
 
 
 # ------------------------------------------------------------------------------------------- F24
