@@ -67,7 +67,7 @@ def _torch_install(machine: Machine) -> str:
 def torch_cpu(machine: Machine) -> list[Finding]:
     if is_macos(machine):
         return []
-    if grep(machine, _CONDA_CPU, 1) or grep(machine, _REPLACED, 1) or _replaced_from_facts(machine):
+    if grep(machine, _CONDA_CPU, 1) or grep(machine, _REPLACED, 1) or _replaced_candidate(machine):
         return []  # F20 / F21 explain the CPU build more precisely
     cpu = [fw for fw in torch_installs(machine)
            if (is_cpu_build(fw) or (fw.probed and not fw.build_cuda and not fw.build_rocm))
@@ -191,48 +191,59 @@ def _later(a: str | None, b: str | None, minutes: int = 10) -> bool:
     return (ta - tb).total_seconds() > minutes * 60
 
 
-def _replaced_from_facts(machine: Machine) -> list[Finding]:
+def _replaced_candidate(machine: Machine) -> tuple[PythonEnv, FrameworkInstall, list[str]] | None:
+    """The environment whose CPU torch replaced a CUDA one on a machine with a usable GPU (else None)."""
     if is_macos(machine) or not _gpu_usable(machine):
-        return []
+        return None
     for env in machine.python_envs:
         for fw in env.frameworks:
             if fw.name.lower() not in ("torch", "pytorch") or not is_cpu_build(fw) or \
                     (fw.installer or "").lower() == "conda":
                 continue
             signs = replacement_signs(machine, env, fw)
-            if not signs:
-                continue
-            ev = [f"{fw.name} {fw.version} is the CPU-only build"
-                  + (f" (installed {fw.installed_at.replace('T', ' ').rstrip('Z')} UTC)" if fw.installed_at else "")]
-            ev += signs
-            ev += [f"{c.name} was installed earlier, {c.installed_at.replace('T', ' ').rstrip('Z')} UTC"
-                   for c in env.companions if c.installed_at and _later(fw.installed_at, c.installed_at)][:1]
-            ev += [g for g in (f"GPU: {machine.nvidia_gpus[0].name}" if machine.nvidia_gpus[0].name else "",
-                               f"NVIDIA driver {driver_version(machine)}" if driver_version(machine) else "") if g]
-            plan = "gpusetup plan --framework pytorch" + (f" --python {'.'.join(env.version.split('.')[:2])}"
-                                                        if env.version else "")
-            target = ""
-            if env.is_venv and env.executable:
-                target = f" --target venv:{Path(env.executable).parent.parent}"
-            return [
-                make(
-                    "cuda-build-replaced",
-                    Severity.ERROR,
-                    f"A CPU-only PyTorch ({fw.version}) replaced the CUDA build in {env.executable}",
-                    "This environment had the CUDA build of PyTorch (its companions and CUDA libraries are still "
-                    "installed), but a later `pip install` of another package (a plugin, custom node or "
-                    "requirements.txt) pulled plain `torch` again and pip swapped in the CPU-only build. PyTorch "
-                    "now ignores your GPU.",
-                    f"See the build that fits this machine with `{plan}`, then put it back: "
-                    f"{_torch_install(machine)}; or let gpusetup do it: `gpusetup install --framework pytorch"
-                    f"{target}`. `gpusetup install` finishes by writing gpusetup-constraints.txt into the "
-                    "environment and pointing its pip.conf at it, so a later `pip install <plugin>` can no longer "
-                    "swap torch (with uv: `UV_CONSTRAINT=<env>/gpusetup-constraints.txt`). Without gpusetup: "
-                    "`pip install -c constraints.txt …` with the exact torch version, or `--no-deps` for plugins.",
-                    ev,
-                )
-            ]
-    return []
+            if signs:
+                return env, fw, signs
+    return None
+
+
+def _replaced_from_facts(machine: Machine) -> list[Finding]:
+    found = _replaced_candidate(machine)
+    if found is None:
+        return []
+    env, fw, signs = found
+    ev = [f"{fw.name} {fw.version} is the CPU-only build"
+          + (f" (installed {fw.installed_at.replace('T', ' ').rstrip('Z')} UTC)" if fw.installed_at else "")]
+    ev += signs
+    ev += [f"{c.name} was installed earlier, {c.installed_at.replace('T', ' ').rstrip('Z')} UTC"
+           for c in env.companions if c.installed_at and _later(fw.installed_at, c.installed_at)][:1]
+    ev += [g for g in (f"GPU: {machine.nvidia_gpus[0].name}" if machine.nvidia_gpus[0].name else "",
+                       f"NVIDIA driver {driver_version(machine)}" if driver_version(machine) else "") if g]
+    plan = "gpusetup plan --framework pytorch" + (f" --python {'.'.join(env.version.split('.')[:2])}"
+                                                if env.version else "")
+    target = ""
+    exe = Path(env.executable or "")
+    if env.is_conda and env.executable:
+        target = f" --target conda:{(exe.parent.parent if exe.parent.name == 'bin' else exe.parent).name}"
+    elif env.is_venv and env.executable:
+        target = f" --target venv:{exe.parent.parent}"
+    return [
+        make(
+            "cuda-build-replaced",
+            Severity.ERROR,
+            f"A CPU-only PyTorch ({fw.version}) replaced the CUDA build in {env.executable}",
+            "This environment had the CUDA build of PyTorch (its companions and CUDA libraries are still "
+            "installed), but a later `pip install` of another package (a plugin, custom node or "
+            "requirements.txt) pulled plain `torch` again and pip swapped in the CPU-only build. PyTorch "
+            "now ignores your GPU.",
+            f"See the build that fits this machine with `{plan}`, then put it back: "
+            f"{_torch_install(machine)}; or let gpusetup do it: `gpusetup install --framework pytorch"
+            f"{target}`. `gpusetup install` finishes by writing gpusetup-constraints.txt into the "
+            "environment and pointing its pip.conf at it, so a later `pip install <plugin>` can no longer "
+            "swap torch (with uv: `UV_CONSTRAINT=<env>/gpusetup-constraints.txt`). Without gpusetup: "
+            "`pip install -c constraints.txt …` with the exact torch version, or `--no-deps` for plugins.",
+            ev,
+        )
+    ]
 
 
 # ------------------------------------------------------------------------------------------- F22
