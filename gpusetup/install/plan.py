@@ -168,7 +168,8 @@ def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host
     kind, _, where = target.partition(":")
     if kind == "venv" and where:
         windows = os_name == "windows"
-        venv = PureWindowsPath(where) if windows else Path(where).expanduser()
+        # A portable plan (--script, --for) runs in someone else's home: keep "~" for the script to expand.
+        venv = PureWindowsPath(where) if windows else (Path(where) if portable else Path(where).expanduser())
         if not windows and not portable:
             venv = Path(venv).absolute()
         py = str(venv / ("Scripts/python.exe" if windows else "bin/python"))

@@ -18,6 +18,30 @@ def _ps_quote(arg: str) -> str:
     return "'" + arg.replace("'", "''") + "'"
 
 
+def _home_relative(arg: str) -> str | None:
+    """The rest of a ``~/…`` (or ``~\\…``) path, or None: quoting would stop the shell expanding ``~``, and the
+    script runs in the home of whoever runs it, not of the machine that wrote it."""
+    if arg == "~":
+        return ""
+    if arg.startswith(("~/", "~\\")):
+        return arg[2:]
+    return None
+
+
+def _sh_word(arg: str) -> str:
+    rest = _home_relative(arg)
+    if rest is None:
+        return shlex.quote(arg)
+    return '"$HOME"' + (shlex.quote("/" + rest) if rest else "")
+
+
+def _ps_word(arg: str) -> str:
+    rest = _home_relative(arg)
+    if rest is None:
+        return _ps_quote(arg)
+    return f"(Join-Path $HOME {_ps_quote(rest)})" if rest else "$HOME"
+
+
 def render_script(plan: Plan, shell: str = "bash") -> str:
     if shell in ("bash", "sh"):
         return _bash(plan)
@@ -62,13 +86,13 @@ def _bash(plan: Plan) -> str:
             continue
         argv = list(s.argv)
         if argv[0] == "bash" and len(argv) > 1 and argv[1] in embedded:
-            words = ["bash", f'"$gpusetup_dir/{embedded[argv[1]]}"'] + [shlex.quote(a) for a in argv[2:]]
+            words = ["bash", f'"$gpusetup_dir/{embedded[argv[1]]}"'] + [_sh_word(a) for a in argv[2:]]
         else:
-            words = [shlex.quote(a) for a in argv]
+            words = [_sh_word(a) for a in argv]
         prefix = "sudo " if s.needs_root else ""
         out.append(prefix + " ".join(words))
         if s.undo:
-            out.append("# undo: " + " ".join(shlex.quote(a).replace("\n", " ") for a in s.undo)[:300])
+            out.append("# undo: " + " ".join(_sh_word(a).replace("\n", " ") for a in s.undo)[:300])
     out += ["", "echo 'All steps finished.'", ""]
     return "\n".join(out)
 
@@ -94,7 +118,7 @@ def _powershell(plan: Plan) -> str:
             continue
         if s.needs_root:
             out.append("# needs an Administrator PowerShell")
-        out.append("& " + " ".join(_ps_quote(a) for a in s.argv))
+        out.append("& " + " ".join(_ps_word(a) for a in s.argv))
         out.append(f"if ($LASTEXITCODE -ne 0) {{ throw {_ps_quote(f'Step {i} ({s.title}) failed')} + \" (exit code $LASTEXITCODE)\" }}")
     out += ["", "Write-Host 'All steps finished.'", ""]
     return "\n".join(out)
