@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gpusetup.model import FrameworkInstall, Gpu, Library, Machine, PythonEnv, Reading, Toolkit
+from gpusetup.model import FrameworkInstall, Gpu, Library, Machine, PipPackage, PythonEnv, Reading, Toolkit
 
 MAX_LINES = 5000  # lines of one input kept as messages for the rules
 
@@ -287,15 +287,26 @@ _FRAMEWORK_NAMES = {"torch": "torch", "pytorch": "torch", "tensorflow": "tensorf
                     "onnxruntime": "onnxruntime"}
 
 
+_COMPANIONS = {"torchvision", "torchaudio", "torchtext", "xformers"}
+
+
 def _package_lists(text: str, ex: Extraction) -> None:
     for name, version in _PIP_LINE.findall(text):
-        key = _FRAMEWORK_NAMES.get(name.lower())
+        low = name.lower()
+        key = _FRAMEWORK_NAMES.get(low)
         if key:
             fw = ex.framework(key)
             fw.version = fw.version or version
             fw.installer = fw.installer or "pip"
-        elif name.lower().startswith(("jax-cuda", "jax_cuda")):
-            ex.framework(name.lower())
+        elif low.startswith(("jax-cuda", "jax_cuda")):
+            ex.framework(low)
+        elif low in _COMPANIONS:
+            # their +cuXXX tag shows which torch build the environment had (a later CPU torch replaced it: F21)
+            env = _env(ex)
+            if not any(c.name == low for c in env.companions):
+                env.companions.append(PipPackage(low, version))
+        elif low.startswith("nvidia-") and not any(w.name == low for w in ex.machine.cuda.nvidia_wheels):
+            ex.machine.cuda.nvidia_wheels.append(PipPackage(low, version))
     for name, version, build in _CONDA_LINE.findall(text):
         key = _FRAMEWORK_NAMES.get(name.lower())
         if key and build != "pypi" and not build.startswith("pypi"):
@@ -303,6 +314,12 @@ def _package_lists(text: str, ex: Extraction) -> None:
             fw.version = fw.version or version
             fw.installer = "conda"
             fw.build = build
+
+
+def _env(ex: Extraction) -> PythonEnv:
+    if not ex.machine.python_envs:
+        ex.machine.python_envs.append(PythonEnv(executable=f"(from {ex.name})"))
+    return ex.machine.python_envs[0]
 
 
 # ------------------------------------------------------------------------------ other structured bits
