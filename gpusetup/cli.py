@@ -68,7 +68,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "--diagnose" in argv:
         argv = ["diagnose", *[a for a in argv if a != "--diagnose"]]
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help/--version (0) or a bad argument (3, see _Parser): an exit code, like handlers
+        return int(exc.code or 0) if isinstance(exc.code, (int, type(None))) else EXIT_TOOL
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",

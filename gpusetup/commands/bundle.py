@@ -45,6 +45,10 @@ def run(args: argparse.Namespace) -> int:
         print("\nplus: lspci for each GPU, /proc/driver/nvidia/gpus/*, and gpusetup's own logs and install journals.")
         print("Nothing was collected. Private data is removed before zipping unless --no-redact is given.")
         return 0
+    from gpusetup.commands.diagnose import prepare_output
+
+    out = args.output or f"gpusetup-bundle-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}.zip"
+    prepare_output(out, example="bundle.zip")  # checked before the slow detection and collection
     machine = detect(ctx)
     report = Report(machine=machine, findings=evaluate(machine))
     if not args.no_plan:
@@ -55,7 +59,6 @@ def run(args: argparse.Namespace) -> int:
             from gpusetup.rules.report_level import evaluate_report
 
             report.findings = evaluate_report(report)  # adds findings from the measurements
-    out = args.output or f"gpusetup-bundle-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}.zip"
     if args.no_redact:
         print("gpusetup: --no-redact: the bundle keeps names, addresses, serials and ids. Share it only with people you trust.", file=sys.stderr)
     try:

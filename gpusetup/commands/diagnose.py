@@ -40,6 +40,8 @@ def run(args: argparse.Namespace) -> int:
     from gpusetup.rules import evaluate
 
     fmt = "json" if args.json else (args.format or "text")
+    if args.output:
+        prepare_output(args.output)  # a bad -o is reported before the detection, not after it
     ctx = ProbeContext(python=args.python, deep=args.deep, timeout=args.timeout)
     try:
         machine = detect(ctx)
@@ -59,18 +61,36 @@ def run(args: argparse.Namespace) -> int:
     return report.worst.exit_code
 
 
+def prepare_output(path: Path | str, example: str = "report.txt") -> Path:
+    """Check that ``path`` can be a new file and create its missing folders. A folder given as the file, or a
+    file where a folder should be, becomes a :class:`gpusetup.cli.ToolError` in plain words, before any work."""
+    from gpusetup.cli import ToolError
+
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise ToolError(f"cannot write {path}: it is a folder. Give a file name, e.g. {path / example}")
+    existing = path.parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ToolError(f"cannot write {path}: {existing} is a file, not a folder. Choose another place.")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ToolError(f"cannot write {path}: {exc.strerror or exc}. Nothing was written; choose a folder you "
+                        "can write to.") from exc
+    return path
+
+
 def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
     """Write via a temporary file and rename, so an interrupted or failed write never leaves half a file,
     a stray temporary file, or a damaged earlier copy. ``mode`` sets the permissions (e.g. 0o755 for scripts).
     Raises :class:`gpusetup.cli.ToolError` with the reason in plain words."""
     from gpusetup.cli import ToolError
 
-    path = Path(path).expanduser()
-    if path.is_dir():
-        raise ToolError(f"cannot write {path}: it is a folder. Give a file name, e.g. {path / 'report.txt'}")
+    path = prepare_output(path)
     tmp = path.with_name(f".{path.name}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(text, encoding="utf-8")
         if mode is not None:
             tmp.chmod(mode)

@@ -41,6 +41,10 @@ def run(args: argparse.Namespace) -> int:
     from gpusetup.selftest import SelfTestEnv, run_selftest
     from gpusetup.selftest.text import format_text
 
+    if args.output:
+        from gpusetup.commands.diagnose import prepare_output
+
+        prepare_output(args.output, example="selftest.txt")  # before the measurements, not after them
     token = CancelToken()
     quiet = args.json or not sys.stderr.isatty()
 

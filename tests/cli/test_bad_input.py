@@ -1,0 +1,363 @@
+"""Bad input gets a clear error and loses nothing: every command, driven as a careless user would.
+
+Each test names the input, checks the exit code (3 when gpusetup could not run as asked), that the message
+says what is wrong in words (never a Python traceback), and that nothing was written or changed on disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gpusetup.cli import main
+from gpusetup.resources import resource
+
+DEMO = resource("demo", "rtx3060.json")
+
+
+@pytest.fixture(autouse=True)
+def _sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run in an empty folder with gpusetup's own files kept inside it and no display."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GPUSETUP_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("GPUSETUP_STATE_DIR", raising=False)
+    for var in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr("sys.stdin", open(os.devnull))  # noqa: SIM115 - no terminal: nothing can be confirmed
+
+
+def _run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
+    try:
+        rc = main(list(argv))
+    except SystemExit as exc:  # argparse errors exit through parser.exit()
+        rc = int(exc.code or 0)
+    cap = capsys.readouterr()
+    assert "Traceback" not in cap.err + cap.out
+    return rc, cap.out, cap.err
+
+
+def _files(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if "home" not in p.relative_to(root).parts}
+
+
+# --------------------------------------------------------------------------------------- --for FILE
+
+BAD_MACHINE_FILES = {
+    "empty": (b"", "the file is empty"),
+    "not-json": (b"{not json", "not valid JSON"),
+    "a-list": (b"[1, 2, 3]", "expected a JSON object"),
+    "not-utf8": (b"\x80\x81\xfe garbage", "not a text file"),
+    "huge-number": (b'{"os": ' + b"1" * 5000 + b"}", "not a JSON file gpusetup can read"),
+    "nested-too-deep": (b"[" * 100_000 + b"]" * 100_000, "not a JSON file gpusetup can read"),
+    "wrong-shape": (b'{"machine": {"gpus": "x", "system": {}}}', "does not match its format"),
+}
+
+FOR_COMMANDS = {
+    "plan": ["plan"],
+    "install": ["install", "--dry-run"],
+    "docker": ["docker", "--framework", "pytorch", "--out", "out"],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_MACHINE_FILES))
+@pytest.mark.parametrize("command", sorted(FOR_COMMANDS))
+def test_for_a_bad_machine_file(kind: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    data, words = BAD_MACHINE_FILES[kind]
+    (tmp_path / "m.json").write_bytes(data)
+    before = _files(tmp_path)
+    rc, out, err = _run(capsys, *FOR_COMMANDS[command], "--for", "m.json")
+    assert rc == 3 and err.startswith("gpusetup: --for m.json:") and words in err
+    assert _files(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", sorted(FOR_COMMANDS))
+@pytest.mark.parametrize("kind", ["missing", "folder"])
+def test_for_a_missing_file_or_a_folder(kind: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    if kind == "folder":
+        (tmp_path / "m.json").mkdir()
+    rc, _, err = _run(capsys, *FOR_COMMANDS[command], "--for", "m.json")
+    assert rc == 3
+    assert ("no such file" if kind == "missing" else "is a folder, not a file") in err
+    assert "gpusetup diagnose --json" in err  # says what to give instead
+    assert not (tmp_path / "out").exists()
+
+
+def test_for_another_machine_is_never_installed_here(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    rc, out, err = _run(capsys, "install", "--for", str(DEMO), "--yes", "--target", f"venv:{tmp_path / 'env'}")
+    assert rc == 3 and "--for plans for another machine" in err and "Install plan" in out
+    assert not (tmp_path / "env").exists()
+
+
+def test_script_for_another_machine_uses_that_machines_home(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    windows = tmp_path / "win.json"
+    windows.write_text(json.dumps({"os": "windows", "driver": "572.16", "python": "3.12",
+                                   "gpus": [{"vendor": "nvidia", "name": "NVIDIA GeForce RTX 3060"}]}))
+    assert _run(capsys, "install", "--for", str(DEMO), "--script", "linux.sh")[0] == 0
+    assert _run(capsys, "install", "--for", str(windows), "--script", "win.ps1")[0] == 0
+    sh, ps1 = (tmp_path / "linux.sh").read_text(), (tmp_path / "win.ps1").read_text()
+    assert '"$HOME"/gpu-env/bin/python -m pip install' in sh and str(Path.home()) + "/gpu-env" not in sh
+    assert "(Join-Path $HOME 'gpu-env\\Scripts\\python.exe')" in ps1 and "'~\\gpu-env" not in ps1
+    assert subprocess.run(["bash", "-n", str(tmp_path / "linux.sh")]).returncode == 0
+
+
+# ------------------------------------------------------------------------------------------ numbers
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["diagnose", "--timeout", "0"], "must be a number above 0"),
+        (["diagnose", "--timeout", "nan"], "must be a number above 0"),
+        (["diagnose", "--timeout", "inf"], "must be a number above 0"),
+        (["diagnose", "--timeout", "soon"], "is not a number"),
+        (["bundle", "--size-cap", "-5"], "must be a number above 0"),
+        (["bundle", "--size-cap", "nan"], "must be a number above 0"),
+        (["db", "update", "--timeout", "0"], "must be a number above 0"),
+        (["plan", "--gpu", "-1"], "GPU numbers start at 0"),
+        (["install", "--dry-run", "--gpu", "-1"], "GPU numbers start at 0"),
+        (["selftest", "--device", "-1"], "GPU numbers start at 0"),
+        (["selftest", "--device", "first"], "is not a GPU number"),
+        (["docker", "--framework", "pytorch", "--gpus", "0"], "--gpus must be 1 or more"),
+        (["plan", "--for", str(DEMO), "--gpu", "4"], "this machine has GPU 0"),
+        (["plan", "--for", str(resource("demo", "no-gpu.json")), "--gpu", "1"], "no GPU was found"),
+        (["plan", "-f", "caffe"], "invalid choice: 'caffe'"),
+        (["install", "--for", str(DEMO), "--dry-run", "--cuda-toolkit", "abc"], "must be a CUDA version like 12.6"),
+    ],
+)
+def test_bad_numbers_and_names(argv: list[str], words: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    rc, _, err = _run(capsys, *argv)
+    assert rc == 3 and words in err
+    assert _files(tmp_path) == set()
+
+
+@pytest.mark.parametrize("command", ["diagnose", "selftest", "bundle"])
+@pytest.mark.parametrize("kind", ["missing", "folder"])
+def test_python_that_is_not_there(command: str, kind: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "venv").mkdir()
+    path = "no/such/python" if kind == "missing" else "venv"
+    rc, _, err = _run(capsys, command, "--python", path)
+    assert rc == 3 and ("no such file" if kind == "missing" else "is a folder") in err
+    assert _files(tmp_path) == {"venv"}  # no bundle, no report
+
+
+# --------------------------------------------------------------------------------------- -o FILE
+
+OUTPUT_COMMANDS = {
+    "diagnose": ["diagnose", "-o"],
+    "analyze": ["analyze", "in.txt", "-o"],
+    "install-script": ["install", "--for", str(DEMO), "--script"],
+    "bundle": ["bundle", "--no-plan", "-o"],
+}
+
+
+@pytest.fixture
+def analyze_input(tmp_path: Path) -> None:
+    (tmp_path / "in.txt").write_text("RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+
+
+@pytest.mark.usefixtures("analyze_input")
+@pytest.mark.parametrize("command", sorted(OUTPUT_COMMANDS))
+@pytest.mark.parametrize("where", ["a-folder", "under-a-file"])
+def test_output_where_no_file_can_be_written(command: str, where: str, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "mine.txt").write_text("keep me")
+    (tmp_path / "plain-file").write_text("keep me too")
+    target = "taken" if where == "a-folder" else "plain-file/out.txt"
+    before = _files(tmp_path)
+    rc, _, err = _run(capsys, *OUTPUT_COMMANDS[command], target)
+    assert rc == 3 and "cannot write" in err
+    assert ("it is a folder" if where == "a-folder" else "plain-file is a file, not a folder") in err
+    assert _files(tmp_path) == before  # no .tmp or .partial file left behind
+    assert (tmp_path / "taken" / "mine.txt").read_text() == "keep me"
+    assert (tmp_path / "plain-file").read_text() == "keep me too"
+
+
+def test_selftest_output_into_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpusetup.model import SelfTestResult
+
+    monkeypatch.setattr("gpusetup.selftest.run_selftest", lambda *a, **k: SelfTestResult(mode="quick"))
+    (tmp_path / "taken").mkdir()
+    rc, _, err = _run(capsys, "selftest", "-o", "taken")
+    assert rc == 3 and "cannot write" in err and "it is a folder" in err
+    assert _files(tmp_path) == {"taken"}
+
+
+def test_write_atomic_keeps_the_old_file_when_the_write_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpusetup.cli import ToolError
+    from gpusetup.commands.diagnose import write_atomic
+
+    target = tmp_path / "report.txt"
+    target.write_text("old report")
+
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("os.replace", full_disk)
+    with pytest.raises(ToolError, match="No space left on device"):
+        write_atomic(target, "new report")
+    assert target.read_text() == "old report" and sorted(p.name for p in tmp_path.iterdir()) == ["report.txt"]
+
+
+def test_a_cancelled_bundle_leaves_no_partial_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpusetup.bundle.collect import build_bundle
+    from gpusetup.model import Machine, Report
+
+    def interrupted(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("gpusetup.bundle.collect._collect", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        build_bundle(tmp_path / "b.zip", Report(Machine()))
+    assert list(tmp_path.glob("*b.zip*")) == []
+
+
+# ------------------------------------------------------------------------------------------ analyze
+
+
+@pytest.mark.parametrize(("content", "words"), [(b"", "is empty"), (b"  \n\n", "is empty"),
+                                                (b"\x00\x01\x02ELF" * 50, "binary file")])
+def test_analyze_input_with_nothing_to_read(content: bytes, words: str, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "sent.txt").write_bytes(content)
+    rc, out, err = _run(capsys, "analyze", "sent.txt")
+    assert rc == 3 and words in err and "No known problem" not in out
+
+
+# ------------------------------------------------------------------------------------ last resort
+
+
+def test_an_unexpected_error_is_reported_in_words(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    def broken(args: object) -> int:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("gpusetup.commands.db.run_info", broken)
+    rc, _, err = _run(capsys, "db", "info")
+    assert rc == 3 and "internal error" in err and "boom" in err and "-v" in err
+
+
+def test_an_unreadable_place_is_reported_in_words(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "state").write_text("a file where the install journal folder should be")
+    rc, _, err = _run(capsys, "install", "--yes", "--no-network-check", "--target", f"venv:{tmp_path / 'env'}",
+                      "--state-dir", str(tmp_path / "state" / "journal"))
+    assert rc == 3 and "state/journal" in err and "Not a directory" in err
+    assert not (tmp_path / "env").exists()
+
+
+# ------------------------------------------------------------------------------------------ install
+
+
+def test_install_without_a_terminal_asks_for_yes(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    rc, out, err = _run(capsys, "install", "--no-network-check", "--target", f"venv:{tmp_path / 'env'}")
+    assert rc == 3 and "Install plan" in out and "add --yes" in err
+    assert not (tmp_path / "env").exists() and not (tmp_path / "home").exists()
+
+
+def test_install_into_a_read_only_place_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture) -> None:
+    real_access = os.access
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if Path(p) == ro else real_access(p, mode, **kw))
+    rc, _, err = _run(capsys, "install", "--yes", "--no-network-check", "--target", f"venv:{ro / 'env'}",
+                      "--state-dir", str(tmp_path / "state"))
+    assert rc == 2 and f"Cannot write to {ro}" in err and "--target venv:PATH" in err and "Nothing was changed" in err
+    assert list(ro.iterdir()) == []
+
+
+def test_install_journal_follows_gpusetup_home(tmp_path: Path) -> None:
+    from gpusetup.install import default_state_dir
+    from gpusetup.paths import state_dir
+
+    assert default_state_dir() == state_dir() / "install" and str(default_state_dir()).startswith(str(tmp_path))
+
+
+# ------------------------------------------------------------------------------------ docker, db, gui
+
+
+def test_docker_never_overwrites_a_different_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "Dockerfile").write_text("FROM my-own-image\n")
+    rc, _, err = _run(capsys, "docker", "--framework", "pytorch", "--for", str(DEMO), "--out", "proj")
+    assert rc == 3 and "Dockerfile" in err and "--force" in err
+    assert (tmp_path / "proj" / "Dockerfile").read_text() == "FROM my-own-image\n"
+    assert _files(tmp_path) == {"proj", "proj/Dockerfile"}
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.network
+def test_db_update_from_a_closed_port_keeps_the_data(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    rc, out, err = _run(capsys, "db", "update", "--url", f"http://127.0.0.1:{_closed_port()}/", "--timeout", "2")
+    assert rc == 2 and "could not download" in out and "keeps using its built-in data" in out
+    assert _files(tmp_path) == set()
+    assert _run(capsys, "db", "info")[0] == 0
+
+
+def test_gui_without_a_display(capsys: pytest.CaptureFixture) -> None:
+    pytest.importorskip("PySide6")
+    rc, _, err = _run(capsys, "gui")
+    assert rc == 3 and "no display found" in err and "gpusetup diagnose" in err
+
+
+# -------------------------------------------------------------------------------------------- Ctrl-C
+
+
+def _interrupt(argv: list[str], tmp_path: Path, wait_for: str) -> tuple[int, str, str]:
+    """Start gpusetup with a hung nvidia-smi on PATH, press Ctrl-C once ``wait_for`` shows on stderr (or after
+    1.5 s), and return (exit code, stdout, stderr)."""
+    fake = tmp_path / "bin"
+    fake.mkdir(exist_ok=True)
+    (tmp_path / "home").mkdir(exist_ok=True)
+    (fake / "nvidia-smi").write_text(f"#!/bin/sh\necho $$ >> {tmp_path / 'home' / 'pids'}\nexec sleep 10\n")
+    (fake / "nvidia-smi").chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}", "GPUSETUP_HOME": str(tmp_path / "home"),
+           "PYTHONUNBUFFERED": "1"}
+    for var in ("DISPLAY", "WAYLAND_DISPLAY"):
+        env.pop(var, None)
+    proc = subprocess.Popen([sys.executable, "-m", "gpusetup", *argv], cwd=tmp_path, env=env, text=True,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+        pids = tmp_path / "home" / "pids"  # the hung nvidia-smi processes it left behind
+        for pid in pids.read_text().split() if pids.exists() else []:
+            with contextlib.suppress(OSError):
+                os.kill(int(pid), signal.SIGKILL)
+    assert wait_for in err
+    return proc.returncode, out, err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["diagnose", "-o", "report.txt"], ["install", "--dry-run", "--no-network-check"], ["plan"],
+     ["bundle", "--no-plan", "-o", "b.zip"]],
+    ids=["diagnose", "install-dry-run", "plan", "bundle"],
+)
+def test_ctrl_c_during_detection(argv: list[str], tmp_path: Path) -> None:
+    rc, out, err = _interrupt(argv, tmp_path, "")
+    assert rc == 130 and "cancelled" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name not in ("bin", "home")) == []
+
+
+def test_ctrl_c_during_selftest(tmp_path: Path) -> None:
+    rc, out, err = _interrupt(["selftest", "--full", "-o", "st.txt"], tmp_path, "Stopping after the current step")
+    assert rc == 130 and "Traceback" not in err
+    assert not list(tmp_path.glob(".st.txt*"))  # either the partial result or nothing, never half a file
