@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     if args.command is None:
-        if _display_available() and "gui" in parser._subparsers._group_actions[0].choices:  # type: ignore[union-attr]
+        if display_available() and "gui" in parser._subparsers._group_actions[0].choices:  # type: ignore[union-attr]
             args = parser.parse_args(["gui"])
         else:
             args = parser.parse_args(["diagnose"])
@@ -112,7 +112,8 @@ def gui_main() -> int:
     return main(["gui"])
 
 
-def _display_available() -> bool:
+def display_available() -> bool:
+    """Whether a window can open: always on Windows and macOS, elsewhere when X11 or Wayland is there."""
     if sys.platform in ("win32", "darwin"):
         return True
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))

@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import importlib.util
 
-    from gpusetup.cli import EXIT_TOOL, ToolError
+    from gpusetup.cli import EXIT_TOOL, ToolError, display_available
 
     if importlib.util.find_spec("PySide6") is None:  # only gpusetup/gui imports Qt itself
         raise ToolError("the wizard needs PySide6, which is not installed. Install it with: pip install PySide6-Essentials")
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ToolError(f"--screenshots {out}: cannot create the folder ({exc.strerror})") from exc
-        if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) and sys.platform.startswith("linux"):
+        if not display_available():
             os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
         from gpusetup.gui.screenshots import ScreenshotError, render_all
 
@@ -57,8 +57,7 @@ def run(args: argparse.Namespace) -> int:
         for path in saved:
             print(path)
         return 0
-    headless = sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-    if headless and not os.environ.get("QT_QPA_PLATFORM"):
+    if not display_available() and not os.environ.get("QT_QPA_PLATFORM"):
         raise ToolError(
             "no display found (DISPLAY and WAYLAND_DISPLAY are not set), so the wizard cannot open a window. "
             "Run `gpusetup diagnose` for the text report, or log in to the desktop and start it there."

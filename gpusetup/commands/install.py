@@ -10,7 +10,6 @@ import argparse
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -159,11 +158,13 @@ def _script_preview(step: Any, machine: Any, foreign: bool) -> list[str]:
         argv += ["--os-release", tmp.name, "--assume-fresh"]
         if machine.system.wsl:
             argv += ["--wsl", "yes"]
+    from gpusetup.runner import SubprocessRunner
+
     try:
-        res = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        res = SubprocessRunner().run(argv, timeout=30)
         out = (res.stdout + res.stderr).rstrip().splitlines()
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        out = [f"(could not preview the script: {exc})"]
+        if res.error and not out:
+            out = [f"(could not preview the script: {res.error})"]
     finally:
         if tmp:
             os.unlink(tmp.name)

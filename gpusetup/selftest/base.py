@@ -64,6 +64,14 @@ class RunCtx:
     clock_samples: list[int] = field(default_factory=list)  # SM MHz read while kernels ran
     notes: list[str] = field(default_factory=list)
 
+    def sample_clock(self) -> None:
+        """Record the SM clock now (while a kernel runs), to judge a result against the clock it ran at."""
+        if self.telemetry is None:
+            return
+        mhz = self.telemetry.sample().sm_clock_mhz
+        if mhz:
+            self.clock_samples.append(mhz)
+
     def step(self, label: str, fraction: float | None = None) -> None:
         self.cancel.raise_if_cancelled()
         self.progress(label, fraction)

@@ -204,7 +204,7 @@ def _one(ctx: RunCtx, blas: Cublas, handle: ctypes.c_void_p, stream: int, start:
             s.record(start, stream)
             for _ in range(ctx.sizes.cublas_loops):
                 gemm()
-            _sample_clock(ctx)
+            ctx.sample_clock()
             s.record(stop, stream)
             ms = s.elapsed_ms(start, stop)
             if ms > 0:
@@ -258,11 +258,3 @@ def _rate(ctx: RunCtx, m: Measurement, kind: str, test: str, dtype: str, n: int)
     band = specs.band(test, segment, basis)
     verdict, reason = peaks.judge(m.fraction, band, what)
     m.verdict, m.reason = verdict, f"{what}: {reason}; peak from {rated.detail}"
-
-
-def _sample_clock(ctx: RunCtx) -> None:
-    if ctx.telemetry is None:
-        return
-    mhz = ctx.telemetry.sample().sm_clock_mhz
-    if mhz:
-        ctx.clock_samples.append(mhz)

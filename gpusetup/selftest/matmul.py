@@ -118,7 +118,7 @@ def run(ctx: RunCtx) -> list[Measurement]:
         s.record(start, stream)
         for _ in range(loops):
             gemm(d_c1)
-        _sample_clock(ctx)
+        ctx.sample_clock()
         s.record(stop, stream)
         ms = s.elapsed_ms(start, stop)
         if ms > 0:
@@ -155,7 +155,7 @@ def run(ctx: RunCtx) -> list[Measurement]:
         s.launch(compare, (blocks, 1, 1), (threads, 1, 1),
                  [cudadrv.CUdeviceptr(d_c0), cudadrv.CUdeviceptr(d_c1), ctypes.c_uint64(words),
                   cudadrv.CUdeviceptr(d_counts)], stream)
-        _sample_clock(ctx)
+        ctx.sample_clock()
         s.sync_stream(stream)
         s.dtoh(ctypes.addressof(counts), d_counts, 8)
         if counts[0] or counts[1]:
@@ -177,11 +177,3 @@ def run(ctx: RunCtx) -> list[Measurement]:
     for p in (d_a, d_b, d_c0, d_c1, d_counts):
         s.free(p)
     return out
-
-
-def _sample_clock(ctx: RunCtx) -> None:
-    if ctx.telemetry is None:
-        return
-    mhz = ctx.telemetry.sample().sm_clock_mhz
-    if mhz:
-        ctx.clock_samples.append(mhz)
