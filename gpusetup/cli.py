@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    for stream in (sys.stdout, sys.stderr):  # a terminal that cannot show "—" or 中文 gets "?", not a crash
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
     if "--diagnose" in argv:
         argv = ["diagnose", *[a for a in argv if a != "--diagnose"]]
     parser = build_parser()

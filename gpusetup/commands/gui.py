@@ -41,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
             raise ToolError(f"--fake-machine {args.fake_machine}: unknown; choose one of {', '.join(demo_kinds())}")
     if args.screenshots:
         out = Path(args.screenshots).expanduser()
+        if out.exists() and not out.is_dir():
+            raise ToolError(f"--screenshots {out}: that is a file; give a folder for the pictures")
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

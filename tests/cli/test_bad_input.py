@@ -361,3 +361,33 @@ def test_ctrl_c_during_selftest(tmp_path: Path) -> None:
     rc, out, err = _interrupt(["selftest", "--full", "-o", "st.txt"], tmp_path, "Stopping after the current step")
     assert rc == 130 and "Traceback" not in err
     assert not list(tmp_path.glob(".st.txt*"))  # either the partial result or nothing, never half a file
+
+
+def test_for_a_file_without_read_permission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture) -> None:
+    """chmod 000 does not stop root, so the refusal is simulated where the file is read."""
+    (tmp_path / "m.json").write_text("{}")
+
+    def refuse(self: Path, *args: object, **kwargs: object) -> str:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_text", refuse)
+    rc, _, err = _run(capsys, "plan", "--for", "m.json")
+    assert rc == 3 and "m.json: permission denied" in err
+
+
+def test_a_terminal_that_cannot_show_every_character(tmp_path: Path) -> None:
+    """A console without UTF-8 (PYTHONIOENCODING=ascii, old Windows code pages) gets '?', not a crash."""
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "GPUSETUP_HOME": str(tmp_path / "home")}
+    res = subprocess.run([sys.executable, "-m", "gpusetup", "diagnose"], cwd=tmp_path, env=env,
+                         capture_output=True, timeout=60)
+    assert res.returncode in (0, 1, 2), res.stderr
+    assert b"diagnose report" in res.stdout and b"internal error" not in res.stderr
+
+
+def test_gui_screenshots_into_a_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    pytest.importorskip("PySide6")
+    (tmp_path / "shots").write_text("not a folder")
+    rc, _, err = _run(capsys, "gui", "--screenshots", "shots")
+    assert rc == 3 and "that is a file; give a folder" in err
+    assert (tmp_path / "shots").read_text() == "not a folder"
