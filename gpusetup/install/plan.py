@@ -117,6 +117,9 @@ def build_plan(
                 cmds = ("  " + "\n  ".join(a.commands)) if a.commands else ""
                 plan.notes.append(f"Do this yourself first ({a.kind}): {a.why}" + (f"\n{cmds}" if cmds else ""))
 
+    if wheelhouse is not None and not portable and not Path(wheelhouse).expanduser().is_dir():
+        raise PlanError(f"--wheelhouse {wheelhouse}: no such folder. Give the folder `gpusetup install "
+                        "--download-only DIR` filled on a machine with internet.")
     if cuda_toolkit is not None and not re.fullmatch(r"\d{1,2}\.\d{1,2}", cuda_toolkit):
         raise PlanError(f"--cuda-toolkit must be a CUDA version like 12.6, got {cuda_toolkit!r}.")
     if download_only is not None:

@@ -391,3 +391,9 @@ def test_gui_screenshots_into_a_file(tmp_path: Path, capsys: pytest.CaptureFixtu
     rc, _, err = _run(capsys, "gui", "--screenshots", "shots")
     assert rc == 3 and "that is a file; give a folder" in err
     assert (tmp_path / "shots").read_text() == "not a folder"
+
+
+def test_install_from_a_wheelhouse_that_is_not_there(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    rc, _, err = _run(capsys, "install", "--yes", "--target", f"venv:{tmp_path / 'env'}", "--wheelhouse", "wheels")
+    assert rc == 3 and "--wheelhouse wheels: no such folder" in err
+    assert not (tmp_path / "env").exists()
