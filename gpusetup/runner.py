@@ -124,6 +124,9 @@ class SubprocessRunner:
                 argv, None, out, err, timed_out=True, error=f"timed out after {timeout:g} s (stopped)"
             )
             return self._finish(result, start)
+        except BaseException:  # Ctrl-C: the child is in its own session, so stop it here or it outlives us
+            _kill_tree(proc)
+            raise
         return self._finish(CommandResult(argv, proc.returncode, out, err), start)
 
     def _finish(self, result: CommandResult, start: float) -> CommandResult:

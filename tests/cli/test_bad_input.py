@@ -317,9 +317,17 @@ def test_gui_without_a_display(capsys: pytest.CaptureFixture) -> None:
 # -------------------------------------------------------------------------------------------- Ctrl-C
 
 
-def _interrupt(argv: list[str], tmp_path: Path, wait_for: str) -> tuple[int, str, str]:
-    """Start gpusetup with a hung nvidia-smi on PATH, press Ctrl-C once ``wait_for`` shows on stderr (or after
-    1.5 s), and return (exit code, stdout, stderr)."""
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").exists() and ") Z " not in Path(f"/proc/{pid}/stat").read_text()
+
+
+def _interrupt(argv: list[str], tmp_path: Path, wait_for: str) -> tuple[int, str, str, list[int]]:
+    """Start gpusetup with a hung nvidia-smi on PATH, press Ctrl-C after 1.5 s, check ``wait_for`` is on
+    stderr, and return (exit code, stdout, stderr, the hung nvidia-smi processes still running after it)."""
     fake = tmp_path / "bin"
     fake.mkdir(exist_ok=True)
     (tmp_path / "home").mkdir(exist_ok=True)
@@ -333,16 +341,21 @@ def _interrupt(argv: list[str], tmp_path: Path, wait_for: str) -> tuple[int, str
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(1.5)
     proc.send_signal(signal.SIGINT)
+    pids_file = tmp_path / "home" / "pids"
     try:
         out, err = proc.communicate(timeout=20)
+        pids = [int(p) for p in pids_file.read_text().split()] if pids_file.exists() else []
+        deadline = time.monotonic() + 2
+        while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = [p for p in pids if _alive(p)]
     finally:
         proc.kill()
-        pids = tmp_path / "home" / "pids"  # the hung nvidia-smi processes it left behind
-        for pid in pids.read_text().split() if pids.exists() else []:
+        for pid in pids_file.read_text().split() if pids_file.exists() else []:
             with contextlib.suppress(OSError):
                 os.kill(int(pid), signal.SIGKILL)
     assert wait_for in err
-    return proc.returncode, out, err
+    return proc.returncode, out, err, left
 
 
 @pytest.mark.parametrize(
@@ -352,13 +365,14 @@ def _interrupt(argv: list[str], tmp_path: Path, wait_for: str) -> tuple[int, str
     ids=["diagnose", "install-dry-run", "plan", "bundle"],
 )
 def test_ctrl_c_during_detection(argv: list[str], tmp_path: Path) -> None:
-    rc, out, err = _interrupt(argv, tmp_path, "")
+    rc, out, err, left = _interrupt(argv, tmp_path, "")
     assert rc == 130 and "cancelled" in err and "Traceback" not in err
+    assert left == [], "the hung nvidia-smi was left running after Ctrl-C"
     assert sorted(p.name for p in tmp_path.iterdir() if p.name not in ("bin", "home")) == []
 
 
 def test_ctrl_c_during_selftest(tmp_path: Path) -> None:
-    rc, out, err = _interrupt(["selftest", "--full", "-o", "st.txt"], tmp_path, "Stopping after the current step")
+    rc, out, err, _ = _interrupt(["selftest", "--full", "-o", "st.txt"], tmp_path, "Stopping after the current step")
     assert rc == 130 and "Traceback" not in err
     assert not list(tmp_path.glob(".st.txt*"))  # either the partial result or nothing, never half a file
 
