@@ -188,7 +188,10 @@ def run(args: argparse.Namespace) -> int:
             home = Path(args.data_home).expanduser() if args.data_home else default_data_home()
             out = uninstall_linux(home) if args.uninstall else install_linux(home)
     except OSError as exc:
-        raise ToolError(f"could not write the launcher: {exc}") from exc
+        where = f" {exc.filename}" if exc.filename else ""
+        raise ToolError(f"could not {'remove' if args.uninstall else 'write'} the launcher{where}: "
+                        f"{exc.strerror or exc}. Check that the folder is yours and writable, or choose another "
+                        "(--data-home DIR on Linux, --start-menu DIR on Windows).") from exc
     verb = "removed" if args.uninstall else "wrote"
     if not out.files:
         print("gpusetup: nothing to remove (no launcher was installed).")

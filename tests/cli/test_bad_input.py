@@ -411,3 +411,11 @@ def test_install_from_a_wheelhouse_that_is_not_there(tmp_path: Path, capsys: pyt
     rc, _, err = _run(capsys, "install", "--yes", "--target", f"venv:{tmp_path / 'env'}", "--wheelhouse", "wheels")
     assert rc == 3 and "--wheelhouse wheels: no such folder" in err
     assert not (tmp_path / "env").exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the Linux launcher")
+def test_desktop_entry_into_a_place_that_is_a_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "share").write_text("a file where the data folder should be")
+    rc, _, err = _run(capsys, "desktop-entry", "--install", "--data-home", "share")
+    assert rc == 3 and "could not write the launcher" in err and "--data-home DIR" in err and "Errno" not in err
+    assert (tmp_path / "share").read_text() == "a file where the data folder should be"
