@@ -108,11 +108,11 @@ def driver_cuda(machine: Machine) -> tuple[tuple[int, int] | None, str]:
 def toolkit_driver(cuda: tuple[int, int], windows: bool = False) -> str | None:
     """Lowest driver that runs CUDA ``cuda`` natively (its GA release's bundled driver)."""
     col = "windows" if windows else "linux"
-    found: list[Version] = []
+    found: list[tuple[Version, str]] = []
     for row in _compat_table("cuda_drivers", "toolkit_drivers"):
         if mm(row.get("cuda")) == cuda and vt(row.get(col)):
-            found.append(vt(row[col]))  # type: ignore[arg-type]
-    return fmt(min(found)) if found else None
+            found.append((vt(row[col]), row[col]))  # type: ignore[arg-type]
+    return min(found)[1] if found else None  # as NVIDIA writes it: 580.65.06, not 580.65.6
 
 
 def family_minimum(cuda_major: int, windows: bool = False) -> str | None:

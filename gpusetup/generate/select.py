@@ -182,7 +182,8 @@ def choose(
                 f"driver ({machine.driver.version or 'version unknown'}) supports CUDA {fmt(dcuda)} "
                 f"({dsrc}). The container would not start: 'unsatisfied condition: cuda>={fmt(forced)}'.",
                 f"Use --cuda {fmt(dcuda)} (or leave --cuda out and let gpusetup pick), or upgrade the driver "
-                f"to {need or 'a newer release'} or later.",
+                + (f"to {need} or later." if need else f"to one that supports CUDA {fmt(forced)} (gpusetup knows no "
+                   "driver for that CUDA version: check that it exists)."),
                 rejected)
         limit = forced
 

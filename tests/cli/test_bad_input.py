@@ -419,3 +419,13 @@ def test_desktop_entry_into_a_place_that_is_a_file(tmp_path: Path, capsys: pytes
     rc, _, err = _run(capsys, "desktop-entry", "--install", "--data-home", "share")
     assert rc == 3 and "could not write the launcher" in err and "--data-home DIR" in err and "Errno" not in err
     assert (tmp_path / "share").read_text() == "a file where the data folder should be"
+
+
+@pytest.mark.parametrize(("cuda", "words"), [
+    ("13.0", "upgrade the driver to 580.65.06 or later"),  # as NVIDIA writes it, not 580.65.6
+    ("99.9", "gpusetup knows no driver for that CUDA version"),
+])
+def test_docker_cuda_newer_than_the_driver(cuda: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    rc, _, err = _run(capsys, "docker", "--framework", "pytorch", "--for", str(DEMO), "--out", "out", "--cuda", cuda)
+    assert rc == 2 and words in err and "--cuda 12.8" in err
+    assert not (tmp_path / "out").exists()
