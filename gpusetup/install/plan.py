@@ -17,6 +17,7 @@ from typing import Any
 
 from gpusetup.install import snippets
 from gpusetup.model import Choice, FrameworkPlan, Machine, Plan, Step
+from gpusetup.probe import current_os
 from gpusetup.resources import resource
 
 PYTORCH_INDEX_PREFIX = "https://download.pytorch.org/whl"
@@ -81,7 +82,7 @@ def build_plan(
     ``cuda_toolkit`` only when asked. ``portable`` (for ``--script``/``--for``) uses only the target's own
     pip. ``conda_envs`` lists existing conda env names (``conda env list``), so an absent one is created.
     """
-    os_name = (machine.system.os or _current_os()).lower()
+    os_name = (machine.system.os or current_os()).lower()
     plan = InstallPlan(target=target, os=os_name)
     choices: list[tuple[FrameworkPlan, Choice]] = []
     driver_actions = []
@@ -152,10 +153,6 @@ def build_plan(
 
 
 # ------------------------------------------------------------------------------------------ pieces
-
-
-def _current_os() -> str:
-    return {"win32": "windows", "darwin": "macos"}.get(sys.platform, "linux")
 
 
 def _host_pip_version() -> tuple[int, ...] | None:

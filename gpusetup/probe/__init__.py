@@ -60,7 +60,7 @@ class ProbeContext:
     runner: Runner = field(default_factory=SubprocessRunner)
     root: Path = Path("/")
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    os_name: str = field(default_factory=lambda: _os_name())
+    os_name: str = field(default_factory=lambda: current_os())
     # Returns an NVML facade (gpusetup.probe.nvml.Nvml-like) or raises; None means "use the real pynvml".
     nvml_factory: Callable[[], Any] | None = None
     # Loads a shared library by path/name (ctypes.CDLL in real life; a fake C library in tests).
@@ -88,7 +88,8 @@ class ProbeContext:
         return self._platform
 
 
-def _os_name() -> str:
+def current_os() -> str:
+    """linux / windows / macos for the machine gpusetup runs on (the one place that reads sys.platform)."""
     if sys.platform.startswith("linux"):
         return "linux"
     if sys.platform == "win32":
