@@ -104,9 +104,12 @@ def build_plan(
         elif fp.choice:
             choices.append((fp, fp.choice))
             if not fp.ok:
-                why = "; ".join(a.why for a in fp.actions) or (
-                    "no GPU build fits this machine" + (f" ({fp.rejected[0].reason})" if fp.rejected else "")
-                    + "; `gpusetup plan` explains every option")
+                if not any(g.vendor in ("nvidia", "amd", "intel", "apple") for g in machine.gpus):
+                    why = "this machine has no GPU a framework can use, so the CPU build is the one that works"
+                else:
+                    why = "; ".join(a.why for a in fp.actions) or (
+                        "no GPU build fits this machine" + (f" ({fp.rejected[0].reason})" if fp.rejected else "")
+                        + "; `gpusetup plan` explains every option")
                 plan.notes.append(
                     f"{fp.framework}: installing {fp.choice.version} ({fp.choice.variant}) for now: {why}"
                 )
