@@ -19,6 +19,7 @@ log = logging.getLogger("gpusetup.gui.i18n")
 LANGUAGES: dict[str, str] = {"en": "English", "zh_CN": "简体中文"}
 
 _installed: list[QTranslator] = []
+_current: list[str] = ["en"]  # the language whose translation is installed (for text that Qt does not translate)
 
 
 def system_language() -> str:
@@ -40,6 +41,7 @@ def install(lang: str) -> bool:
     for t in _installed:
         app.removeTranslator(t)
     _installed.clear()
+    _current[0] = "en"
     if lang == "en" or lang not in LANGUAGES:
         QLocale.setDefault(QLocale(QLocale.Language.English, QLocale.Country.UnitedStates))
         return lang == "en"
@@ -48,6 +50,7 @@ def install(lang: str) -> bool:
     if ok:
         app.installTranslator(ours)
         _installed.append(ours)
+        _current[0] = lang
     else:
         log.warning("translation %s not found at %s", lang, qm_path(lang))
     qt = QTranslator(app)
@@ -56,6 +59,15 @@ def install(lang: str) -> bool:
         _installed.append(qt)
     QLocale.setDefault(QLocale(lang))
     return ok
+
+
+def current_language() -> str:
+    """The language the interface is shown in ("en" until a translation was installed successfully).
+
+    Text from the Qt-free core (finding titles and meanings) is looked up in this language, so it follows
+    the same switch as the Qt strings and falls back to English together with them.
+    """
+    return _current[0]
 
 
 CONTEXT = "gpusetup"

@@ -22,8 +22,15 @@ from PySide6.QtWidgets import (
 )
 
 from gpusetup.gui import theme
-from gpusetup.gui.i18n import tr
+from gpusetup.gui.i18n import current_language, tr
+from gpusetup.i18n import finding_text
 from gpusetup.model import Finding, Measurement, Severity
+
+
+def finding_title(finding: Finding) -> str:
+    """The finding's title in the interface language (the core's English title when there is no translation)."""
+    translated = finding_text(finding, current_language())
+    return translated[0] if translated else finding.title
 
 
 def label(text: str = "", *, bold: bool = False, selectable: bool = True, wrap: bool = True, size: float = 0) -> QLabel:
@@ -249,13 +256,20 @@ class StatusLine(QWidget):
 
 
 class FindingWidget(Card):
-    """One finding: icon and severity word, plain title, what it means, the fix (copyable), do-it-for-me."""
+    """One finding: icon and severity word, plain title, what it means, the fix (copyable), do-it-for-me.
+
+    In a translated interface the title and meaning come from the core's finding catalogue
+    (:func:`gpusetup.i18n.finding_text`); the rule's English title and detail, which carry this machine's
+    values, stay one click away under "English details". The fix is shown as is: it is commands.
+    """
 
     fix_requested = Signal(object)
 
     def __init__(self, finding: Finding, can_fix: bool = False, parent: QWidget | None = None) -> None:
         super().__init__("", parent)
         self.finding = finding
+        translated = finding_text(finding, current_language())
+        title, meaning = translated if translated else (finding.title, finding.detail)
         head = QHBoxLayout()
         icon = QLabel()
         icon.setPixmap(severity_icon(self, finding.severity).pixmap(QSize(24, 24)))
@@ -264,27 +278,39 @@ class FindingWidget(Card):
         kind = {"error": "fail", "warning": "warn", "info": "info", "ok": "pass"}[finding.severity.value]
         set_text_color(word, theme.status_color(kind))
         head.addWidget(word, 0, Qt.AlignmentFlag.AlignTop)
-        self.title_label = label(finding.title, bold=True)
+        self.title_label = label(title, bold=True)
         head.addWidget(self.title_label, 1)
         self.body.addLayout(head)
-        if finding.detail:
+        self.meaning_label: QLabel | None = None
+        if meaning:
             self.body.addWidget(label(tr("What this means:"), bold=True))
-            self.body.addWidget(label(finding.detail))
+            self.meaning_label = label(meaning)
+            self.body.addWidget(self.meaning_label)
+        self.english: Collapsible | None = None
+        if translated:
+            inner = QWidget()
+            lay = QVBoxLayout(inner)
+            lay.setContentsMargins(22, 0, 0, 0)
+            lay.addWidget(label(finding.title, bold=True))
+            if finding.detail:
+                lay.addWidget(label(finding.detail))
+            self.english = Collapsible(tr("English details (with this computer's values)"), inner)
+            self.body.addWidget(self.english)
         self.fix_box: FixBox | None = None
         self.fix_button: QPushButton | None = None
         if finding.fix:
             self.body.addWidget(label(tr("How to fix it:"), bold=True))
-            self.fix_box = FixBox(finding.fix, accessible=tr("How to fix: {title}").format(title=finding.title))
+            self.fix_box = FixBox(finding.fix, accessible=tr("How to fix: {title}").format(title=title))
             self.body.addWidget(self.fix_box)
         if can_fix:
             row = QHBoxLayout()
             row.addStretch(1)
             self.fix_button = QPushButton(tr("Do it for me…"))
-            self.fix_button.setAccessibleName(tr("Fix automatically: {title}").format(title=finding.title))
+            self.fix_button.setAccessibleName(tr("Fix automatically: {title}").format(title=title))
             self.fix_button.clicked.connect(lambda: self.fix_requested.emit(self.finding))
             row.addWidget(self.fix_button)
             self.body.addLayout(row)
-        self.setAccessibleName(f"{severity_word(finding.severity)}: {finding.title}")
+        self.setAccessibleName(f"{severity_word(finding.severity)}: {title}")
 
 
 class Bar(QWidget):

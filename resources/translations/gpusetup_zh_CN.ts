@@ -1196,6 +1196,10 @@
       <translation>解决方法：</translation>
     </message>
     <message>
+      <source>English details (with this computer's values)</source>
+      <translation>英文详情（含本机的具体数值）</translation>
+    </message>
+    <message>
       <source>Do it for me…</source>
       <translation>帮我完成…</translation>
     </message>

@@ -6,8 +6,9 @@ import re
 import xml.etree.ElementTree as ET
 
 from fake_services import FakeServices
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAccessible
-from PySide6.QtWidgets import QAbstractButton, QComboBox, QLineEdit, QWizard
+from PySide6.QtWidgets import QAbstractButton, QComboBox, QLabel, QLineEdit, QWizard
 
 from gpusetup.gui import i18n, tstools
 from gpusetup.gui.pages.base import PAGE_CHOOSE, PAGE_MACHINE
@@ -115,3 +116,47 @@ def test_high_dpi_scale_factor_two(tmp_path) -> None:
     dpr, pw, ph, lw = res.stdout.split()
     assert float(dpr) == 2.0
     assert int(pw) == 2 * int(lw)
+
+
+def _machine_page_findings(qtbot, make_wizard, tmp_path, language: str):
+    """The machine page of the recorded laptop without a driver, with the real rules' findings."""
+    from gpusetup.gui.pages.machine import MachinePage
+    from gpusetup.rules import evaluate
+
+    services = FakeServices("no-driver", state_dir=tmp_path / f"s-{language}")
+    services.findings = evaluate(services.machine)
+    assert services.findings, "the no-driver demo machine should give real findings"
+    w = make_wizard(services, language=language)
+    qtbot.mouseClick(w.button(QWizard.WizardButton.NextButton), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: w.currentId() == PAGE_MACHINE and w.currentPage().isComplete() and not w.running_jobs(), timeout=5000)
+    page = w.currentPage()
+    assert isinstance(page, MachinePage)
+    qtbot.waitUntil(lambda: len(page.finding_widgets) == len(services.findings), timeout=5000)
+    return services.findings, page.finding_widgets
+
+
+def test_chinese_machine_page_shows_chinese_findings(qtbot, make_wizard, tmp_path) -> None:
+    from gpusetup.i18n import finding_text
+
+    findings, widgets = _machine_page_findings(qtbot, make_wizard, tmp_path, "zh_CN")
+    by_id = {fw.finding.id: fw for fw in widgets}
+    fw = by_id["nvidia-driver-missing"]
+    assert fw.title_label.text() == "电脑装有 NVIDIA 显卡，但没有安装 NVIDIA 驱动程序"
+    for f in findings:
+        w = by_id[f.id]
+        zh_title, zh_meaning = finding_text(f, "zh_CN") or ("", "")
+        assert w.title_label.text() == zh_title and w.meaning_label is not None and w.meaning_label.text() == zh_meaning
+        assert w.english is not None and not w.english.expanded()  # English, with this machine's values, on request
+        english = [lb.text() for lb in w.english.content.findChildren(QLabel)]
+        assert f.title in english and f.detail in english
+        assert w.english.button.text() == "英文详情（含本机的具体数值）"
+        assert w.fix_box is not None and w.fix_box.text() == f.fix  # the commands are not translated
+        assert zh_title in w.accessibleName()
+
+
+def test_english_machine_page_keeps_the_rules_text(qtbot, make_wizard, tmp_path) -> None:
+    findings, widgets = _machine_page_findings(qtbot, make_wizard, tmp_path, "en")
+    for f, w in zip(findings, widgets, strict=True):
+        assert w.title_label.text() == f.title
+        assert w.meaning_label is not None and w.meaning_label.text() == f.detail
+        assert w.english is None

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QMessageBox, QPushButton
 from gpusetup.gui.i18n import tr
 from gpusetup.gui.pages.base import BasePage
 from gpusetup.gui.services import Unavailable
-from gpusetup.gui.widgets import Busy, Card, FindingWidget, StatusLine, clear_layout, label
+from gpusetup.gui.widgets import Busy, Card, FindingWidget, StatusLine, clear_layout, finding_title, label
 from gpusetup.gui.workers import JobContext
 from gpusetup.model import Finding, Gpu, Machine, Plan, Report, Severity
 
@@ -326,7 +326,7 @@ class MachinePage(BasePage):
     def confirm_fix(cls, parent: QWidget, finding: Finding, plan: Plan) -> bool:
         """Ask before running a fix (a classmethod so tests can answer for the user)."""
         cmds = "\n".join(" ".join(s.argv) for s in plan.steps if s.argv)
-        text = tr("gpusetup will run these steps to fix “{title}”:").format(title=finding.title) + "\n\n" + cmds
+        text = tr("gpusetup will run these steps to fix “{title}”:").format(title=finding_title(finding)) + "\n\n" + cmds
         answer = QMessageBox.question(parent, tr("Fix this for me?"), text)
         return answer == QMessageBox.StandardButton.Yes
 
@@ -336,7 +336,7 @@ class MachinePage(BasePage):
             return
         if plan is None or not self.confirm_fix(self, finding, plan):
             return
-        self.status.set("busy", tr("Fixing: {title}…").format(title=finding.title))
+        self.status.set("busy", tr("Fixing: {title}…").format(title=finding_title(finding)))
         self.rescan.setEnabled(False)
         services = self.services
         self.run_job(
