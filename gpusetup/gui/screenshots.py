@@ -72,8 +72,11 @@ def render_all(
     schemes: Sequence[str] = ("light", "dark"),
     extra_kinds: Sequence[str] = ("two-gpus", "no-driver", "no-gpu"),
     step_delay: float = 0.01,
+    translated_extra_kinds: Sequence[str] = ("no-driver",),
 ) -> list[Path]:
-    """Every page for ``kind`` in each language and scheme, plus the machine page of ``extra_kinds``."""
+    """Every page for ``kind`` in each language and scheme, plus the machine page of ``extra_kinds`` (English,
+    light) and of ``translated_extra_kinds`` in the other languages (a machine with findings, so the
+    translated finding texts are shown)."""
     app = get_app()
     out_dir.mkdir(parents=True, exist_ok=True)
     saved: list[Path] = []
@@ -93,17 +96,21 @@ def render_all(
                     wizard.hide()
                     wizard.deleteLater()
                     app.processEvents()
-        i18n.install("en")
         theme.apply(app, "light")
-        for extra in extra_kinds:
+        extras = [("en", k) for k in extra_kinds] + [
+            (lang, k) for lang in languages if lang != "en" for k in translated_extra_kinds
+        ]
+        for lang, extra in extras:
+            i18n.install(lang)
             settings.clear()
             services = DemoServices(extra, step_delay=step_delay)
-            wizard = SetupWizard(services, settings, "en", "light")
+            wizard = SetupWizard(services, settings, lang, "light")
             try:
-                saved += walk(wizard, out_dir, f"{extra}-en-light", pages=["machine", "choose"])
+                saved += walk(wizard, out_dir, f"{extra}-{lang}-light", pages=["machine", "choose"])
             finally:
                 wizard.stop_jobs(2000)
                 wizard.hide()
                 wizard.deleteLater()
                 app.processEvents()
+        i18n.install("en")
     return saved

@@ -23,6 +23,7 @@ def test_screenshot_command_renders_every_page(tmp_path: Path, qapp, capsys) -> 
                 assert (out / f"{i}-{page}-{lang}-{scheme}.png").exists(), (page, lang, scheme)
     for kind in ("two-gpus", "no-driver", "no-gpu"):
         assert (out / f"2-machine-{kind}-en-light.png").exists()
+    assert (out / "2-machine-no-driver-zh_CN-light.png").exists(), "a Chinese machine page with findings"
     for f in files:
         img = QImage(str(f))
         assert img.width() >= 900 and img.height() >= 700, f.name
