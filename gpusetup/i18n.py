@@ -1,19 +1,22 @@
-"""Finding texts in other languages, without Qt: a Chinese title and "what this means" per finding id.
+"""Core texts in other languages, without Qt: a title and "what this means" per finding id and per
+install-step id.
 
-The rules build their English text with this machine's values (versions, GPU names, paths). A translation
-here is per finding *id* and written to stay true without those values; the English detail, the fix
-commands and the evidence keep the specifics and are shown next to it. The catalogue is a plain JSON file,
-``resources/translations/findings_<lang>.json``; ``tests/unit/test_findings_i18n.py`` keeps it complete.
+The rules (and the install planner) build their English text with this machine's values (versions, GPU
+names, paths). A translation here is per *id* and written to stay true without those values; the English
+detail, the fix commands and the evidence keep the specifics and are shown next to it. The catalogues are
+plain JSON files, ``resources/translations/findings_<lang>.json`` and ``plan_steps_<lang>.json``;
+``tests/unit/test_findings_i18n.py`` keeps them complete.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from functools import cache
 from typing import Any
 
-from gpusetup.model import Finding
+from gpusetup.model import Finding, Step
 from gpusetup.resources import resource
 
 log = logging.getLogger("gpusetup.i18n")
@@ -34,26 +37,32 @@ def normalise_language(language: str | None) -> str | None:
     return None
 
 
+# catalogue kind → (file name prefix, top-level key)
+_FILES: dict[str, tuple[str, str]] = {"findings": ("findings", "findings"), "steps": ("plan_steps", "steps")}
+_NUMBERED = re.compile(r"-\d+$")  # pip-install-2 → pip-install
+
+
 @cache
-def catalogue(language: str) -> dict[str, dict[str, str]]:
+def catalogue(language: str, kind: str = "findings") -> dict[str, dict[str, str]]:
     """id → {"title", "meaning"} for ``language``; empty (and logged) when the file is missing or broken.
 
-    A broken catalogue must never break the diagnosis: the finding is then simply shown in English.
+    A broken catalogue must never break the diagnosis: the text is then simply shown in English.
     """
     code = normalise_language(language)
     if code is None:
         return {}
-    path = resource("translations", f"findings_{code}.json")
+    prefix, key = _FILES[kind]
+    path = resource("translations", f"{prefix}_{code}.json")
     try:
         doc: Any = json.loads(path.read_text(encoding="utf-8"))
-        entries = doc["findings"]
+        entries = doc[key]
         return {
             str(fid): {"title": str(e["title"]), "meaning": str(e["meaning"])}
             for fid, e in entries.items()
             if isinstance(e, dict) and e.get("title") and e.get("meaning")
         }
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        log.warning("finding translations %s unusable: %s", path, exc)
+        log.warning("translations %s unusable: %s", path, exc)
         return {}
 
 
@@ -61,6 +70,22 @@ def finding_text(finding: Finding | str, language: str | None) -> tuple[str, str
     """(title, meaning) of ``finding`` (or a finding id) in ``language``, or None to keep the English text."""
     fid = finding if isinstance(finding, str) else finding.id
     entry = catalogue(language or "").get(fid) if normalise_language(language) else None
+    if entry is None:
+        return None
+    return entry["title"], entry["meaning"]
+
+
+def step_key(step_id: str) -> str:
+    """The catalogue id of an install step: numbered repeats share their family's entry."""
+    return _NUMBERED.sub("", step_id)
+
+
+def step_text(step: Step | str, language: str | None) -> tuple[str, str] | None:
+    """(title, what it does) of an install step (or step id) in ``language``, or None to keep the English."""
+    sid = step if isinstance(step, str) else step.id
+    if not normalise_language(language):
+        return None
+    entry = catalogue(language or "", "steps").get(sid) or catalogue(language or "", "steps").get(step_key(sid))
     if entry is None:
         return None
     return entry["title"], entry["meaning"]

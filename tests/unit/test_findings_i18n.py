@@ -174,3 +174,76 @@ def test_loader_does_not_import_qt() -> None:
     code = "import sys, gpusetup.i18n as m; m.finding_text('no-gpu', 'zh_CN'); print('PySide6' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# ------------------------------------------------------------------------------ install-plan steps
+
+INSTALL_DIR = Path(rules.__file__).parent.parent / "install"
+STEPS = resource("translations", "plan_steps_zh_CN.json")
+# _plan_script passes its caller's literal on; execute.py rebuilds a Step from a journal's id.
+STEP_DYNAMIC_OK = {("plan.py", "_plan_script"), ("execute.py", "*")}
+
+
+def _literal_ids(node: ast.AST | None) -> list[str] | None:
+    """"x" → [x]; a if c else b → both; f"pip-install-{i}" → [pip-install]; anything else → None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.IfExp):
+        a, b = _literal_ids(node.body), _literal_ids(node.orelse)
+        return None if a is None or b is None else a + b
+    if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+        return [fi18n.step_key(str(node.values[0].value).rstrip("-") + "-1")]
+    return None
+
+
+def plan_step_ids(root: Path = INSTALL_DIR) -> tuple[dict[str, list[str]], list[str]]:
+    """(step id → where, dynamic places) from ``Step(id=…)`` and ``_plan_script(plan, "id", …)``."""
+    ids: dict[str, list[str]] = {}
+    dynamic: list[str] = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        owners = _owners(tree)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+                continue
+            if node.func.id == "Step":
+                arg = next((k.value for k in node.keywords if k.arg == "id"), node.args[0] if node.args else None)
+            elif node.func.id == "_plan_script":
+                arg = node.args[1] if len(node.args) > 1 else None
+            else:
+                continue
+            where = f"{path.name}:{node.lineno}"
+            found = _literal_ids(arg)
+            if found is not None:
+                for i in found:
+                    ids.setdefault(fi18n.step_key(i), []).append(where)
+            elif not ({(path.name, owners.get(node, "<module>")), (path.name, "*")} & STEP_DYNAMIC_OK):
+                dynamic.append(where)
+    return ids, dynamic
+
+
+def test_steps_catalogue_matches_the_schema() -> None:
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    doc = json.loads(STEPS.read_text(encoding="utf-8"))
+    jsonschema.validate(doc, schema)
+    assert doc["language"] == "zh_CN" and "findings" not in doc
+
+
+def test_every_plan_step_id_has_a_translation_and_none_is_stale() -> None:
+    ids, dynamic = plan_step_ids()
+    assert not dynamic, f"step ids built at run time cannot be checked for a translation: {dynamic}"
+    assert {"pip-install", "download", "driver", "reboot", "verify"} <= set(ids), "the step scan lost its way"
+    have = set(json.loads(STEPS.read_text(encoding="utf-8"))["steps"])
+    assert not set(ids) - have, f"add to {STEPS.name}: { {i: ids[i] for i in sorted(set(ids) - have)} }"
+    assert not have - set(ids), f"{STEPS.name} has steps the planner no longer makes: {sorted(have - set(ids))}"
+    for e in json.loads(STEPS.read_text(encoding="utf-8"))["steps"].values():
+        assert len(CJK.findall(e["title"])) >= 2 and len(CJK.findall(e["meaning"])) >= 4, e
+
+
+def test_step_text() -> None:
+    from gpusetup.model import Step
+
+    assert fi18n.step_text(Step(id="pip-install-2", title="Install torch==2.9.1"), "zh_CN") == fi18n.step_text("pip-install", "zh_CN")
+    assert (fi18n.step_text("reboot", "zh_CN") or ("",))[0] == "重启电脑"
+    assert fi18n.step_text("reboot", "en") is None
+    assert fi18n.step_text("no-such-step", "zh_CN") is None
