@@ -160,3 +160,56 @@ def test_english_machine_page_keeps_the_rules_text(qtbot, make_wizard, tmp_path)
         assert w.title_label.text() == f.title
         assert w.meaning_label is not None and w.meaning_label.text() == f.detail
         assert w.english is None
+
+
+def _plan_page(qtbot, make_wizard, services: FakeServices, language: str, tmp_path):
+    from gpusetup.gui.pages.base import PAGE_PLAN
+
+    w = make_wizard(services, language=language)
+
+    def step(expect: int) -> None:
+        qtbot.waitUntil(lambda: w.currentPage().isComplete() and not w.running_jobs(), timeout=5000)
+        qtbot.mouseClick(w.button(QWizard.WizardButton.NextButton), Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: w.currentId() == expect, timeout=5000)
+
+    step(PAGE_MACHINE)
+    step(PAGE_CHOOSE)
+    qtbot.waitUntil(lambda: w.currentPage().isComplete() and not w.running_jobs(), timeout=5000)
+    w.currentPage().venv_path.setText(str(tmp_path / f"env-{language}"))
+    step(PAGE_PLAN)
+    qtbot.waitUntil(lambda: w.currentPage().isComplete() and not w.running_jobs(), timeout=5000)
+    return w.currentPage()
+
+
+def test_chinese_plan_page_names_the_steps_in_chinese(qtbot, make_wizard, services: FakeServices, tmp_path) -> None:
+    page = _plan_page(qtbot, make_wizard, services, "zh_CN", tmp_path)
+    steps = services.steps
+    assert [s.id for s in steps] == ["create-venv", "pip-torch", "verify"]
+    heads = [lb.text() for lb in page.step_labels]
+    assert heads[0] == "创建虚拟环境" and heads[2] == "检查安装的版本是否与计划一致"
+    assert heads[1] == "Install torch", "a step id without a translation keeps the core's English title"
+    shown = [lb.text() for lb in page.findChildren(QLabel) if lb.isVisibleTo(page)]
+    assert steps[0].title in shown, "the English title, with this plan's path, stays visible"
+
+
+def test_english_plan_page_keeps_the_core_step_titles(qtbot, make_wizard, services: FakeServices, tmp_path) -> None:
+    page = _plan_page(qtbot, make_wizard, services, "en", tmp_path)
+    assert [lb.text() for lb in page.step_labels] == [s.title for s in services.steps]
+
+
+def test_install_step_rows_follow_the_language(qtbot) -> None:
+    from gpusetup.gui.pages.install import StepRow
+    from gpusetup.model import Step
+
+    step = Step(id="pip-install-2", title="Install jax[cuda12]==0.7.2")
+    try:
+        i18n.install("zh_CN")
+        row = StepRow(2, step)
+        qtbot.addWidget(row)
+        assert row.title_label.text() == "2. 用 pip 安装软件包（Install jax[cuda12]==0.7.2）"
+        assert row.accessibleName().startswith("用 pip 安装软件包")
+    finally:
+        i18n.install("en")
+    row = StepRow(2, step)
+    qtbot.addWidget(row)
+    assert row.title_label.text() == "2. Install jax[cuda12]==0.7.2"

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpusetup.gui.i18n import tr
+from gpusetup.gui.i18n import current_language, tr
 from gpusetup.gui.pages.base import BasePage
 from gpusetup.gui.pages.choose import FRAMEWORK_NAMES
 from gpusetup.gui.services import DockerOutcome, InstallOutcome, Unavailable
@@ -34,6 +34,7 @@ from gpusetup.gui.widgets import (
     mono_font,
 )
 from gpusetup.gui.workers import JobContext
+from gpusetup.i18n import step_text
 from gpusetup.model import Step
 
 if TYPE_CHECKING:
@@ -53,7 +54,11 @@ class StepRow(QWidget):
         self.icon = QLabel()
         self.icon.setFixedSize(QSize(20, 20))
         lay.addWidget(self.icon, 0, Qt.AlignmentFlag.AlignTop)
-        lay.addWidget(label(f"{index}. {step.title}"), 1)
+        # translated interface: the step's gist in that language, the core's title (this plan's values) after it
+        translated = step_text(step, current_language())
+        self.display_title = f"{translated[0]}（{step.title}）" if translated else step.title
+        self.title_label = label(f"{index}. {self.display_title}")
+        lay.addWidget(self.title_label, 1)
         self.word = label("", wrap=False)
         lay.addWidget(self.word, 0, Qt.AlignmentFlag.AlignTop)
         self.state = ""
@@ -73,7 +78,7 @@ class StepRow(QWidget):
         words = {PENDING: tr("waiting"), RUNNING: tr("running…"), DONE: tr("done"), FAILED: tr("failed"), UNDONE: tr("undone")}
         self.icon.setPixmap(self.style().standardIcon(pix).pixmap(QSize(18, 18)))
         self.word.setText(words[state])
-        self.setAccessibleName(f"{self.step.title}: {words[state]}")
+        self.setAccessibleName(f"{self.display_title}: {words[state]}")
 
 
 class InstallPage(BasePage):
@@ -236,7 +241,7 @@ class InstallPage(BasePage):
             failed_i = self._mark_failed(outcome.failed_step)
             where = ""
             if failed_i is not None:
-                where = tr("Step {n} “{title}” failed.").format(n=failed_i + 1, title=self.rows[failed_i].step.title) + " "
+                where = tr("Step {n} “{title}” failed.").format(n=failed_i + 1, title=self.rows[failed_i].display_title) + " "
             self.status.set(
                 "fail",
                 where + (outcome.message or tr("The installation did not finish."))

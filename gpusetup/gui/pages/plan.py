@@ -7,14 +7,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPushButton, QVBoxLayout, QWidget, QWizard
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget, QWizard
 
-from gpusetup.gui.i18n import tr
+from gpusetup.gui.i18n import current_language, tr
 from gpusetup.gui.pages.base import BasePage
 from gpusetup.gui.pages.choose import FRAMEWORK_NAMES
 from gpusetup.gui.services import Unavailable
 from gpusetup.gui.widgets import Busy, Card, Collapsible, CommandBox, StatusLine, clear_layout, label
 from gpusetup.gui.workers import JobContext
+from gpusetup.i18n import step_text
 from gpusetup.model import Action, Plan
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ class PlanPage(BasePage):
         self.content.addStretch(1)
         self.script_box: CommandBox | None = None
         self.rejected_sections: list[Collapsible] = []
+        self.step_labels: list[QLabel] = []  # the numbered step lines, in plan order
         self._built_for: tuple[object, ...] | None = None
 
     def initializePage(self) -> None:  # noqa: N802 - Qt API
@@ -115,6 +117,7 @@ class PlanPage(BasePage):
     def show_plan(self) -> None:
         clear_layout(self.body)
         self.rejected_sections = []
+        self.step_labels = []
         self.script_box = None
         fplans = self.state.chosen_plans()
         target = self.state.target
@@ -170,17 +173,29 @@ class PlanPage(BasePage):
         # 3. the steps, in order
         if plan is not None and plan.steps:
             steps = Card(tr("Steps ({n})").format(n=len(plan.steps)))
+            lang = current_language()
             for i, step in enumerate(plan.steps, start=1):
                 row = QHBoxLayout()
                 row.addWidget(label(f"{i}.", bold=True, wrap=False), 0, Qt.AlignmentFlag.AlignTop)
-                text = step.title
+                # In a translated interface: the step's gist in that language, then the core's English
+                # title, which names this plan's paths and package versions; the English explanation
+                # stays available as the tooltip of the translated one.
+                translated = step_text(step, lang)
+                text = translated[0] if translated else step.title
                 if step.needs_root:
                     text += "  " + tr("(asks for the administrator password)")
-                row.addWidget(label(text), 1)
+                head = label(text)
+                self.step_labels.append(head)
+                row.addWidget(head, 1)
                 steps.body.addLayout(row)
-                if step.explain:
-                    ex = label(step.explain)
+                lines = [step.title, translated[1]] if translated else [step.explain]
+                for n, line in enumerate(lines):
+                    if not line:
+                        continue
+                    ex = label(line)
                     ex.setContentsMargins(22, 0, 0, 0)
+                    if translated and n == 1 and step.explain:
+                        ex.setToolTip(step.explain)
                     steps.body.addWidget(ex)
             for note in plan.notes:
                 steps.body.addWidget(label("• " + note))
