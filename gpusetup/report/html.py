@@ -6,6 +6,7 @@ from __future__ import annotations
 from html import escape
 
 from gpusetup.model import Finding, Gpu, Report, Severity
+from gpusetup.report import sections
 
 _CSS = """
 :root{--bg:#fff;--fg:#1d2125;--muted:#5f6b76;--card:#f5f7f9;--line:#d8dee4;--err:#c62828;--warn:#b26a00;--info:#1565c0;--ok:#2e7d32;--bar:#2e7d32}
@@ -52,29 +53,7 @@ def _finding(f: Finding) -> str:
 
 
 def _gpu_card(i: int, g: Gpu) -> str:
-    mem = f"{g.memory_total_mib / 1024:.1f} GiB" if g.memory_total_mib else None
-    link = None
-    if g.pcie.gen_current or g.pcie.gen_max:
-        link = f"Gen{g.pcie.gen_current or '?'} x{g.pcie.width_current or '?'} (max Gen{g.pcie.gen_max or '?'} x{g.pcie.width_max or '?'})"
-    temp = f"{g.temperature_c} °C" if g.temperature_c is not None else None
-    power = f"{g.power_draw_w:.0f} W" if g.power_draw_w is not None else None
-    body = _rows([
-        ("vendor", g.vendor),
-        ("architecture", " / ".join(x for x in [g.architecture, g.chip] if x)),
-        ("compute capability", g.compute_capability),
-        ("memory", mem),
-        ("PCI", " ".join(x for x in [g.pci.address, g.pci.pci_id] if x)),
-        ("kernel driver", g.pci.kernel_driver),
-        ("PCIe link", link),
-        ("temperature", temp),
-        ("power", power),
-        ("ECC", g.ecc.mode_current),
-        ("MIG", g.mig_mode),
-        ("driver model", g.driver_model),
-        ("UUID", g.uuid),
-    ])
-    idx = g.index if g.index is not None else i
-    return f'<div class="card"><h3>{escape(str(idx))}: {escape(g.name or g.pci.device_name or "unknown device")}</h3>{body}</div>'
+    return f'<div class="card"><h3>{escape(sections.gpu_title(i, g))}</h3>{_rows(sections.gpu_rows(g))}</div>'
 
 
 def render(report: Report) -> str:
@@ -92,35 +71,11 @@ def render(report: Report) -> str:
         f"<h2>GPUs ({len(m.gpus)})</h2>",
         f'<div class="cards">{"".join(_gpu_card(i, g) for i, g in enumerate(m.gpus))}</div>' if m.gpus else "<p>No display or 3D controller found.</p>",
     ]
-    d = m.driver
-    body += ["<h2>Driver</h2>", _rows([
-        ("version", d.version),
-        *[(f"via {r.source}", r.value or r.error) for r in d.versions],
-        ("supports CUDA up to", d.cuda_driver_version),
-        ("NVML", d.nvml_version or d.nvml_error),
-        ("cuInit", d.cuinit_error),
-        *[(f"module {k.name}", " ".join(x for x in ["loaded" if k.loaded else "not loaded", k.version or "", k.flavour or ""] if x)) for k in d.modules],
-    ]) or "<p>No NVIDIA driver found.</p>"]
-    c = m.cuda
-    body += ["<h2>CUDA stack</h2>", _rows([
-        *[(f"toolkit {t.version or '?'}", t.path) for t in c.toolkits],
-        *[(lib.name, " ".join(x for x in [lib.version or "", lib.path or ""] if x)) for lib in c.libraries],
-        ("pip nvidia-* wheels", [f"{p.name} {p.version}" for p in c.nvidia_wheels]),
-        *sorted(c.env.items()),
-    ]) or "<p class=muted>Nothing found — framework wheels bring their own CUDA libraries.</p>"]
+    body += ["<h2>Driver</h2>", _rows(sections.driver_rows(m.driver)) or "<p>No NVIDIA driver found.</p>"]
+    body += ["<h2>CUDA stack</h2>", _rows(sections.cuda_rows(m.cuda)) or "<p class=muted>Nothing found — framework wheels bring their own CUDA libraries.</p>"]
     body.append("<h2>Python and frameworks</h2>")
-    for env in m.python_envs:
-        body.append(_rows([("python", f"{env.version} ({env.executable})"), *[
-            (fw.name, "; ".join(x for x in [fw.version or "?", fw.build_cuda and f"built for CUDA {fw.build_cuda}", fw.gpu_available is not None and f"GPU available: {fw.gpu_available}", fw.error] if x))
-            for fw in env.frameworks
-        ]]))
-    s = m.system
-    body += ["<h2>System</h2>", _rows([
-        ("OS", s.distro_name or s.os), ("kernel", s.kernel), ("architecture", s.arch), ("WSL", "yes" if s.wsl else None),
-        ("container", s.container), ("Secure Boot", None if s.secure_boot is None else ("enabled" if s.secure_boot else "disabled")),
-        ("CPU", s.cpu.model), ("CPU features", s.cpu.flags), ("RAM", f"{s.ram_total_mib / 1024:.1f} GiB" if s.ram_total_mib else None),
-        ("python", s.python),
-    ])]
+    body += [_rows(sections.framework_rows(env)) for env in m.python_envs]
+    body += ["<h2>System</h2>", _rows(sections.system_rows(m.system))]
     if report.plans:
         body.append("<h2>Plan</h2>")
         for p in report.plans:

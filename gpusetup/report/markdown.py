@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from gpusetup.model import Gpu, Report, Severity
+from gpusetup.model import Report, Severity
+from gpusetup.report import sections
 
 _MARK = {Severity.ERROR: "🔴 **Error**", Severity.WARNING: "🟠 **Warning**", Severity.INFO: "🔵 Info", Severity.OK: "🟢 OK"}
 
@@ -19,26 +20,6 @@ def _table(rows: list[tuple[str, object]]) -> list[str]:
     if not rows:
         return []
     return ["| | |", "|---|---|", *[f"| {k} | {_cell(v)} |" for k, v in rows], ""]
-
-
-def _gpu_rows(g: Gpu) -> list[tuple[str, object]]:
-    mem = f"{g.memory_total_mib / 1024:.1f} GiB" if g.memory_total_mib else None
-    link = None
-    if g.pcie.gen_current or g.pcie.gen_max:
-        link = f"Gen{g.pcie.gen_current or '?'} x{g.pcie.width_current or '?'} (max Gen{g.pcie.gen_max or '?'} x{g.pcie.width_max or '?'})"
-    return [
-        ("vendor", g.vendor),
-        ("PCI", " ".join(x for x in [g.pci.address, g.pci.pci_id] if x)),
-        ("kernel driver", g.pci.kernel_driver),
-        ("architecture", " / ".join(x for x in [g.architecture, g.chip] if x)),
-        ("compute capability", g.compute_capability),
-        ("memory", mem),
-        ("PCIe link", link),
-        ("UUID", g.uuid),
-        ("ECC", g.ecc.mode_current),
-        ("throttle reasons", g.throttle_reasons),
-        ("driver model", g.driver_model),
-    ]
 
 
 def render(report: Report) -> str:
@@ -60,36 +41,13 @@ def render(report: Report) -> str:
         out.append("")
     out += [f"### GPUs ({len(m.gpus)})", ""]
     for i, g in enumerate(m.gpus):
-        out += [f"**{g.index if g.index is not None else i}: {g.name or g.pci.device_name or 'unknown'}**", "", *_table(_gpu_rows(g))]
-    d = m.driver
-    out += ["### Driver", "", *(_table([
-        ("version", d.version),
-        *[(f"via {r.source}", r.value or r.error) for r in d.versions],
-        ("supports CUDA up to", d.cuda_driver_version),
-        ("NVML", d.nvml_version or d.nvml_error),
-        ("cuInit error", d.cuinit_error),
-        *[(f"module {k.name}", " ".join(x for x in ["loaded" if k.loaded else "not loaded", k.version or "", k.flavour or ""] if x)) for k in d.modules],
-    ]) or ["No NVIDIA driver found.", ""])]
-    c = m.cuda
-    out += ["### CUDA stack", "", *(_table([
-        *[(f"toolkit {t.version or '?'}", t.path) for t in c.toolkits],
-        *[(lib.name, " ".join(x for x in [lib.version or "", lib.path or ""] if x)) for lib in c.libraries],
-        ("pip nvidia-* wheels", [f"{p.name} {p.version}" for p in c.nvidia_wheels]),
-        *sorted(c.env.items()),
-    ]) or ["Nothing found (framework wheels bring their own CUDA libraries).", ""])]
+        out += [f"**{sections.gpu_title(i, g)}**", "", *_table(sections.gpu_rows(g))]
+    out += ["### Driver", "", *(_table(sections.driver_rows(m.driver)) or ["No NVIDIA driver found.", ""])]
+    out += ["### CUDA stack", "", *(_table(sections.cuda_rows(m.cuda)) or ["Nothing found (framework wheels bring their own CUDA libraries).", ""])]
     out += ["### Python and frameworks", ""]
     for env in m.python_envs:
-        out += _table([("python", f"{env.version} ({env.executable})"), *[
-            (fw.name, "; ".join(x for x in [fw.version or "?", fw.build_cuda and f"CUDA {fw.build_cuda}", fw.gpu_available is not None and f"GPU available: {fw.gpu_available}", fw.error] if x))
-            for fw in env.frameworks
-        ]])
-    s = m.system
-    out += ["### System", "", *_table([
-        ("OS", s.distro_name or s.os), ("kernel", s.kernel), ("arch", s.arch), ("WSL", s.wsl or None),
-        ("container", s.container), ("Secure Boot", None if s.secure_boot is None else ("on" if s.secure_boot else "off")),
-        ("CPU", s.cpu.model), ("CPU features", s.cpu.flags), ("RAM", f"{s.ram_total_mib / 1024:.1f} GiB" if s.ram_total_mib else None),
-        ("python", s.python),
-    ])]
+        out += _table(sections.framework_rows(env))
+    out += ["### System", "", *_table(sections.system_rows(m.system))]
     if report.plans:
         out += ["### Plan", ""]
         for p in report.plans:
