@@ -8,6 +8,7 @@ from __future__ import annotations
 import textwrap
 
 from gpusetup.model import Finding, Gpu, Machine, Report, SelfTestResult, Severity
+from gpusetup.report.sections import reading_label
 
 _ICON = {Severity.ERROR: "ERROR", Severity.WARNING: "WARN ", Severity.INFO: "INFO ", Severity.OK: "OK   "}
 _COLOR = {Severity.ERROR: "\x1b[31;1m", Severity.WARNING: "\x1b[33;1m", Severity.INFO: "\x1b[36m", Severity.OK: "\x1b[32m"}
@@ -183,9 +184,7 @@ def _driver(out: _Out, m: Machine) -> None:
         return
     out.kv("version", d.version or "unknown")
     for r in d.versions:
-        short = r.source.split(" (")[0]
-        label = f"  CUDA via {short}" if short.startswith("libcuda") else f"  via {short}"
-        out.kv(label, r.value if r.value else f"— ({r.error})" if r.error else "—")
+        out.kv(f"  {reading_label(r.source)}", r.value if r.value else f"— ({r.error})" if r.error else "—")
     if d.cuda_driver_version:
         out.kv("supports CUDA up to", f"{d.cuda_driver_version}" + (f" (from {d.cuda_driver_version_source})" if d.cuda_driver_version_source else ""))
     out.kv("NVML", d.nvml_version or (f"not working: {d.nvml_error}" if d.nvml_error else None))
