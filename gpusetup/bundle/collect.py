@@ -7,7 +7,6 @@ import datetime as _dt
 import hashlib
 import json
 import os
-import sys
 import time
 import zipfile
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from gpusetup.bundle.redact import Redactor
 from gpusetup.model import Machine, Report, to_dict
 from gpusetup.paths import log_dir, state_dir
 from gpusetup.probe import ProbeContext
+from gpusetup.probe.pyenv import own_interpreter
 
 BUNDLE_KIND = "gpusetup-bundle"
 BUNDLE_VERSION = "1"
@@ -91,7 +91,7 @@ def planned_items(
         CollectItem("raw/secure-boot.txt", "Secure Boot blocks unsigned kernel modules", command=["mokutil", "--sb-state"]),
         CollectItem("raw/packages.txt", "installed NVIDIA/CUDA packages (a half-finished upgrade shows here)", produce=lambda: "\n".join(machine.packages) + "\n" if machine.packages else ""),
         CollectItem("raw/docker-info.json", "Docker's GPU runtime configuration (GPU-related parts only)", command=["docker", "info", "--format", "{{json .}}"], transform=_docker_gpu_parts),
-        CollectItem("raw/pip-list.json", "Python packages of the target environment", command=[python or sys.executable, "-m", "pip", "list", "--format=json", "--disable-pip-version-check"]),
+        CollectItem("raw/pip-list.json", "Python packages of the target environment", command=[python or own_interpreter() or "python3", "-m", "pip", "list", "--format=json", "--disable-pip-version-check"]),
         CollectItem("raw/cuda-env.txt", "CUDA-related environment variables", produce=lambda: "".join(f"{k}={v}\n" for k, v in sorted(machine.cuda.env.items()))),
     ]
     conda = ctx.env.get("CONDA_PREFIX")

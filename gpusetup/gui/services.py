@@ -152,6 +152,8 @@ class Services:
     def __init__(self, state_dir: Path | None = None) -> None:
         # state_dir is injected by tests; by default each core part uses its own per-user folder
         self.state_dir = Path(state_dir) if state_dir else None
+        # the frameworks Verify checks (import names); None: the self-test's default (torch, TensorFlow, JAX)
+        self.selftest_frameworks: tuple[str, ...] | None = None
 
     # ----------------------------------------------------------------------------- availability
 
@@ -394,9 +396,16 @@ class Services:
         mode: str = "quick",
         progress: Progress | None = None,
         cancel: CancelToken | None = None,
+        python: str | None = None,
     ) -> SelfTestResult:
+        """Measure; the framework tier checks the environment of ``python`` (the one just installed)."""
         run_selftest = _import("selftest")
-        return run_selftest(machine, mode=mode, progress=progress, cancel=cancel)
+        from gpusetup.selftest import SelfTestEnv
+
+        env = SelfTestEnv(python=python)
+        if self.selftest_frameworks is not None:
+            env.frameworks = self.selftest_frameworks
+        return run_selftest(machine, mode=mode, progress=progress, cancel=cancel, env=env)
 
     # ---------------------------------------------------------------------------------- reports
 
@@ -467,6 +476,19 @@ def _docker_outcome(res: Any, out_dir: Path) -> DockerOutcome:
         warnings=warnings,
         raw=res,
     )
+
+
+def proof_python(plan: Plan | None, target: Target | None, install: InstallOutcome | None) -> str | None:
+    """The interpreter whose frameworks Verify checks: the environment that was just installed (or the
+    Python the user picked); None when nothing was installed there (the self-test then says 'not proven')."""
+    if target is None:
+        return None
+    if target.kind == "python":
+        return target.value
+    py = list(getattr(plan, "python", None) or [])
+    if target.kind == "venv" and install is not None and install.ok and not install.needs_reboot and len(py) == 1:
+        return py[0]
+    return None
 
 
 def python_version_of(machine: Machine) -> str | None:

@@ -118,13 +118,14 @@ class _Run:
         return ExecResult(ok=ok, log_path=str(self.log_path), journal_dir=str(self.jdir), **kw)
 
     def run(self, argv: list[str], needs_root: bool = False, on_line: Callable[[str], None] | None = None,
-            timeout: float | None = None) -> StreamResult:
+            timeout: float | None = None, env: dict[str, str] | None = None) -> StreamResult:
         prefix = _elevation(self.elevate) if needs_root else []
         full = [*prefix, *argv]
-        self.log_fh.write(f"\n$ {display_argv(full)}\n")
+        shown_env = "".join(f"{k}={shlex.quote(v)} " for k, v in (env or {}).items())
+        self.log_fh.write(f"\n$ {shown_env}{display_argv(full)}\n")
         self.log_fh.flush()
         res = run_streaming(full, timeout=timeout or self.timeout, cancel=self.cancel, on_line=on_line,
-                            log=self.log_fh, own_session=not prefix)
+                            log=self.log_fh, own_session=not prefix, env=env or None)
         status = (res.error or ("timed out" if res.timed_out else "cancelled" if res.cancelled
                                 else f"exit code {res.returncode}"))
         self.log_fh.write(f"[{status}, {res.duration_s:.1f} s]\n")
@@ -221,8 +222,8 @@ def _preflight(run: _Run, free_space: FreeSpace, check_network: bool) -> str | N
 
 
 def _pre_state(run: _Run, step: Step) -> dict[str, Any]:
-    if step.kind == "venv" and step.argv[1:3] == ["-m", "venv"]:
-        target = next(a for a in step.argv[3:] if not a.startswith("--"))
+    if step.kind == "venv" and (step.argv[1:3] == ["-m", "venv"] or step.argv[1:2] == ["venv"]):
+        target = [a for a in step.argv[2:] if not a.startswith("--")][-1]
         return {"existed": Path(target).exists()}
     if step.kind == "pip" and "install" in step.argv:
         return {"packages": run.snapshot()}
@@ -295,7 +296,7 @@ def _run_steps(run: _Run, start: int, carried: dict[str, dict[str, Any]],
                 frac = parser.fraction or 0.0
                 run.progress(f"{label} — {parser.label}", (i + frac) / n)
 
-        res = run.run(step.argv, step.needs_root, on_line)
+        res = run.run(step.argv, step.needs_root, on_line, env=step.env)
         undo, notes = _actual_undo(run, step, pre)
         run.journal.append("end", step=step.id, rc=res.returncode, ok=res.ok, cancelled=res.cancelled,
                            timed_out=res.timed_out, error=res.error, tail=res.tail[-15:], undo=undo,
@@ -327,8 +328,13 @@ def _failure_message(step: Step, res: StreamResult, run: _Run) -> str:
     else:
         what = f"exit code {res.returncode}"
     tail = "\n".join("    " + line for line in res.tail[-12:]) or "    (no output)"
+    hint = ""
+    if step.kind == "python":
+        hint = ("  Python could not be downloaded. Where the internet is filtered, set GPUSETUP_PYTHON_MIRROR "
+                "(or --python-mirror) to a mirror of the Python builds, or install that Python version yourself "
+                "and plan again.\n")
     return (f"Step '{step.title}' failed ({what}).\n  Command: {display_argv(step.argv, step.needs_root)}\n"
-            f"  Last lines of its output:\n{tail}\n  Full log: {run.log_path}\n"
+            f"  Last lines of its output:\n{tail}\n{hint}  Full log: {run.log_path}\n"
             "Nothing after this step was run. Undo what was done: gpusetup install --rollback; or fix the "
             "cause and continue: gpusetup install --resume.")
 

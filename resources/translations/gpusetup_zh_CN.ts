@@ -984,6 +984,10 @@
       <translation>框架检查</translation>
     </message>
     <message>
+      <source>this program's own Python</source>
+      <translation>本程序自带的 Python</translation>
+    </message>
+    <message>
       <source>Prove it works</source>
       <translation>验证它能工作</translation>
     </message>
@@ -1000,12 +1004,16 @@
       <translation>重新测试(&amp;A)</translation>
     </message>
     <message>
-      <source>Testing… this takes about a minute.</source>
-      <translation>正在测试…大约需要一分钟。</translation>
+      <source>Testing… this takes a few seconds; checking a framework can take up to half a minute.</source>
+      <translation>正在测试……通常只需几秒钟；检查框架最多可能需要半分钟。</translation>
     </message>
     <message>
       <source>Frameworks found</source>
       <translation>找到的框架</translation>
+    </message>
+    <message>
+      <source>Not proven: no framework was checked ({reason}).</source>
+      <translation>未证明：没有检查任何框架（{reason}）。</translation>
     </message>
     <message>
       <source>The test was stopped. Press “Run the test again” to start it again.</source>
@@ -1014,6 +1022,10 @@
     <message>
       <source>Graphics card versus processor</source>
       <translation>显卡与处理器对比</translation>
+    </message>
+    <message>
+      <source>Your framework</source>
+      <translation>你的框架</translation>
     </message>
     <message>
       <source>Notes</source>
@@ -1026,6 +1038,18 @@
     <message>
       <source>{name}: matrix multiply on the graphics card</source>
       <translation>{name}：在显卡上做矩阵乘法</translation>
+    </message>
+    <message>
+      <source>Proven: {names} in {where} sees your graphics card and computes correctly on it.</source>
+      <translation>已证明：{where} 中的 {names} 能看到你的显卡，并且在显卡上计算正确。</translation>
+    </message>
+    <message>
+      <source>Proven on the processor: {names} in {where} computes correctly (there is no graphics card for it to use).</source>
+      <translation>已在处理器上证明：{where} 中的 {names} 计算正确（没有可供它使用的显卡）。</translation>
+    </message>
+    <message>
+      <source>The framework check failed: {names} in {where}. {reason}</source>
+      <translation>框架检查失败：{where} 中的 {names}。{reason}</translation>
     </message>
     <message>
       <source>Something is wrong: at least one test failed. See the red lines below.</source>

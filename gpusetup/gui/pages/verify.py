@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from gpusetup.gui.i18n import tr
 from gpusetup.gui.pages.base import BasePage
-from gpusetup.gui.services import Unavailable
+from gpusetup.gui.services import Unavailable, proof_python
 from gpusetup.gui.widgets import Busy, Card, MeasurementRow, StatusLine, clear_layout, label
 from gpusetup.gui.workers import JobContext
 from gpusetup.model import Measurement, SelfTestResult
@@ -51,6 +51,22 @@ def measurement_title(m: Measurement) -> str:
 SPEEDUP = "gpu_cpu_speedup"
 
 
+def proof_words(result: SelfTestResult | None) -> tuple[str, str]:
+    """(status kind, sentence) for the core's verdict on the framework in the checked environment."""
+    from gpusetup.selftest.proof import framework_proof
+
+    p = framework_proof(result)
+    names = ", ".join(p.frameworks)
+    where = p.python or tr("this program's own Python")
+    if p.status == "gpu":
+        return "pass", tr("Proven: {names} in {where} sees your graphics card and computes correctly on it.").format(names=names, where=where)
+    if p.status == "cpu":
+        return "pass", tr("Proven on the processor: {names} in {where} computes correctly (there is no graphics card for it to use).").format(names=names, where=where)
+    if p.status == "failed":
+        return "fail", tr("The framework check failed: {names} in {where}. {reason}").format(names=names, where=where, reason=p.reason)
+    return "warn", tr("Not proven: no framework was checked ({reason}).").format(reason=p.reason)
+
+
 def speedup(result: SelfTestResult) -> Measurement | None:
     """The self-test's own GPU-over-CPU comparison (it measures both), when it made one."""
     return next((m for m in result.measurements if m.name == SPEEDUP and m.value), None)
@@ -80,6 +96,7 @@ class VerifyPage(BasePage):
         self.content.addWidget(self.results)
         self.content.addStretch(1)
         self.rows: list[MeasurementRow] = []
+        self.proof_line: StatusLine | None = None
         self._job: Any = None
 
     def initializePage(self) -> None:  # noqa: N802 - Qt API
@@ -96,17 +113,18 @@ class VerifyPage(BasePage):
             return
         clear_layout(self.results_layout)
         self.rows = []
-        self.status.set("busy", tr("Testing… this takes about a minute."))
+        self.status.set("busy", tr("Testing… this takes a few seconds; checking a framework can take up to half a minute."))
         self.progress.setVisible(True)
         self.progress.update_progress(tr("Starting…"), 0.0)
         self.cancel_button.setVisible(True)
         self.again_button.setVisible(False)
         services = self.services
         machine = self.state.machine
+        python = proof_python(self.state.plan, self.state.target, self.state.install)
 
         def body(ctx: JobContext) -> SelfTestResult:
             m = machine if machine is not None else services.detect(progress=None, cancel=ctx.cancel)
-            return services.run_selftest(m, mode="quick", progress=ctx.progress, cancel=ctx.cancel)
+            return services.run_selftest(m, mode="quick", progress=ctx.progress, cancel=ctx.cancel, python=python)
 
         self._job = self.run_job(
             body,
@@ -163,6 +181,13 @@ class VerifyPage(BasePage):
             card.body.addWidget(label(tr("The graphics card multiplied matrices {x}× faster than the processor.").format(x=x), size=1.1))
             if sp.reason:
                 card.body.addWidget(label(sp.reason))
+            self.results_layout.addWidget(card)
+        if any(m.tier == "framework" for m in result.measurements):
+            card = Card(tr("Your framework"))
+            line = StatusLine()
+            line.set(*proof_words(result))
+            card.body.addWidget(line)
+            self.proof_line = line
             self.results_layout.addWidget(card)
         if result.notes:  # first: they say what was (not) tested
             notes = Card(tr("Notes"))

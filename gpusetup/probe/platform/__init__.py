@@ -33,6 +33,11 @@ class Platform(Protocol):
         """State of the GPU kernel modules (nvidia, nouveau, nova_core, amdgpu…); empty where none apply."""
         ...
 
+    def python_candidates(self, ctx: ProbeContext, want: str | None) -> list[list[str]]:
+        """Commands that may start a Python interpreter (``want`` is ``X.Y`` or None), most likely first:
+        the ``py`` launcher on Windows, the usual install folders elsewhere. Each is checked by running it."""
+        ...
+
 
 def get_platform(ctx: ProbeContext) -> Platform:
     if ctx.os_name == "windows":

@@ -114,6 +114,13 @@ class MacPlatform:
     def kernel_modules(self, ctx: ProbeContext) -> list[KernelModule]:
         return []
 
+    def python_candidates(self, ctx: ProbeContext, want: str | None) -> list[list[str]]:
+        from gpusetup.probe.platform.linux import unix_python_candidates
+
+        fw = f"/Library/Frameworks/Python.framework/Versions/{want}/bin" if want else \
+            "/Library/Frameworks/Python.framework/Versions/Current/bin"
+        return unix_python_candidates(ctx, want, ("/opt/homebrew/bin", "/usr/local/bin", fw, "/usr/bin"))
+
 
 def _int(v: str | None) -> int | None:
     try:
