@@ -112,7 +112,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def gui_main() -> int:
     """Entry point for the double-clickable launcher (no console window on Windows)."""
-    return main(["gui"])
+    from gpusetup.qtcheck import PROBE_FLAG
+
+    if PROBE_FLAG in sys.argv[1:]:  # the start-up check's child (see gpusetup.qtcheck)
+        from gpusetup.gui.probe import probe_main
+
+        return probe_main()
+    return main(["gui", *sys.argv[1:]])
 
 
 def display_available() -> bool:

@@ -64,6 +64,73 @@ def run(args: argparse.Namespace) -> int:
             "no display found (DISPLAY and WAYLAND_DISPLAY are not set), so the wizard cannot open a window. "
             "Run `gpusetup diagnose` for the text report, or log in to the desktop and start it there."
         )
+    problem = window_problem()
+    if problem is not None:
+        print(f"gpusetup: the wizard's window cannot open here: {problem}", file=sys.stderr)
+        print("gpusetup: showing the text report instead.", file=sys.stderr)
+        from gpusetup.cli import main as cli_main
+
+        return cli_main(["diagnose"])
     from gpusetup.gui.app import run as run_app
 
     return run_app(fake_machine=args.fake_machine, language=args.language, scheme=args.theme)
+
+
+def window_problem() -> str | None:
+    """None when Qt's platform plugin loads here (checked in a child process, remembered once it worked);
+    else the reason, after installing the missing system packages when we are root and apt-get exists."""
+    import json
+    import shutil
+
+    from gpusetup import qtcheck
+
+    platform = os.environ.get("QT_QPA_PLATFORM") or None
+    key = json.dumps([platform, bool(os.environ.get("WAYLAND_DISPLAY")), _pyside_version()])
+    marker = _marker()
+    try:
+        if marker is not None and marker.read_text(encoding="utf-8") == key:
+            return None
+    except OSError:
+        pass
+    res = qtcheck.check(platform)
+    may_install = os.environ.get("GPUSETUP_QT_INSTALL", "1") != "0"  # 0: never install system packages
+    if (not res.ok and res.packages and may_install and hasattr(os, "geteuid") and os.geteuid() == 0
+            and shutil.which("apt-get")):
+        from gpusetup.runner import SubprocessRunner
+
+        print("gpusetup: installing the system libraries Qt needs: " + " ".join(res.packages), file=sys.stderr)
+        inst = SubprocessRunner().run(["apt-get", "install", "-y", "-q", *res.packages], timeout=900,
+                                      env={"DEBIAN_FRONTEND": "noninteractive"})
+        if not inst.ok:
+            tail = (inst.stderr or inst.stdout).strip().splitlines()[-1:] or [inst.error or "failed"]
+            return res.reason() + f" (apt-get install did not work: {tail[0]})"
+        res = qtcheck.check(platform)
+    if not res.ok:
+        return res.reason()
+    if marker is not None:
+        try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text(key, encoding="utf-8")
+        except OSError:
+            pass
+    return None
+
+
+def _pyside_version() -> str:
+    from importlib import metadata
+
+    for dist in ("PySide6-Essentials", "PySide6"):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return "?"
+
+
+def _marker() -> Path | None:
+    try:
+        from gpusetup import paths
+
+        return paths.state_dir() / "qt-platform-ok"
+    except ImportError:
+        return None
