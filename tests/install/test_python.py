@@ -96,7 +96,7 @@ def test_uv_provides_python_and_says_clearly_when_it_cannot_download(
     assert get.argv[-2:] == ["--mirror", f"http://127.0.0.1:{closed_port}/python-builds"]
     managed = tmp_path / "gpusetup-home" / "data" / "python"
     assert get.env == {"UV_PYTHON_INSTALL_DIR": str(managed)}
-    assert any("uv downloads one" in n for n in plan.notes)
+    assert any("uv downloads one" in str(n) for n in plan.notes)
     res = execute(plan, journal_dir=tmp_path / "state", free_space=PLENTY, check_network=False)
     assert not res.ok and res.failed_step == "get-python"
     assert f"127.0.0.1:{closed_port}/python-builds" in res.message  # uv's own words name the host it tried
