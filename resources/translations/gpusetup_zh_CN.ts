@@ -988,6 +988,10 @@
       <translation>本程序自带的 Python</translation>
     </message>
     <message>
+      <source>Not proven: no framework was checked in this environment.</source>
+      <translation>未证明：没有在这个环境中检查任何框架。</translation>
+    </message>
+    <message>
       <source>Prove it works</source>
       <translation>验证它能工作</translation>
     </message>
@@ -1010,10 +1014,6 @@
     <message>
       <source>Frameworks found</source>
       <translation>找到的框架</translation>
-    </message>
-    <message>
-      <source>Not proven: no framework was checked ({reason}).</source>
-      <translation>未证明：没有检查任何框架（{reason}）。</translation>
     </message>
     <message>
       <source>The test was stopped. Press “Run the test again” to start it again.</source>
@@ -1048,8 +1048,8 @@
       <translation>已在处理器上证明：{where} 中的 {names} 计算正确（没有可供它使用的显卡）。</translation>
     </message>
     <message>
-      <source>The framework check failed: {names} in {where}. {reason}</source>
-      <translation>框架检查失败：{where} 中的 {names}。{reason}</translation>
+      <source>The framework check failed: {names} in {where}.</source>
+      <translation>框架检查失败：{where} 中的 {names}。</translation>
     </message>
     <message>
       <source>Something is wrong: at least one test failed. See the red lines below.</source>

@@ -99,10 +99,11 @@ class DonePage(BasePage):
             kind = {"pass": "pass", "warn": "warn", "fail": "fail"}.get(st.verdict, "info")
             word = {"pass": tr("passed"), "warn": tr("passed with warnings"), "fail": tr("failed")}.get(st.verdict, tr("finished"))
             add(kind, tr("Self-test {word}: {n} measurements.").format(word=word, n=len(st.measurements)))
-            if out is not None and out.ok and target is not None and target.kind in ("venv", "python", "conda"):
+            if (out is not None and out.ok and not self.services.demo and target is not None
+                    and target.kind in ("venv", "python", "conda")):
                 from gpusetup.gui.pages.verify import proof_words
 
-                add(*proof_words(st))
+                add(*proof_words(st)[:2])
         if target is not None and target.kind == "venv" and out is not None and out.ok and not self.services.demo:
             if m is not None and m.system.os == "windows":
                 add("info", tr("To use it, open a terminal and run: {path}\\Scripts\\activate").format(path=target.value))

@@ -51,20 +51,36 @@ def measurement_title(m: Measurement) -> str:
 SPEEDUP = "gpu_cpu_speedup"
 
 
-def proof_words(result: SelfTestResult | None) -> tuple[str, str]:
-    """(status kind, sentence) for the core's verdict on the framework in the checked environment."""
+def proof_words(result: SelfTestResult | None) -> tuple[str, str, str]:
+    """(status kind, sentence, the self-test's own English reason) for the core's verdict on the framework
+    in the checked environment. The reason is shown as is in English, behind "Details" otherwise."""
     from gpusetup.selftest.proof import framework_proof
 
     p = framework_proof(result)
     names = ", ".join(p.frameworks)
     where = p.python or tr("this program's own Python")
     if p.status == "gpu":
-        return "pass", tr("Proven: {names} in {where} sees your graphics card and computes correctly on it.").format(names=names, where=where)
+        return "pass", tr("Proven: {names} in {where} sees your graphics card and computes correctly on it.").format(names=names, where=where), p.reason
     if p.status == "cpu":
-        return "pass", tr("Proven on the processor: {names} in {where} computes correctly (there is no graphics card for it to use).").format(names=names, where=where)
+        return "pass", tr("Proven on the processor: {names} in {where} computes correctly (there is no graphics card for it to use).").format(names=names, where=where), p.reason
     if p.status == "failed":
-        return "fail", tr("The framework check failed: {names} in {where}. {reason}").format(names=names, where=where, reason=p.reason)
-    return "warn", tr("Not proven: no framework was checked ({reason}).").format(reason=p.reason)
+        return "fail", tr("The framework check failed: {names} in {where}.").format(names=names, where=where), p.reason
+    return "warn", tr("Not proven: no framework was checked in this environment."), p.reason
+
+
+def proof_widgets(result: SelfTestResult | None) -> list[QWidget]:
+    """The verdict line, and the reason (in English: plainly; otherwise in a closed Details section)."""
+    kind, text, reason = proof_words(result)
+    line = StatusLine()
+    if reason and current_language() == "en" and kind != "pass":
+        text = f"{text} {reason}"
+    line.set(kind, text)
+    out: list[QWidget] = [line]
+    if reason and current_language() != "en":
+        more = details_section([reason])
+        if more is not None:
+            out.append(more)
+    return out
 
 
 def speedup(result: SelfTestResult) -> Measurement | None:
@@ -186,10 +202,10 @@ class VerifyPage(BasePage):
             self.results_layout.addWidget(card)
         if any(m.tier == "framework" for m in result.measurements):
             card = Card(tr("Your framework"))
-            line = StatusLine()
-            line.set(*proof_words(result))
-            card.body.addWidget(line)
-            self.proof_line = line
+            widgets = proof_widgets(result)
+            for wdg in widgets:
+                card.body.addWidget(wdg)
+            self.proof_line = widgets[0]  # type: ignore[assignment]
             self.results_layout.addWidget(card)
         if result.notes:  # first: they say what was (not) tested
             notes = Card(tr("Notes"))
