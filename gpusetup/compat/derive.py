@@ -117,7 +117,9 @@ def _gpu_code(ctx: Context, w: R.Wheel, libraries: Sequence[str]) -> R.GpuCode |
             path.write_bytes(z.read(m, ctx.options.max_library_bytes))
             code = R.gpu_code(ctx.runner, tool, path)
         code.library = lib
-        return code
+        if code.sass or code.ptx or code.specific:
+            return code
+        ctx.problems.append(f"{w.file.filename}: {lib} holds no GPU code")
     ctx.problems.append(f"{w.file.filename}: none of {', '.join(libraries)} is in the wheel")
     return None
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any
 
-from gpusetup.compat.db import CompatDB, get_db
+from gpusetup.compat.db import CompatDB, DataError, get_db
 from gpusetup.model import Action, Choice, FrameworkPlan, Gpu, Machine, Rejected
 
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
@@ -548,8 +548,13 @@ def _tf_gpu_checks(db: CompatDB, c: Cand, cfg: dict[str, Any], env: Env, gpus: S
         (r for r in db.rows("tensorflow", "min_cc") if _in_range(vkey(c.version), r["tf_min"], r.get("tf_max"))), None
     )
     highest = _highest_cc(db, cuda)
+    arch = _tf_arch(db, c.version, env)
+    if arch is not None:
+        _tf_kernel_checks(db, c, arch, gpus)
+    elif min_cc and min_cc.get("verified") is False:
+        c.unverified.append(f"lowest compute capability for tensorflow {c.version}: {min_cc.get('note', '')}")
     for g in gpus:
-        if not g.cc:
+        if not g.cc or arch is not None:
             continue
         if min_cc and g.cck < vkey(min_cc["cc_min"]):
             c.gpu_bad[g.index] = (
@@ -557,9 +562,11 @@ def _tf_gpu_checks(db: CompatDB, c: Cand, cfg: dict[str, Any], env: Env, gpus: S
                 + ("" if db.table("tensorflow", "min_cc").verified else " (inferred floor)")
             )
         elif highest and g.cck > vkey(highest):
-            c.notes.append(
-                f"{g.label} (compute capability {g.cc}) is newer than CUDA {cuda}, which TensorFlow {c.version} is built with; "
-                "it can only run through PTX JIT compilation, which gpusetup could not verify for TensorFlow."
+            # No record of this wheel's GPU code: it could only run through PTX JIT, which users report failing on
+            # new GPUs for the releases whose wheels were read (tensorflow/ptx_jit_failures), so it is not offered.
+            c.gpu_bad[g.index] = (
+                f"has no kernels for compute capability {g.cc} ({g.label}): CUDA {cuda}, which TensorFlow {c.version} "
+                "is built with, predates this GPU, and gpusetup has no record of this wheel's PTX to JIT-compile"
             )
     base = _family_min(db, major, env.driver_os)
     why = f" for CUDA {major}.x"
@@ -569,6 +576,56 @@ def _tf_gpu_checks(db: CompatDB, c: Cand, cfg: dict[str, Any], env: Env, gpus: S
             base, why = wsl["driver_min"], " for GPU use in WSL2"
     _needed_driver(db, c, env, gpus, base, why)
     _cudnn_pin(db, c, "tensorflow", major, gpus)
+
+
+def _tf_arch(db: CompatDB, version: str, env: Env) -> dict[str, Any] | None:
+    """The GPU code in this TensorFlow release's wheel (tensorflow/arch_lists, read by cuobjdump), if known."""
+    for row in _opt_rows(db, "tensorflow", "arch_lists"):
+        if row["os"] == env.wheel_os and row["machine"] == env.machine and _in_range(vkey(version), row["tf_min"], row.get("tf_max")):
+            return row
+    return None
+
+
+def _tf_kernel_checks(db: CompatDB, c: Cand, arch: dict[str, Any], gpus: Sequence[GpuInfo]) -> None:
+    """Which GPUs the wheel's cubins serve, which only its PTX, and where PTX JIT is reported to fail."""
+    where = f"the wheel has cubins for {', '.join(arch['cc'])}" + (f" and PTX {arch['ptx']}" if arch.get("ptx") else " and no PTX")
+    for g in gpus:
+        if not g.cc:
+            continue
+        how = _cc_covered(g.cck, arch["cc"], arch.get("ptx"))
+        if how is None:
+            c.gpu_bad[g.index] = f"has no kernels for compute capability {g.cc} ({g.label}): {where}"
+        elif how == "ptx":
+            fail = next(
+                (
+                    r
+                    for r in _opt_rows(db, "tensorflow", "ptx_jit_failures")
+                    if _in_range(vkey(c.version), r["tf_min"], r.get("tf_max"))
+                    and _in_range(g.cck, r["cc_min"], r.get("cc_max"))
+                ),
+                None,
+            )
+            if fail:
+                c.gpu_bad[g.index] = (
+                    f"has no kernels for compute capability {g.cc} ({g.label}); it would have to JIT-compile the "
+                    f"{arch['ptx']} PTX, which users report fails on these GPUs ({fail['error']}; {fail['sources'][0]})"
+                    + ("; gpusetup could not verify these reports itself" if fail.get("verified") is False else "")
+                )
+                if fail.get("verified") is False:
+                    c.unverified.append(f"tensorflow PTX JIT on compute capability {g.cc}: {fail['note']}")
+            else:
+                c.notes.append(
+                    f"{g.label}: the TensorFlow {c.version} wheel has no kernels for compute capability {g.cc}; it runs by "
+                    f"JIT-compiling the {arch['ptx']} PTX (slow first start; gpusetup could not verify it on this GPU)."
+                )
+
+
+def _opt_rows(db: CompatDB, file: str, table: str) -> list[dict[str, Any]]:
+    """Rows of a table that older data bundles may not have ([] then)."""
+    try:
+        return db.rows(file, table)
+    except DataError:
+        return []
 
 
 def _highest_cc(db: CompatDB, cuda: str) -> str | None:
@@ -1031,6 +1088,15 @@ def resolve(
         selected = [g for g in selected if g.vendor != "nvidia"]
         for g in nvidia_sel:
             left[g.index] = f"{g.label}: CUDA does not run on macOS"
+    if not env.jetson and env.machine == "aarch64":
+        tegra = {cc for r in _opt_rows(db, "pytorch", "jetson") for cc in r.get("ccs", [])}
+        jetson_gpu = next((g for g in nvidia_sel if g.cc in tegra), None)
+        if jetson_gpu is not None:
+            env.jetson = True
+            env_notes.append(
+                f"{jetson_gpu.label} has compute capability {jetson_gpu.cc}, which only Jetson (Tegra) GPUs have, "
+                "so this machine is planned as a Jetson."
+            )
     for g in gpus:
         if g.classified_from and g in selected:
             env_notes.append(f"{g.label}: compute capability {g.cc} ({g.architecture}) from the {g.classified_from}.")

@@ -57,8 +57,9 @@ class LocalIndex:
         self.requests: list[tuple[str, str | None]] = []  # (path, Range header)
         self.server: ThreadingHTTPServer | None = None
 
-    def add(self, project: str, wheel: Path, requires_python: str | None = None) -> None:
-        self.projects.setdefault(project, []).append(wheel)
+    def add(self, project: str, wheel: Path, requires_python: str | None = None, layout: str = "simple") -> None:
+        """Serve ``wheel`` on /simple/<project>/ (PyPI) or, with ``layout="cu130"``, /whl/cu130/<project>/."""
+        self.projects.setdefault(project if layout == "simple" else f"{layout}/{project}", []).append(wheel)
         if requires_python:
             self.requires_python[wheel.name] = requires_python
 
@@ -89,6 +90,8 @@ def _handler(index: LocalIndex) -> type[BaseHTTPRequestHandler]:
                 self._file(parts[1])
             elif parts[:1] == ["simple"] and len(parts) == 2:
                 self._page(parts[1])
+            elif parts[:1] == ["whl"] and len(parts) == 3:
+                self._page(f"{parts[1]}/{parts[2]}")
             else:
                 self.send_error(404)
 
