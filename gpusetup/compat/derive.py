@@ -36,6 +36,7 @@ class Fact:
     how: str  # plain words: "python tags of the wheels on the index", "cuobjdump --list-elf/--list-ptx on …"
     date: str
     new_row: dict[str, Any] = field(default_factory=dict)  # defaults for fields a new row needs
+    complete: bool = True  # the fact settles every claim of the row (else a row marked unverified stays so)
 
 
 @dataclass
@@ -198,7 +199,7 @@ def derive_torch(ctx: Context) -> list[Fact]:
                         w.file.url.split("#")[0], "cuobjdump --list-elf/--list-ptx on the wheel's CUDA library", d,
                     ))
         facts.append(Fact(
-            "pytorch", "releases", {"version": series}, values, page, "; ".join(how), d,
+            "pytorch", "releases", {"version": series}, values, page, "; ".join(how), d, complete=False,
             new_row={"version": series, "latest_known": latest, "python_min": lo, "python_max": hi, "torchvision": None,
                      "torchaudio": None, "cuda_variants": [], "rocm_variants": [], "xpu": False,
                      "pypi_default_linux": None,
@@ -263,7 +264,8 @@ def derive_tensorflow(ctx: Context) -> list[Fact]:
                         w.file.url.split("#")[0], "cuobjdump --list-elf/--list-ptx on the wheel's CUDA library", d,
                     ))
         facts.append(Fact("tensorflow", "tested_configs", {"version": series}, values, page, "; ".join(how), d,
-                          new_row={"version": series, "cuda": None, "cudnn": None}))
+                          new_row={"version": series, "cuda": None, "cudnn": None},
+                          complete="cuda" in values and "cudnn" in values))
     return facts
 
 
@@ -365,11 +367,11 @@ def propose(files: dict[str, dict[str, Any]], facts: Sequence[Fact]) -> tuple[di
                       "note": "Derived by scripts/refresh_compat.py from the indexes and wheels.", "rows": []})
         rows = table["rows"]
         values = {k: v for k, v in f.values.items() if v is not None or k in ("ptx",)}
-        prov = {"source": f.source, "how": f.how, "date": f.date}
+        prov = {"source": f.source, "how": f.how, "date": f.date, "fields": sorted(values)}
         row = next((r for r in rows if _matches(r, f.key)), None)
         label = f"{f.file}/{f.table} {' '.join(f'{k}={v}' for k, v in f.key.items())}"
         if row is None:
-            row = {**f.new_row, **f.key, **values, "verified": True, "provenance": prov}
+            row = {**f.new_row, **f.key, **values, "verified": f.complete, "provenance": prov}
             rows.insert(_insert_at(rows, f), row)
             changes.append(f"new row {label}: {json.dumps(values, ensure_ascii=False)}")
             continue
@@ -377,9 +379,13 @@ def propose(files: dict[str, dict[str, Any]], facts: Sequence[Fact]) -> tuple[di
         if diff:
             changes.append(f"changed {label}: " + "; ".join(f"{k} {a!r} → {b!r}" for k, (a, b) in diff.items()))
         row.update(values)
-        if row.get("verified") is False and diff:
+        if row.get("verified") is False and f.complete:
             changes.append("  (this row was verified=false; now derived from the artifact)")
-        row["verified"] = True
+            row["verified"] = True
+        elif row.get("verified") is False:
+            changes.append(f"  (still verified=false: the index confirms only {', '.join(sorted(values))})")
+        elif f.complete:
+            row["verified"] = True
         row["provenance"] = prov
     return out, changes
 

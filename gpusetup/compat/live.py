@@ -32,13 +32,17 @@ _PROJECTS = {"pytorch": "torch", "tensorflow": "tensorflow", "jax": "jax"}
 class LiveCheck:
     status: str  # "checked" / "offline" / "off"
     index: str | None = None
-    notes: list[str] = field(default_factory=list)  # for the whole plan (newer releases, offline fallback)
-    framework_notes: dict[str, list[str]] = field(default_factory=dict)
+    notes: list[Any] = field(default_factory=list)  # Messages for every plan (the offline fallback)
+    framework_notes: dict[str, list[Any]] = field(default_factory=dict)  # framework → Messages
     newer: dict[str, str] = field(default_factory=dict)  # framework → newest version on the index, when newer
 
     def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "index": self.index, "notes": list(self.notes), "newer": dict(self.newer),
-                "framework_notes": {k: list(v) for k, v in self.framework_notes.items()}}
+        """English words (the JSON document); the plans' note_codes carry the same as codes."""
+        from gpusetup.messages import render
+
+        return {"status": self.status, "index": self.index, "notes": [render(n) for n in self.notes],
+                "newer": dict(self.newer),
+                "framework_notes": {k: [render(n) for n in v] for k, v in self.framework_notes.items()}}
 
 
 def enabled() -> bool:
@@ -155,6 +159,7 @@ def check(
     """Check each plan's chosen wheel and the newest release on the index. Never raises for network trouble."""
     from gpusetup.compat import refresh as R
     from gpusetup.compat.db import get_db
+    from gpusetup.messages import msg
 
     base = index or os.environ.get("GPUSETUP_LIVE_INDEX") or None
     if cache is None:
@@ -186,15 +191,13 @@ def check(
                 failures.append(f"{idx}: {exc}")
             else:
                 found = sorted((n for n in names if _matches(n, version, prefix, local, python, platform)), key=len)
-                label = f"{project} {version}{'.*' if prefix else ''}" + (f"+{local}" if local else "")
-                for_py = f" for Python {python}" if python else ""
+                label = f"{version}{'.*' if prefix else ''}" + (f"+{local}" if local else "")
+                params = {"index": idx, "package": project, "version": label, "python": python or "any",
+                          "platform": where}
                 if found:
-                    notes.append(f"Checked live: {idx} has {label}{for_py} on {where} ({found[0]}).")
+                    notes.append(msg("live.wheel-found", **params, file=found[0]))
                 else:
-                    notes.append(
-                        f"The index {idx} has no {label} wheel{for_py} on {where}; this plan rests on gpusetup's data "
-                        f"(checked {db.checked}), which may be wrong here. Check the index before installing."
-                    )
+                    notes.append(msg("live.wheel-missing", **params, checked=db.checked))
         project = _PROJECTS[p.framework]
         reads += 1
         try:
@@ -207,21 +210,17 @@ def check(
         known = _data_newest(db, p.framework)
         if newest and known and R.version_key(newest) > R.version_key(known):
             result.newer[p.framework] = newest
-            notes.append(
-                f"The compatibility data is from {db.checked}; the index has {project} {newest}, newer than any "
-                f"release gpusetup knows ({known}). gpusetup db update may bring data for it."
-            )
+            notes.append(msg("live.newer-release", checked=db.checked, package=project, newest=newest, known=known))
     if failures:
         result.status = "offline" if len(failures) == reads else "partial"
-        result.notes.append(
-            f"Could not reach the package index ({failures[0]}); the plan uses gpusetup's built-in data from "
-            f"{db.checked} only."
-        )
+        result.notes.append(msg("live.offline", detail=failures[0], checked=db.checked))
     return result
 
 
 def apply(plans: Sequence[Any], live: LiveCheck) -> None:
-    """Add the live check's words to each plan's notes (so every surface shows the same thing)."""
+    """Add the live check's notes to each plan (code + English, so every surface and language shows them)."""
+    from gpusetup.messages import add_note
+
     for p in plans:
-        p.notes.extend(live.framework_notes.get(p.framework, []))
-        p.notes.extend(n for n in live.notes if n not in p.notes)
+        for m in live.framework_notes.get(p.framework, []) + live.notes:
+            add_note(p, m)

@@ -44,7 +44,7 @@ def test_tensorflow_floor_comes_from_the_wheels_cubins() -> None:
     plan = _plan("tensorflow", [nv("NVIDIA GeForce GTX 970", "5.2")], driver="550.54.15")
     assert plan.ok and plan.choice.version == "2.16"
     assert any(r.option == "and-cuda (tensorflow 2.17–2.21)" and "no kernels for compute capability 5.2" in r.reason
-               and "cubins for 6.0, 7.0, 8.0, 8.9, 9.0 and PTX 9.0" in r.reason for r in plan.rejected)
+               and "cubins for 6.0, 7.0, 8.0, 8.9, 9.0 and PTX for 9.0" in r.reason for r in plan.rejected)
 
 
 def test_tensorflow_gpu_newer_than_the_cubins_runs_through_ptx_with_a_note() -> None:

@@ -17,6 +17,7 @@ from gpusetup.compat import live
 from gpusetup.compat.db import get_db
 from gpusetup.compat.profile import machine_from_data
 from gpusetup.compat.resolver import resolve
+from gpusetup.messages import render
 from tests.compat.index_server import LocalIndex, build_wheel, metadata, serve
 
 pytestmark = pytest.mark.network
@@ -52,7 +53,7 @@ def test_the_chosen_wheel_is_found_on_the_index(tmp_path: Path) -> None:
     with serve(idx):
         res = live.check(plans, machine_from_data(RTX4090), index=idx.url, cache=tmp_path / "cache")
     assert res.status == "checked"
-    notes = res.framework_notes["pytorch"]
+    notes = [render(n) for n in res.framework_notes["pytorch"]]
     assert any(n.startswith("Checked live:") and "torch 2.15.*+cu132 for Python 3.12 on Linux x86_64" in n
                and "torch-2.15.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl" in n for n in notes), notes
     assert ("/whl/cu132/torch/", None) in idx.requests
@@ -81,7 +82,7 @@ def test_a_newer_release_than_the_data_knows_is_noticed(tmp_path: Path) -> None:
     assert res.newer == {"pytorch": "2.16.0"}  # a release candidate is not a release
     checked = get_db().checked
     assert any(f"The compatibility data is from {checked}; the index has torch 2.16.0" in n
-               for n in res.framework_notes["pytorch"])
+               for n in map(render, res.framework_notes["pytorch"]))
 
 
 def _closed_port() -> int:

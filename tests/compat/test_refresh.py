@@ -214,10 +214,9 @@ def test_a_library_above_the_size_limit_is_not_fetched(tmp_path: Path, gpu_libra
 
 def test_propose_marks_rows_verified_with_provenance_and_shows_a_diff() -> None:
     files = {"pytorch": json.loads((ROOT / "resources/compat/pytorch.json").read_text(encoding="utf-8"))}
-    before_15 = next(r for r in files["pytorch"]["tables"]["releases"]["rows"] if r["version"] == "2.15")
-    assert before_15.get("verified") is False
+    snapshot = json.dumps(files, sort_keys=True)
     facts = [
-        derive.Fact("pytorch", "releases", {"version": "2.15"}, {"python_max": "3.15", "latest_known": "2.15.0"},
+        derive.Fact("pytorch", "releases", {"version": "2.15"}, {"python_max": "3.16", "latest_known": "2.15.0"},
                     "https://pypi.org/simple/torch/", "python tags", "2026-11-24"),
         derive.Fact("pytorch", "arch_lists", {"torch_min": "2.15", "torch_max": "2.15", "variant": "cu132", "os": "linux",
                                               "machine": "x86_64"}, {"cc": ["7.5", "12.0"], "ptx": None, "note": "n"},
@@ -225,16 +224,17 @@ def test_propose_marks_rows_verified_with_provenance_and_shows_a_diff() -> None:
     ]
     after, changes = derive.propose(files, facts)
     row = next(r for r in after["pytorch"]["tables"]["releases"]["rows"] if r["version"] == "2.15")
-    assert row["python_max"] == "3.15" and row["verified"] is True
-    assert row["provenance"] == {"source": "https://pypi.org/simple/torch/", "how": "python tags", "date": "2026-11-24"}
-    assert files["pytorch"]["tables"]["releases"]["rows"][0].get("python_max") is None  # input untouched
+    assert row["python_max"] == "3.16" and row["verified"] is True
+    assert row["provenance"] == {"source": "https://pypi.org/simple/torch/", "how": "python tags", "date": "2026-11-24",
+                                 "fields": ["latest_known", "python_max"]}
+    assert json.dumps(files, sort_keys=True) == snapshot  # the input is not edited
     arch = next(r for r in after["pytorch"]["tables"]["arch_lists"]["rows"] if r["variant"] == "cu132"
                 and r["torch_min"] == "2.15" and r["machine"] == "x86_64")
     assert arch["cc"] == ["7.5", "12.0"] and arch["ptx"] is None
     assert any(c.startswith("changed pytorch/releases version=2.15") for c in changes)
     diff = derive.unified_diff(files, after)
     assert diff.startswith("--- a/resources/compat/pytorch.json")
-    assert '+     "python_max": "3.15",' in diff
+    assert '+     "python_max": "3.16",' in diff
 
 
 def test_the_script_writes_a_diff_and_never_edits_the_data(tmp_path: Path, gpu_library: bytes, cuobjdump: str) -> None:
@@ -261,3 +261,20 @@ def test_the_script_writes_a_diff_and_never_edits_the_data(tmp_path: Path, gpu_l
     rows = [r for r in proposed["tables"]["arch_lists"]["rows"] if r["torch_min"] == "2.99"]
     assert {(r["machine"], tuple(r["cc"]), r["ptx"]) for r in rows} == {("x86_64", ("7.5", "8.6"), "9.0"),
                                                                         ("aarch64", ("7.5", "8.6"), "9.0")}
+
+
+def test_a_fact_covering_part_of_a_row_does_not_make_it_verified() -> None:
+    """The index confirms a release's Python range, not its download.pytorch.org variants: an unverified
+    row stays unverified, and the change summary says what was confirmed."""
+    files = {"pytorch": json.loads((ROOT / "resources/compat/pytorch.json").read_text(encoding="utf-8"))}
+    fact = derive.Fact("pytorch", "releases", {"version": "2.15"}, {"python_max": "3.15"}, "https://pypi.org/simple/torch/",
+                       "python tags", "2026-11-24", complete=False)
+    after, changes = derive.propose(files, [fact])
+    row = next(r for r in after["pytorch"]["tables"]["releases"]["rows"] if r["version"] == "2.15")
+    assert row["verified"] is False and row["provenance"]["fields"] == ["python_max"]
+    assert any("still verified=false: the index confirms only python_max" in c for c in changes)
+    new = derive.Fact("pytorch", "releases", {"version": "2.99"}, {"python_max": "3.15"}, "https://pypi.org/simple/torch/",
+                      "python tags", "2026-11-24", complete=False, new_row={"cuda_variants": []})
+    after, _ = derive.propose(files, [new])
+    assert after["pytorch"]["tables"]["releases"]["rows"][0]["version"] == "2.99"
+    assert after["pytorch"]["tables"]["releases"]["rows"][0]["verified"] is False
