@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Exit code: 0 nothing found, 1 warnings, 2 errors, 3 an input could not be read.",
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="input files; '-' reads standard input")
-    p.add_argument("--json", action="store_true", help='write JSON: {"inputs", "facts", "findings"}')
+    p.add_argument("--json", action="store_true", help='write JSON: {"inputs", "facts", "missing", "findings"} (schema: resources/schema/analyze.schema.json)')
     p.add_argument("-o", "--output", metavar="FILE", help="write the result to FILE instead of the terminal")
     p.set_defaults(handler=run)
 
