@@ -83,6 +83,7 @@ class DockerOutcome:
     alternative: str | None = None
     warnings: list[str] = field(default_factory=list)
     raw: Any = None
+    host_findings: list[Finding] = field(default_factory=list)  # can this host run GPU containers (by finding id)
 
 
 @dataclass
@@ -234,7 +235,12 @@ class Services:
         self, machine: Machine, frameworks: Sequence[str] = FRAMEWORKS, python_version: str | None = None
     ) -> list[FrameworkPlan]:
         resolve = _import("resolve")
-        return list(resolve(machine, tuple(frameworks), python_version=python_version))
+        plans = list(resolve(machine, tuple(frameworks), python_version=python_version))
+        from gpusetup.compat import live  # the core's plan-time index check; the wizard only shows its notes
+
+        if live.enabled():
+            live.apply(plans, live.check(plans, machine))
+        return plans
 
     # ---------------------------------------------------------------------------------- install
 
@@ -463,7 +469,7 @@ def _docker_outcome(res: Any, out_dir: Path) -> DockerOutcome:
 
     refused = getattr(res, "refused", None)
     warnings = [str(w) for w in (getattr(res, "warnings", None) or [])]
-    warnings += [f.title for f in (getattr(res, "host_findings", None) or []) if getattr(f, "title", None)]
+    host = [f for f in (getattr(res, "host_findings", None) or []) if isinstance(f, Finding)]
     return DockerOutcome(
         ok=bool(getattr(res, "ok", not refused)),
         out_dir=str(getattr(res, "out_dir", None) or out_dir),
@@ -475,6 +481,7 @@ def _docker_outcome(res: Any, out_dir: Path) -> DockerOutcome:
         alternative=getattr(res, "alternative", None),
         warnings=warnings,
         raw=res,
+        host_findings=host,
     )
 
 
