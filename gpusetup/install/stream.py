@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from gpusetup.cancel import CancelToken
+from gpusetup.credentials import scrub
 
 TAIL_LINES = 40
 GRACE_SECONDS = 5.0
@@ -96,6 +97,7 @@ def run_streaming(
         if line is None:
             eof = True
         elif line:
+            line = scrub(line)  # a tool that echoes a URL with its password never gets it into our log
             tail.append(line.rstrip("\n"))
             if log is not None:
                 log.write(line)
@@ -118,6 +120,7 @@ def run_streaming(
             except queue.Empty:
                 break
             if line:
+                line = scrub(line)
                 tail.append(line.rstrip("\n"))
                 if log is not None:
                     log.write(line)
