@@ -11,7 +11,6 @@ from pathlib import Path
 
 from gpusetup.model import Report, SchemaError, from_dict
 
-
 MAX_ENTRY = 20 * 1024 * 1024  # one file in a bundle (the collector caps each far below this)
 MAX_TOTAL = 64 * 1024 * 1024  # everything a bundle unpacks to: a zip bomb stops here, not at 1 GiB
 MAX_MANIFEST = 2 * 1024 * 1024
