@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
+from gpusetup import children
 from gpusetup.cancel import CancelToken
 from gpusetup.credentials import scrub
 
@@ -71,8 +72,9 @@ def run_streaming(
         proc = subprocess.Popen(
             [exe, *argv[1:]], stdin=subprocess.DEVNULL if own_session else None, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, env=full_env, text=True, encoding="utf-8", errors="replace", bufsize=1,
-            **kwargs,
+            **kwargs, **children.popen_kwargs(),  # pip dies with gpusetup, even after kill -9
         )
+        children.adopt(proc)
     except OSError as exc:
         return StreamResult(argv, None, error=f"could not start {argv[0]}: {exc}")
     lines: queue.Queue[str | None] = queue.Queue()
