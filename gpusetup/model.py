@@ -397,9 +397,21 @@ class Step:
 
 
 @dataclass
+class Message:
+    """A decision or note as data: a catalogue code and its parameters (values, or nested messages as
+    ``{"code", "params"}``). :mod:`gpusetup.messages` turns it into words in English or 简体中文 from
+    ``resources/translations/messages_<lang>.json``; the English text is also kept beside it (``notes``,
+    ``reason``, ``why``) for readers that do not know the codes."""
+
+    code: str  # "reject.driver-too-old", "note.python-unknown" …
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
 class Plan:
     steps: list[Step] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    note_codes: list[Message] = field(default_factory=list)  # the same notes as data, in the same order
 
 
 @dataclass
@@ -424,12 +436,16 @@ class Action:
     min_version: str | None = None
     branch: str | None = None  # driver branch to choose, e.g. "580" or "470 (legacy)"
     commands: list[str] = field(default_factory=list)
+    code: str = ""  # ``why`` as data: a gpusetup.messages code and its parameters
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class Rejected:
     option: str  # "cu130", "torch 2.8 cu128", "tensorflow on native Windows"
-    reason: str  # plain words a beginner understands
+    reason: str  # plain words a beginner understands (English)
+    code: str = ""  # ``reason`` as data: a gpusetup.messages code and its parameters
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -445,6 +461,7 @@ class FrameworkPlan:
     notes: list[str] = field(default_factory=list)
     gpus_covered: list[int] = field(default_factory=list)  # indices into Machine.gpus
     gpus_left_out: list[int] = field(default_factory=list)
+    note_codes: list[Message] = field(default_factory=list)  # the same notes as data, in the same order
 
 
 # ---------------------------------------------------------------------------------------- self-test
