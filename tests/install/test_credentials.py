@@ -90,8 +90,8 @@ def test_password_in_mirror_url_installs_and_never_reaches_disk_or_screen(authed
 
     def progress(label: str, frac: float | None) -> None:
         seen.append(label)
-        if label.startswith("Step 1 of"):
-            token.cancel()  # stop before pip: an unfinished install that --resume must complete
+        if label.startswith("Step 2 of"):
+            token.cancel()  # stop pip as it starts: an unfinished install that --resume must complete
 
     # the pre-check reaches the index with the password (user:PASS@127.0.0.1 is not taken as the host name)
     first = execute(plan, journal_dir=jdir, progress=progress, cancel=token, free_space=PLENTY)
