@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import types
 import typing
 from dataclasses import dataclass, field
@@ -543,6 +544,17 @@ def from_dict(cls: type[_T], data: Any, path: str = "$") -> _T:
     return typing.cast(_T, _convert(cls, data, path))
 
 
+@functools.cache
+def _fields_of(tp: type) -> tuple[tuple[str, Any, bool], ...]:
+    """(name, resolved type, required) of a dataclass's fields, resolved once per class: resolving the string
+    annotations (typing.get_type_hints) on every object was most of the time `analyze` spent on a fleet."""
+    hints = typing.get_type_hints(tp)
+    return tuple(
+        (f.name, hints[f.name], f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+        for f in dataclasses.fields(tp)
+    )
+
+
 def _convert(tp: Any, data: Any, path: str) -> Any:
     origin = typing.get_origin(tp)
     if tp is Any:
@@ -573,13 +585,12 @@ def _convert(tp: Any, data: Any, path: str) -> Any:
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if not isinstance(data, dict):
             raise SchemaError(f"{path}: expected an object for {tp.__name__}, got {type(data).__name__}")
-        hints = typing.get_type_hints(tp)
         kwargs = {}
-        for f in dataclasses.fields(tp):
-            if f.name in data:
-                kwargs[f.name] = _convert(hints[f.name], data[f.name], f"{path}.{f.name}")
-            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise SchemaError(f"{path}: missing required field '{f.name}'")
+        for name, hint, required in _fields_of(tp):
+            if name in data:
+                kwargs[name] = _convert(hint, data[name], f"{path}.{name}")
+            elif required:
+                raise SchemaError(f"{path}: missing required field '{name}'")
         return tp(**kwargs)
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         try:

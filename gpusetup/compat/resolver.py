@@ -12,8 +12,6 @@ build work, returning the CPU build as the choice for *now* and the GPU build as
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import combinations
@@ -22,6 +20,8 @@ from typing import Any
 from gpusetup.compat.db import CompatDB, get_db
 from gpusetup.messages import add_note, msg, render
 from gpusetup.model import Action, Choice, FrameworkPlan, Gpu, Machine, Message, Rejected
+from gpusetup.versions import Version, kernel_coverage
+from gpusetup.versions import version_key as vkey
 
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
 _ALIASES = {"torch": "pytorch", "pytorch": "pytorch", "tensorflow": "tensorflow", "tf": "tensorflow", "jax": "jax"}
@@ -40,23 +40,15 @@ _RELAXATIONS: tuple[frozenset[str], ...] = tuple(
         ("wsl", "driver", "python"),
     )
 )
-_UNLIMITED = (9999,)
+_UNLIMITED = Version("9999")
 
 
 # ---------------------------------------------------------------------------------------- helpers
 
 
-@functools.lru_cache(maxsize=8192)
-def vkey(version: str | None) -> tuple[int, ...]:
-    """'535.104.05' → (535, 104, 5); non-numeric parts count as 0; None → ()."""
-    if not version:
-        return ()
-    return tuple(int(p) if p.isdigit() else 0 for p in re.split(r"[.\-+]", str(version).strip()) if p != "")
-
-
 def _mm(version: str | None) -> tuple[int, int] | None:
     """Major.minor of a Python version string ('3.12.1' → (3, 12))."""
-    k = vkey(version)
+    k = vkey(version).release
     return (k[0], k[1]) if len(k) >= 2 else None
 
 
@@ -70,7 +62,9 @@ def _cuda_of_variant(variant: str) -> str:
     return f"{digits[:-1]}.{digits[-1]}"
 
 
-def _in_range(v: tuple[int, ...], lo: str | None, hi: str | None) -> bool:
+def _in_range(v: Version | tuple[int, ...], lo: str | None, hi: str | None) -> bool:
+    if isinstance(v, tuple):
+        v = Version.of(v)
     if lo and v < vkey(lo):
         return False
     return not (hi and v > vkey(hi))
@@ -98,7 +92,7 @@ class GpuInfo:
     classified_from: str | None = None  # how the CC was found when the report did not carry it
 
     @property
-    def cck(self) -> tuple[int, ...]:
+    def cck(self) -> Version:
         return vkey(self.cc)
 
 
@@ -112,7 +106,7 @@ class Env:
     python: tuple[int, int] | None
     driver: str | None
     jetson: bool = False
-    driver_cap: tuple[int, ...] = _UNLIMITED  # the newest driver these GPUs can use (legacy branches)
+    driver_cap: Version = _UNLIMITED  # the newest driver these GPUs can use (legacy branches)
 
     @property
     def wheel_os(self) -> str | None:
@@ -125,7 +119,7 @@ class Env:
         return "windows" if (self.wsl or self.os == "windows") else "linux"
 
     @property
-    def driver_key(self) -> tuple[int, ...] | None:
+    def driver_key(self) -> Version | None:
         return vkey(self.driver) if self.driver else None
 
     def where(self) -> str:
@@ -277,21 +271,6 @@ def _problems(c: Cand, env: Env, gpus: Sequence[GpuInfo], relax: frozenset[str])
 # ----------------------------------------------------------------------------------- shared rules
 
 
-def _family_min(db: CompatDB, major: int, driver_os: str) -> str | None:
-    for row in db.rows("cuda_drivers", "family_minimums"):
-        if row["major"] == major:
-            return row[driver_os]
-    return None
-
-
-def _toolkit_driver(db: CompatDB, cuda: str, driver_os: str) -> str | None:
-    """The Table-3 driver of a toolkit's GA release (needed to JIT its PTX)."""
-    for row in db.rows("cuda_drivers", "toolkit_drivers"):
-        if row["cuda"] == cuda and row["release"] == "GA":
-            return row.get(driver_os)
-    return None
-
-
 def _arch_min_driver(db: CompatDB, g: GpuInfo, driver_os: str) -> tuple[str | None, str | None]:
     if not g.cc:
         return None, None
@@ -310,16 +289,16 @@ def _legacy_row(db: CompatDB, g: GpuInfo) -> dict[str, Any] | None:
     return None
 
 
-def _ceiling(db: CompatDB, gpus: Sequence[GpuInfo], driver_os: str) -> tuple[int, ...]:
+def _ceiling(db: CompatDB, gpus: Sequence[GpuInfo], driver_os: str) -> Version:
     """The newest driver all these NVIDIA GPUs can run (legacy branches cap it)."""
     ceiling = _UNLIMITED
     for g in gpus:
         row = _legacy_row(db, g)
         below = row.get(f"{driver_os}_below") if row else None
         if below:
-            cap = vkey(below)
+            cap = vkey(below).release
             cap = cap[:-1] + (cap[-1] - 1,) if cap else cap
-            ceiling = min(ceiling, cap + (9999,))
+            ceiling = min(ceiling, Version.of(cap + (9999,)))
     return ceiling
 
 
@@ -335,27 +314,13 @@ def _needed_driver(
     c.need_driver, c.driver_why = need, why
 
 
-def _cc_covered(cc: tuple[int, ...], sass: list[str], ptx: str | None) -> str | None:
-    """How a GPU of compute capability ``cc`` runs this build: 'sass', 'ptx' or None (no kernels).
-
-    A cubin for sm_XY runs on the same major X with minor ≥ Y; PTX JIT-compiles for any CC ≥ its arch.
-    """
-    for s in sass:
-        k = vkey(s)
-        if k[0] == cc[0] and cc[1:] >= k[1:]:
-            return "sass"
-    if ptx and cc >= vkey(ptx):
-        return "ptx"
-    return None
-
-
 def _python_check(c: Cand, env: Env, lo: str | None, hi: str | None) -> None:
     c.python_range = (lo, hi)
     if env.python is None:
         return
-    if lo and env.python < vkey(lo):
+    if lo and Version.of(env.python) < vkey(lo):
         c.python_bad = msg("reason.python-too-old", min=lo, have=_fmt_py(env.python))
-    elif hi and env.python > vkey(hi):
+    elif hi and Version.of(env.python) > vkey(hi):
         c.python_bad = msg("reason.python-too-new", max=hi, have=_fmt_py(env.python))
 
 
@@ -476,7 +441,7 @@ def _torch_cuda_checks(db: CompatDB, c: Cand, env: Env, gpus: Sequence[GpuInfo])
     for g in gpus:
         if not g.cc:
             continue
-        how = _cc_covered(g.cck, arch["cc"], arch.get("ptx"))
+        how = kernel_coverage(g.cc, arch["cc"], arch.get("ptx"))
         highest = _highest_cc(db, cuda) if how == "ptx" else None
         if how is None:
             c.gpu_bad[g.index] = msg("reason.no-kernels-cc", cc=g.cc, gpu=g.label)
@@ -486,10 +451,10 @@ def _torch_cuda_checks(db: CompatDB, c: Cand, env: Env, gpus: Sequence[GpuInfo])
         elif how == "ptx":
             uses_ptx = True
             c.notes.append(msg("note.ptx-jit", gpu=g.label, cc=g.cc))
-    base = _family_min(db, major, env.driver_os) if major >= 11 else _toolkit_driver(db, cuda, env.driver_os)
+    base = db.family_minimum(major, env.driver_os) if major >= 11 else db.toolkit_driver(cuda, env.driver_os)
     why = msg("why.cuda-family-driver", major=major)
     if uses_ptx:
-        t3 = _toolkit_driver(db, cuda, env.driver_os)
+        t3 = db.toolkit_driver(cuda, env.driver_os)
         if t3 and (base is None or vkey(t3) > vkey(base)):
             base, why = t3, msg("why.ptx-jit-driver", cuda=cuda)
     _needed_driver(db, c, env, gpus, base, why)
@@ -561,7 +526,7 @@ def _tf_gpu_checks(db: CompatDB, c: Cand, cfg: dict[str, Any], env: Env, gpus: S
             )
         elif highest and g.cck > vkey(highest):
             c.notes.append(msg("note.tf-gpu-newer-than-cuda", gpu=g.label, cc=g.cc, cuda=cuda, version=c.version))
-    base = _family_min(db, major, env.driver_os)
+    base = db.family_minimum(major, env.driver_os)
     why = msg("why.cuda-family-driver", major=major)
     if env.wsl:
         wsl = db.rows("tensorflow", "wsl")[0]
@@ -621,7 +586,7 @@ def _jax_candidates(db: CompatDB, env: Env, gpus: Sequence[GpuInfo]) -> list[Can
                 for g in gpus:
                     if g.cc and g.cck < vkey(ex["min_cc"]):
                         c.gpu_bad[g.index] = msg("reason.cc-too-low", min=ex["min_cc"], gpu=g.label, cc=g.cc)
-                base = ex["min_driver_linux"] if env.driver_os == "linux" else _family_min(db, ex["cuda_major"], "windows")
+                base = ex["min_driver_linux"] if env.driver_os == "linux" else db.family_minimum(ex["cuda_major"], "windows")
                 _needed_driver(db, c, env, gpus, base, msg("why.jax-extra-driver", extra=extra))
                 _cudnn_pin(db, c, "jax", ex["cuda_major"], gpus)
             cands.append(c)
@@ -788,7 +753,7 @@ def _driver_branch(db: CompatDB, gpus: Sequence[GpuInfo], need: str | None, driv
         row = min(legacy, key=lambda r: r["last_branch"])
         text = msg("branch.legacy", branch=row["last_branch"], architecture=row["architecture"])
     else:
-        major = vkey(need)[0] if need else None
+        major = vkey(need).major if need else None
         text = msg("branch.at-least", branch=major) if major else msg("branch.newest")
     modules = _kernel_modules(db, gpus) if driver_os == "linux" else None
     if modules == "open":

@@ -21,6 +21,7 @@ from gpusetup.messages import add_note, message_of, msg
 from gpusetup.model import Choice, FrameworkPlan, Machine, Plan, Step
 from gpusetup.probe import current_os
 from gpusetup.resources import resource
+from gpusetup.versions import ComputeCapability, Version
 
 PYTORCH_INDEX_PREFIX = "https://download.pytorch.org/whl"
 PYPI_SIMPLE = "https://pypi.org/simple"
@@ -162,9 +163,9 @@ def build_plan(
 # ------------------------------------------------------------------------------------------ pieces
 
 
-def _host_pip_version() -> tuple[int, ...] | None:
+def _host_pip_version() -> Version | None:
     try:
-        return tuple(int(x) for x in re.findall(r"\d+", metadata.version("pip"))[:2])
+        return Version.parse(metadata.version("pip"))
     except metadata.PackageNotFoundError:
         return None
 
@@ -435,10 +436,10 @@ def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> Non
         plan.steps.append(Step(id="reboot", title="Restart Windows", kind="reboot",
                                explain="The new driver is active after a restart."))
         return
-    ccs = [g.compute_capability for g in machine.nvidia_gpus if g.compute_capability]
+    ccs = [cc for cc in (ComputeCapability.parse(g.compute_capability) for g in machine.nvidia_gpus) if cc]
     flavour = "auto"
     if ccs:
-        flavour = "proprietary" if min(float(c) for c in ccs) < 7.5 else "open"
+        flavour = "proprietary" if min(ccs) < (7, 5) else "open"
     else:
         hint = " ".join((a.branch or "") for a in actions).lower()
         flavour = "proprietary" if "proprietary" in hint else "open" if "open" in hint else "auto"

@@ -18,24 +18,16 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from gpusetup.cli import main
 from gpusetup.compat import db, update
 from gpusetup.resources import resource
 
+from .conftest import KEY, PUB, SHIPPED_KEYS  # the test key is pinned for every compat test (conftest)
+
 pytestmark = pytest.mark.network
 
-KEY = Ed25519PrivateKey.generate()
-PUB = KEY.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-SHIPPED_KEYS = update.pinned_keys
-
-
-@pytest.fixture(autouse=True)
-def _test_key_is_pinned(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Data is verified where it is loaded, with the pinned key: in these tests the test key is the pinned one."""
-    monkeypatch.setattr(update, "pinned_keys", lambda: [PUB])
 OTHER_KEY = Ed25519PrivateKey.generate()
 
 
