@@ -24,6 +24,8 @@ import subprocess
 import threading
 from typing import Any
 
+from gpusetup.probe.platform.host import current_os, is_windows
+
 PR_SET_PDEATHSIG = 1
 _lock = threading.Lock()
 _prctl: Any = None
@@ -37,7 +39,7 @@ def _linux_prctl() -> Any:
     with _lock:
         if not _prctl_checked:
             _prctl_checked = True
-            if os.name == "posix" and os.path.exists("/proc/self/status"):
+            if current_os() == "linux":
                 try:
                     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
                     fn = libc.prctl
@@ -67,7 +69,7 @@ def popen_kwargs() -> dict[str, Any]:
 
 def adopt(proc: subprocess.Popen[Any]) -> None:
     """Windows: put ``proc`` into our kill-on-close Job object. Elsewhere nothing (popen_kwargs did it)."""
-    if os.name != "nt":
+    if not is_windows():
         return
     try:
         job = _windows_job()

@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from gpusetup.credentials import scrub
 from gpusetup.paths import open_private, private_dir
+from gpusetup.probe.platform.host import is_windows
 
 JOURNAL = "journal.jsonl"
 PLAN = "plan.json"
@@ -108,7 +108,7 @@ class InstallLock:
         private_dir(self.path.parent)
         fh = open_private(self.path, "a+")
         try:
-            if sys.platform == "win32":
+            if is_windows():
                 import msvcrt
 
                 fh.seek(0)

@@ -10,7 +10,6 @@ import base64
 import configparser
 import os
 import ssl
-import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpusetup import credentials
+from gpusetup.probe.platform.host import is_windows
 
 
 def _pip_config_files() -> list[Path]:
@@ -25,7 +25,7 @@ def _pip_config_files() -> list[Path]:
     if os.environ.get("PIP_CONFIG_FILE") == os.devnull:
         return []
     files: list[Path] = []
-    if sys.platform == "win32":
+    if is_windows():
         files.append(Path(os.environ.get("PROGRAMDATA", "C:/ProgramData")) / "pip" / "pip.ini")
         appdata = os.environ.get("APPDATA")
         if appdata:
