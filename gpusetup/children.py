@@ -24,8 +24,6 @@ import subprocess
 import threading
 from typing import Any
 
-from gpusetup.probe.platform.host import current_os, is_windows
-
 PR_SET_PDEATHSIG = 1
 _lock = threading.Lock()
 _prctl: Any = None
@@ -39,6 +37,8 @@ def _linux_prctl() -> Any:
     with _lock:
         if not _prctl_checked:
             _prctl_checked = True
+            from gpusetup.probe.platform.host import current_os  # here: runner → children → probe → runner
+
             if current_os() == "linux":
                 try:
                     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
@@ -69,6 +69,8 @@ def popen_kwargs() -> dict[str, Any]:
 
 def adopt(proc: subprocess.Popen[Any]) -> None:
     """Windows: put ``proc`` into our kill-on-close Job object. Elsewhere nothing (popen_kwargs did it)."""
+    from gpusetup.probe.platform.host import is_windows
+
     if not is_windows():
         return
     try:
