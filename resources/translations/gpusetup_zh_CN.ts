@@ -372,6 +372,14 @@
       <translation>重试(&amp;T)</translation>
     </message>
     <message>
+      <source>C&amp;hange my choice</source>
+      <translation>更改我的选择(&amp;H)</translation>
+    </message>
+    <message>
+      <source>Go back and change the frameworks or the folder</source>
+      <translation>返回并更改框架或文件夹</translation>
+    </message>
+    <message>
       <source>Steps</source>
       <translation>步骤</translation>
     </message>
@@ -1196,6 +1204,22 @@
       <translation>详细信息（英文）</translation>
     </message>
     <message>
+      <source>Log folder</source>
+      <translation>日志文件夹</translation>
+    </message>
+    <message>
+      <source>Folder path</source>
+      <translation>文件夹路径</translation>
+    </message>
+    <message>
+      <source>&amp;Copy</source>
+      <translation>复制(&amp;C)</translation>
+    </message>
+    <message>
+      <source>Close</source>
+      <translation>关闭</translation>
+    </message>
+    <message>
       <source>Copy</source>
       <translation>复制</translation>
     </message>
@@ -1238,6 +1262,10 @@
     <message>
       <source>not measured</source>
       <translation>未测量</translation>
+    </message>
+    <message>
+      <source>No file manager could open the folder. It is here:</source>
+      <translation>没有文件管理器能打开这个文件夹。它在这里：</translation>
     </message>
     <message>
       <source>What this means:</source>

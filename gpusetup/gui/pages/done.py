@@ -5,15 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QUrl
-from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPushButton, QWidget
 
 from gpusetup.gui.i18n import tr
 from gpusetup.gui.pages.base import BasePage
 from gpusetup.gui.pages.choose import FRAMEWORK_NAMES
 from gpusetup.gui.services import Unavailable
-from gpusetup.gui.widgets import Card, StatusLine, label
+from gpusetup.gui.widgets import Card, StatusLine, label, open_folder
 from gpusetup.gui.workers import JobContext
 from gpusetup.model import Report, Severity
 
@@ -156,5 +154,4 @@ class DonePage(BasePage):
         )
 
     def _open_logs(self) -> None:
-        self.services.log_dir.mkdir(parents=True, exist_ok=True)
-        QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.services.log_dir)))
+        self.log_dialog = open_folder(self, self.services.log_dir)

@@ -4,6 +4,7 @@ survived through the resume file. For Docker it writes the files and shows the n
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpusetup.gui.i18n import current_language, tr
-from gpusetup.gui.pages.base import BasePage
+from gpusetup.gui.pages.base import PAGE_CHOOSE, BasePage
 from gpusetup.gui.pages.choose import FRAMEWORK_NAMES
 from gpusetup.gui.services import DockerOutcome, InstallOutcome, Unavailable
 from gpusetup.gui.widgets import (
@@ -41,6 +42,8 @@ from gpusetup.model import Severity, Step
 
 if TYPE_CHECKING:
     from gpusetup.gui.wizard import SetupWizard
+
+ilog = logging.getLogger("gpusetup.gui.install")
 
 PENDING, RUNNING, DONE, FAILED, UNDONE = "pending", "running", "done", "failed", "undone"
 
@@ -90,7 +93,6 @@ class InstallPage(BasePage):
         super().__init__(wizard)
         self.setTitle(tr("Installing"))
         self.setSubTitle(tr("You can keep using your computer meanwhile. Cancel stops and undoes what was done."))
-        self.setCommitPage(True)
         self.status = StatusLine()
         self.content.addWidget(self.status)
         self.progress = Busy()
@@ -103,8 +105,11 @@ class InstallPage(BasePage):
         self.undo_button = QPushButton(tr("&Undo what was done"))
         self.undo_button.clicked.connect(self.start_rollback)
         self.retry_button = QPushButton(tr("&Try again"))
-        self.retry_button.clicked.connect(lambda: self.start_install(resume=True))
-        for b in (self.undo_button, self.retry_button, self.cancel_button):
+        self.retry_button.clicked.connect(self.retry)
+        self.change_button = QPushButton(tr("C&hange my choice"))
+        self.change_button.setAccessibleName(tr("Go back and change the frameworks or the folder"))
+        self.change_button.clicked.connect(self.change_choice)
+        for b in (self.change_button, self.undo_button, self.retry_button, self.cancel_button):
             buttons.addWidget(b)
         self.content.addLayout(buttons)
         self.steps_card = Card(tr("Steps"))
@@ -127,10 +132,15 @@ class InstallPage(BasePage):
         self.rows: list[StepRow] = []
         self.phase = "idle"  # idle / running / rolling-back / finished
         self._job: Any = None
+        self._installed_plan: Any = None  # the plan that finished here (Back and Next again do not rerun it)
 
     # ---------------------------------------------------------------------------- lifecycle
 
     def initializePage(self) -> None:  # noqa: N802 - Qt API
+        done = self.state.install
+        if done is not None and done.ok and self._installed_plan is not None and self._installed_plan is self.state.plan:
+            self._buttons()  # this very plan is installed: show it again rather than run it twice
+            return
         self.state.install = None
         self.state.docker = None
         if self.state.target is not None and self.state.target.kind == "docker":
@@ -140,25 +150,42 @@ class InstallPage(BasePage):
             self.start_install()
 
     def isComplete(self) -> bool:  # noqa: N802 - Qt API
-        return self.phase == "finished"
+        """Next (to the proof) only after a finished install; after a failure or a cancel the way on is
+        Try again, Change my choice or Back."""
+        out = self.state.install
+        docker = self.state.target is not None and self.state.target.kind == "docker"  # written or refused: an answer
+        return self.phase == "finished" and out is not None and (out.ok or docker)
 
     def _buttons(self) -> None:
         running = self.phase in ("running", "rolling-back")
         out = self.state.install
         self.cancel_button.setVisible(self.phase == "running")
-        failed = self.phase == "finished" and out is not None and not out.ok and not out.cancelled
-        self.undo_button.setVisible(failed)
-        self.retry_button.setVisible(failed)
+        finished = self.phase == "finished"
+        failed = finished and out is not None and not out.ok and not out.cancelled
+        self.undo_button.setVisible(failed and not self._undone)
+        self.retry_button.setVisible(finished and out is not None and not out.ok)
+        self.change_button.setVisible(finished)
         self.progress.setVisible(running)
         self.wiz.set_busy(running)
         self.completeChanged.emit()
 
     # ------------------------------------------------------------------------------ install
 
+    _undone = False  # the last attempt was undone (Try again starts the plan afresh)
+
+    def retry(self) -> None:
+        """After a failure: continue where it stopped; after a cancel or an undo: start the plan again."""
+        out = self.state.install
+        self.start_install(resume=bool(out is not None and not out.cancelled and not self._undone))
+
+    def change_choice(self) -> None:
+        self.wiz.go_to(PAGE_CHOOSE)
+
     def start_install(self, resume: bool = False) -> None:
         """Run the plan; ``resume`` continues the unfinished one instead (after a reboot or a failure)."""
         resume = resume or self.state.resuming
         self.state.resuming = False
+        self._undone = False
         plan, target = self.state.plan, self.state.target
         if plan is None or target is None:
             self.status.set("fail", tr("There is no plan to install. Go back and choose again."))
@@ -184,6 +211,11 @@ class InstallPage(BasePage):
         def body(ctx: JobContext) -> InstallOutcome:
             if resume:
                 return services.resume(progress=ctx.progress, cancel=ctx.cancel, log_line=ctx.log)
+            if services.unfinished_install():  # an earlier attempt stopped half-way: undo it, then this plan
+                ctx.log("An earlier installation did not finish; undoing it before this one starts.")
+                back = services.rollback(progress=ctx.progress, log_line=ctx.log)
+                if not back.ok:
+                    return back
             return services.execute(plan, progress=ctx.progress, cancel=ctx.cancel, log_line=ctx.log)
 
         self._job = self.run_job(
@@ -214,6 +246,7 @@ class InstallPage(BasePage):
 
     def _append_log(self, lines: str) -> None:
         self.log.appendPlainText(lines)
+        ilog.info("%s", lines)
 
     def _install_error(self, message: str, exc: BaseException) -> None:
         text = self.unavailable_text(exc) if isinstance(exc, Unavailable) else message
@@ -222,6 +255,8 @@ class InstallPage(BasePage):
     def _installed(self, outcome: InstallOutcome) -> None:
         self._job = None
         self.state.install = outcome
+        ilog.info("install outcome: ok=%s cancelled=%s failed_step=%s reboot=%s %s", outcome.ok, outcome.cancelled,
+                  outcome.failed_step, outcome.needs_reboot, outcome.message)
         if outcome.cancelled or self.phase == "cancelling":
             self.status.set("busy", tr("Stopped. Undoing the steps that were already done…"))
             self.phase = "running"
@@ -240,6 +275,7 @@ class InstallPage(BasePage):
                 self.status.set("warn", tr("Almost done: restart your computer now. Then open GPU Setup again and press “Continue installation”; finished steps are not repeated."))
             else:
                 self.services.clear_pending()
+                self._installed_plan = self.state.plan
                 self.status.set("pass", tr("Installation finished. Press Next to prove it works."))
         else:
             failed_i = self._mark_failed(outcome.failed_step)
@@ -320,6 +356,7 @@ class InstallPage(BasePage):
                 if r.state in (DONE, FAILED, RUNNING):
                     r.set_state(UNDONE)
             self.services.clear_pending()
+            self._undone = True
             first = tr("Installation cancelled.") if after_cancel else tr("The installation did not finish.")
             self.status.set("info", first + " " + tr("Everything it changed was undone; your computer is as before."))
         else:

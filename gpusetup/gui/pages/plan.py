@@ -45,7 +45,6 @@ class PlanPage(BasePage):
         super().__init__(wizard)
         self.setTitle(tr("The plan"))
         self.setSubTitle(tr("Read what will happen. Nothing has been changed yet: only the Install button starts it."))
-        self.setCommitPage(True)
         self.status = StatusLine()
         self.content.addWidget(self.status)
         self.progress = Busy()
@@ -66,7 +65,7 @@ class PlanPage(BasePage):
 
     def initializePage(self) -> None:  # noqa: N802 - Qt API
         docker = self.state.target is not None and self.state.target.kind == "docker"
-        self.setButtonText(QWizard.WizardButton.CommitButton, tr("Write the files") if docker else tr("&Install"))
+        self.setButtonText(QWizard.WizardButton.NextButton, tr("Write the files") if docker else tr("&Install"))
         key = (id(self.state.machine), tuple(self.state.frameworks), self.state.target)
         if self.state.plan is not None and self._built_for == key:
             self.show_plan()

@@ -3,6 +3,7 @@ rated peak with pass/warn/fail, the GPU-over-CPU speed-up, and the framework che
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
@@ -169,6 +170,12 @@ class VerifyPage(BasePage):
             self.status.set("fail", tr("The test could not run: {error}").format(error=message))
 
     def _done(self, result: SelfTestResult) -> None:
+        from gpusetup.selftest.proof import framework_proof
+
+        p = framework_proof(result)
+        logging.getLogger("gpusetup.gui.verify").info(
+            "self-test: verdict %s, %d measurements, gpu tested %s, framework %s %s in %s (%s)", result.verdict,
+            len(result.measurements), result.gpu_tested, p.status, ",".join(p.frameworks), p.python, p.reason)
         self._ended()
         self.state.selftest = result
         self.show_result(result)
