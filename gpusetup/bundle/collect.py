@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import functools
 import hashlib
 import json
 import os
@@ -105,7 +106,7 @@ def planned_items(
             files = []
         for p in files[:20]:
             rel = p.relative_to(d).as_posix()
-            items.append(CollectItem(f"logs/{d.name}/{rel}", why, produce=(lambda p=p: p.read_bytes())))
+            items.append(CollectItem(f"logs/{d.name}/{rel}", why, produce=functools.partial(p.read_bytes)))
     return items
 
 

@@ -150,9 +150,9 @@ def _machine_env(machine: Machine, python_version: str | None) -> tuple[Env, lis
         arch = "arm64"
     py = python_version or s.python
     if not py:
-        for env in machine.python_envs:
-            if env.version:
-                py = env.version
+        for pyenv in machine.python_envs:
+            if pyenv.version:
+                py = pyenv.version
                 break
     pyv = _mm(py)
     if pyv is None:

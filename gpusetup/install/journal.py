@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gpusetup.probe.platform.host import is_windows
+from gpusetup.probe.platform.host import lock_exclusive
 
 JOURNAL = "journal.jsonl"
 PLAN = "plan.json"
@@ -104,15 +104,8 @@ class InstallLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the lock's lifetime
         try:
-            if is_windows():
-                import msvcrt
-
-                fh.seek(0)
-                msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
-            else:
-                import fcntl
-
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fh.seek(0)
+            lock_exclusive(fh.fileno())
         except OSError:
             fh.seek(0)
             owner = fh.read().strip() or "unknown"

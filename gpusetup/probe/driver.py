@@ -160,7 +160,7 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
 
     text = _read(ctx, PROC_VERSION, machine)
     proc = parse_proc_version(text) if text is not None else None
-    if proc is not None:
+    if proc is not None and text is not None:
         drv.versions.append(Reading(proc.version, PROC_VERSION, error=proc.error))
         drv.evidence.append(
             Evidence(

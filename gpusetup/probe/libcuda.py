@@ -91,7 +91,7 @@ def _candidates(ctx: ProbeContext) -> list[str]:
 def load_libcuda(ctx: ProbeContext) -> tuple[Any | None, str | None, list[str]]:
     """(library, which candidate loaded, what failed for the others)."""
     loader = ctx.library_loader or ctypes.CDLL
-    tried = []
+    tried: list[str] = []
     for cand in _candidates(ctx):
         try:
             return loader(cand), cand, tried
@@ -152,11 +152,11 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
             )
         )
         return
-    rc, exc = outcome
-    if exc is not None:
+    rc, failure = outcome
+    if failure is not None or rc is None:
         drv.cuinit_error = "CUDA_ERROR_UNKNOWN"
         drv.evidence.append(
-            Evidence("libcuda (cuInit)", ok=False, error=f"cuInit could not be called: {exc}")
+            Evidence("libcuda (cuInit)", ok=False, error=f"cuInit could not be called: {failure}")
         )
         return
     if rc == 0:

@@ -180,7 +180,8 @@ class WindowsPlatform:
     def system(self, ctx: ProbeContext) -> System:
         s = System(os="windows")
         data = self.cim(ctx)
-        osrec = data.get("OperatingSystem") if isinstance(data.get("OperatingSystem"), dict) else {}
+        raw_os = data.get("OperatingSystem")
+        osrec: dict[str, Any] = raw_os if isinstance(raw_os, dict) else {}
         s.distro_name = osrec.get("Caption") or None
         s.os_version = osrec.get("Version") or _pyplatform.version() or None
         s.kernel = osrec.get("BuildNumber") or None
