@@ -75,16 +75,9 @@ def _call_with_limit(call: Any, limit: float) -> tuple[int | None, BaseException
 def _candidates(ctx: ProbeContext) -> list[str]:
     """The platform's list (which may be empty: no CUDA on macOS); the default list if it has none."""
     try:
-        platform = ctx.platform
-    except Exception as exc:  # noqa: BLE001 - a platform module that fails to load must not stop this probe
-        log.debug("platform unavailable: %s", exc)
-        platform = None
-    fn = getattr(platform, "libcuda_candidates", None)
-    if fn is not None:
-        try:
-            return list(fn(ctx))
-        except Exception as exc:  # noqa: BLE001
-            log.debug("libcuda_candidates failed: %s", exc)
+        return list(ctx.platform.libcuda_candidates(ctx))
+    except Exception as exc:  # noqa: BLE001 - a platform module that fails must not stop this probe
+        log.debug("libcuda_candidates failed: %s", exc)
     return list(DEFAULT_CANDIDATES)
 
 

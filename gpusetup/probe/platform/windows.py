@@ -14,7 +14,7 @@ import platform as _pyplatform
 import re
 from typing import TYPE_CHECKING, Any
 
-from gpusetup.model import Cpu, Evidence, KernelModule, PciInfo, System
+from gpusetup.model import Cpu, Evidence, KernelModule, PcieLink, PciInfo, System
 from gpusetup.probe import normalize_pci_address
 
 if TYPE_CHECKING:
@@ -249,6 +249,12 @@ class WindowsPlatform:
     def libcuda_candidates(self, ctx: ProbeContext) -> list[str]:
         root = ctx.env.get("SystemRoot") or ctx.env.get("SYSTEMROOT") or r"C:\Windows"
         return ["nvcuda.dll", rf"{root}\System32\nvcuda.dll"]
+
+    def pcie_link(self, ctx: ProbeContext, address: str | None) -> PcieLink | None:
+        return None  # not read here: NVML reports the link where it runs
+
+    def secure_boot(self, ctx: ProbeContext) -> tuple[bool | None, str | None]:
+        return None, None  # not read on this platform
 
     def kernel_modules(self, ctx: ProbeContext) -> list[KernelModule]:
         return []
