@@ -41,14 +41,19 @@ def register(subparsers: Any) -> None:
     p.add_argument("--gpu", type=gpu_number, metavar="N", help="plan for GPU N only (see gpusetup diagnose)")
     p.add_argument("--python", metavar="X.Y", help="plan for this Python version instead of the detected one")
     p.add_argument("--json", action="store_true", help="machine-readable output (resources/schema/plan.schema.json)")
+    from gpusetup.commands import plan_emit
+
+    plan_emit.add_arguments(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from gpusetup.cli import ToolError
+    from gpusetup.commands import plan_emit
     from gpusetup.compat.db import DataError, get_db
     from gpusetup.compat.resolver import resolve
 
+    plan_emit.check_arguments(args)
     frameworks = list(dict.fromkeys(args.framework or ["pytorch"]))
     if args.python is not None and not _python_ok(args.python):
         raise ToolError(f"--python must look like 3.12, got {args.python!r}")
@@ -70,7 +75,9 @@ def run(args: argparse.Namespace) -> int:
     except DataError as exc:
         raise ToolError(f"the compatibility data cannot be read: {exc}") from exc
     doc = plan_document(plans, machine, source=source, gpu_index=args.gpu, data=db.info(), python=args.python)
-    if args.json:
+    if args.emit:
+        plan_emit.run_emit(args, plans, machine, doc)
+    elif args.json:
         print(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
         sys.stdout.write(render_text(doc))
