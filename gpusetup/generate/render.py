@@ -267,10 +267,13 @@ def diagnose_image_name(opts: Options) -> str:
     return f"{opts.registry.rstrip('/')}/gpusetup-diagnose:{__version__}"
 
 
+TEXTFILE_DIR = "/var/lib/node_exporter/textfile_collector"
+
+
 def k8s_daemonset(opts: Options, interval_s: int = 21600) -> str:
     loop = (
         'while true; do '
-        'gpusetup diagnose --json > "/reports/${NODE_NAME}.json.tmp"; rc=$?; '
+        'gpusetup diagnose --json --textfile /textfile/gpusetup.prom > "/reports/${NODE_NAME}.json.tmp"; rc=$?; '
         'mv "/reports/${NODE_NAME}.json.tmp" "/reports/${NODE_NAME}.json"; '
         'echo "gpusetup-report node=${NODE_NAME} exit=${rc}"; cat "/reports/${NODE_NAME}.json"; echo; '
         'sleep "${GPUSETUP_INTERVAL}"; '
@@ -304,10 +307,12 @@ def k8s_daemonset(opts: Options, interval_s: int = 21600) -> str:
                         "securityContext": {"runAsUser": 0, "runAsGroup": 0, "allowPrivilegeEscalation": False,
                                             "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}},
                         "volumeMounts": [{"name": "reports", "mountPath": "/reports"},
+                                         {"name": "textfile", "mountPath": "/textfile"},
                                          {"name": "tmp", "mountPath": "/tmp"}],
                     }],
                     "volumes": [
                         {"name": "reports", "hostPath": {"path": "/var/log/gpusetup", "type": "DirectoryOrCreate"}},
+                        {"name": "textfile", "hostPath": {"path": TEXTFILE_DIR, "type": "DirectoryOrCreate"}},
                         {"name": "tmp", "emptyDir": {}},
                     ],
                 },
@@ -319,6 +324,9 @@ def k8s_daemonset(opts: Options, interval_s: int = 21600) -> str:
         "# Runs `gpusetup diagnose --json` on every GPU node every "
         f"{interval_s // 3600} h. Each report is printed to the pod log and kept on the node",
         "# in /var/log/gpusetup/<node>.json; kubernetes/collect-reports.sh copies them all to one folder.",
+        f"# It also writes Prometheus metrics to {TEXTFILE_DIR}/gpusetup.prom on the node: point",
+        "# node_exporter's --collector.textfile.directory there (or change the path) and load",
+        "# prometheus-rules.yml (alerts on error findings, lost GPUs, stale checks) into Prometheus.",
         "# It does not request nvidia.com/gpu (that would take the GPUs away from jobs): it sees them through",
         "# the nvidia runtime class and NVIDIA_VISIBLE_DEVICES=all, read-only, like a monitoring agent.",
         "# Node selection uses the GPU Operator / GPU feature discovery label nvidia.com/gpu.present=true;",
@@ -560,7 +568,9 @@ def readme(sel: Selection, opts: Options, driver_version: str | None, host_findi
         "- **Fleet health:** `kubernetes/diagnose-daemonset.yaml` runs `gpusetup diagnose --json` on every GPU "
         "node; build its image from `diagnose/` (instructions inside), `kubectl apply -f "
         "kubernetes/diagnose-daemonset.yaml`, then `kubernetes/collect-reports.sh` gathers one JSON report per "
-        "node (also kept on each node in `/var/log/gpusetup/`, and printed to the pod logs).",
+        "node (also kept on each node in `/var/log/gpusetup/`, and printed to the pod logs). With Prometheus: "
+        f"each node also gets `{TEXTFILE_DIR}/gpusetup.prom` for node_exporter's textfile collector, and "
+        "`kubernetes/prometheus-rules.yml` holds example alerts.",
         f"- **Slurm** ({'enroot + pyxis' if opts.runtime == 'enroot' else 'Apptainer'}): `sbatch slurm/job.sbatch` "
         f"(asks for `--gres=gpu:{n}`). Regenerate with `--runtime "
         f"{'apptainer' if opts.runtime == 'enroot' else 'enroot'}` for the other runtime.",

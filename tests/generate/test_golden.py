@@ -29,7 +29,8 @@ from .validators import (
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 UPDATE = os.environ.get("GPUSETUP_UPDATE_GOLDEN") == "1"
-NOT_GOLDEN = {"gpu_check.py", "data/.keep"}  # copied verbatim from resources/ (checked separately)
+# copied verbatim from resources/ (checked separately)
+NOT_GOLDEN = {"gpu_check.py", "data/.keep", "kubernetes/prometheus-rules.yml"}
 
 CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "pytorch-rtx3080-595": ("rtx3080-595", "pytorch", {}),
