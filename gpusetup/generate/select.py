@@ -114,7 +114,7 @@ def choose(
     framework: str,
     *,
     image_source: str = "cuda",
-    flavour: str = "runtime",
+    flavour: str = "base",
     cuda: str | None = None,
     allow_unverified: bool = False,
 ) -> Selection | Refusal:
@@ -417,6 +417,10 @@ def _explain_pip(sel: Selection, machine: Machine, bcuda: tuple[int, int], dcuda
     else:
         sel.why.append(f"Base image nvidia/cuda:{sel.tag} ('{sel.flavour}' flavour, Python {fmt(sel.python)} "
                        f"from {sel.os}); its CUDA libraries support every GPU here.")
+        if sel.flavour == "base":
+            sel.why.append("The 'base' flavour, not 'runtime': the wheels already bring cuBLAS, cuDNN and the "
+                           "other CUDA libraries, and 'runtime' would add a second copy at a different CUDA "
+                           "version (larger image, two libraries of one name). Use --flavour devel for nvcc.")
     if not sel.verified and sel.source == "cuda":
         sel.warnings.append(f"The tag nvidia/cuda:{sel.tag} comes from an unverified list; if `docker pull` "
                             "cannot find it, regenerate without --allow-unverified.")
