@@ -183,3 +183,23 @@ def test_real_nvidia_smi_xml_end_to_end(fixtures, fixture: str, want_tag: str, w
     assert [t.cc for t in targets] == [want_cc]
     sel = choose(m, "pytorch")
     assert isinstance(sel, Selection) and sel.tag == want_tag
+
+
+def test_ngc_on_a_data_centre_gpu_uses_forward_compatibility() -> None:
+    """TensorFlow 23.01 (CUDA 12.0) on a Tesla P100 with driver 510.47.03 (CUDA 11.6): the release notes list
+    510.47 (or later R510) for data-centre GPUs, so it runs; on a GeForce with the same driver age it does not."""
+    sel = choose(HOSTS["p100-510"].machine(), "tensorflow", image_source="ngc")
+    assert isinstance(sel, Selection) and sel.ref == "nvcr.io/nvidia/tensorflow:23.01-tf2-py3"
+    assert any("forward-compatibility package" in w and "510.47" in w for w in sel.why)
+    assert any("forward compatibility" in w for w in sel.warnings)
+    m = HOSTS["p100-510"].machine()
+    m.driver.version = "495.29.05"  # a branch the notes do not list (Linux R495 release)
+    refused = choose(m, "tensorflow", image_source="ngc")
+    assert isinstance(refused, Refusal)
+    assert any("covers only driver branches" in r.reason for r in refused.rejected)
+    g = HOSTS["p100-510"].machine()
+    g.gpus[0].name = "NVIDIA GeForce GTX 1080"
+    g.gpus[0].compute_capability = "6.1"
+    refused = choose(g, "tensorflow", image_source="ngc")
+    assert isinstance(refused, Refusal)
+    assert any("data-centre GPUs only" in r.reason for r in refused.rejected)
