@@ -29,6 +29,8 @@ COMMANDS: tuple[str, ...] = (
     "db",
     "gui",
     "desktop_entry",
+    "config",
+    "completion",
 )
 
 
@@ -51,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gpusetup {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what is run to stderr")
     parser.add_argument("--diagnose", action="store_true", help="same as the 'diagnose' command")
+    _add_color(parser, "color_top")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
         try:
@@ -60,7 +63,35 @@ def build_parser() -> argparse.ArgumentParser:
                 continue  # not built yet in this version
             raise
         module.register(sub)
+    for subparser in sub.choices.values():  # every command takes --color, before or after its name
+        if not any("--color" in a.option_strings for a in subparser._actions):
+            _add_color(subparser, "color")
     return parser
+
+
+def _add_color(parser: argparse.ArgumentParser, dest: str) -> None:
+    from gpusetup.term import CHOICES
+
+    parser.add_argument("--color", dest=dest, nargs="?", const="always", choices=CHOICES, metavar="WHEN",
+                        help="colour the output: auto (a terminal, unless NO_COLOR is set), always or never")
+    parser.add_argument("--no-color", dest=dest, action="store_const", const="never", help=argparse.SUPPRESS)
+
+
+def _apply_config() -> None:
+    """The shared configuration file: its proxy reaches pip, uv and downloads (the wizard starts here too).
+
+    A broken file is reported (once, here) and left out; the commands that need its mirrors read it again
+    and stop with the error.
+    """
+    from gpusetup.config import ConfigError, load_config
+
+    try:
+        cfg = load_config()
+    except ConfigError as exc:
+        print(f"gpusetup: warning: {exc}", file=sys.stderr)
+        return
+    for key, value in cfg.proxy_env().items():
+        os.environ.setdefault(key, value)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -79,6 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    from gpusetup import term
+
+    term.set_mode(getattr(args, "color", None) or getattr(args, "color_top", None))
+    _apply_config()
     if args.command is None:
         if display_available() and "gui" in parser._subparsers._group_actions[0].choices:  # type: ignore[union-attr]
             args = parser.parse_args(["gui"])

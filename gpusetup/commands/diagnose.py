@@ -30,9 +30,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--deep", action="store_true", help="import each framework (in a subprocess) to ask it whether it sees the GPU; slower")
     p.add_argument("--show-ids", action="store_true", help="show GPU UUIDs, serials and the host name (masked by default)")
     p.add_argument("--timeout", type=positive_number, default=8.0, metavar="SECONDS", help="time limit for each external command (default 8)")
-    color = p.add_mutually_exclusive_group()
-    color.add_argument("--color", dest="color", action="store_true", default=None, help="force colour")
-    color.add_argument("--no-color", dest="color", action="store_false", help="no colour")
     p.set_defaults(handler=run)
 
 
@@ -55,9 +52,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"gpusetup: detection failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_TOOL
     report = Report(machine=machine, findings=evaluate(machine))
-    use_color = args.color if args.color is not None else (
-        fmt == "text" and not args.output and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    )
+    from gpusetup import term
+
+    use_color = fmt == "text" and not args.output and term.use_color(sys.stdout)
     if fmt == "prometheus":
         from gpusetup.report.prometheus import render_prometheus
 

@@ -37,15 +37,22 @@ def check_arguments(args: argparse.Namespace) -> None:
 def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict[str, Any]) -> None:
     """Write the project file (or print it); raise ToolError when it cannot be written."""
     from gpusetup.cli import ToolError
+    from gpusetup.config import ConfigError, load_config
     from gpusetup.generate.project import EmitError, Target, emit_project
+
+    try:
+        cfg = load_config()  # the shared configuration's mirrors, unless given on the command line
+    except ConfigError as exc:
+        raise ToolError(str(exc)) from exc
 
     m = doc["machine"]
     target = Target(os=m["os"], arch=m["arch"], python=m["python"], wsl=m["wsl"])
     header = [f"Written by gpusetup {doc['tool_version']} from `gpusetup plan --emit {args.emit}` "
               f"(compatibility data {doc['data']['version']}, checked {doc['data']['checked']})."]
     try:
-        emitted = emit_project(plans, target, args.emit, name=args.name, index_url=args.index_url,
-                               pytorch_mirror=args.pytorch_mirror, header=header)
+        emitted = emit_project(plans, target, args.emit, name=args.name,
+                               index_url=args.index_url or cfg.pypi_mirror,
+                               pytorch_mirror=args.pytorch_mirror or cfg.pytorch_mirror, header=header)
     except EmitError as exc:
         raise ToolError(str(exc)) from exc
     if not args.output:

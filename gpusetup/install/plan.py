@@ -82,6 +82,15 @@ def build_plan(
     ``cuda_toolkit`` only when asked. ``portable`` (for ``--script``/``--for``) uses only the target's own
     pip. ``conda_envs`` lists existing conda env names (``conda env list``), so an absent one is created.
     """
+    if index_url is None or pytorch_mirror is None:  # the shared configuration file's mirrors (CLI and wizard)
+        from gpusetup.config import ConfigError, load_config
+
+        try:
+            cfg = load_config()
+        except ConfigError as exc:
+            raise PlanError(str(exc)) from exc
+        index_url = index_url or cfg.pypi_mirror
+        pytorch_mirror = pytorch_mirror or cfg.pytorch_mirror
     os_name = (machine.system.os or current_os()).lower()
     plan = InstallPlan(target=target, os=os_name)
     choices: list[tuple[FrameworkPlan, Choice]] = []
