@@ -77,11 +77,12 @@ def _add_color(parser: argparse.ArgumentParser, dest: str) -> None:
     parser.add_argument("--no-color", dest=dest, action="store_const", const="never", help=argparse.SUPPRESS)
 
 
-def _apply_config() -> None:
+def _apply_config() -> list[str]:
     """The shared configuration file: its proxy reaches pip, uv and downloads (the wizard starts here too).
 
-    A broken file is reported (once, here) and left out; the commands that need its mirrors read it again
-    and stop with the error.
+    Returns the environment variables it set, so ``main`` removes them again when the command ends. A broken
+    file is reported (once, here) and left out; the commands that need its mirrors read it again and stop
+    with the error.
     """
     from gpusetup.config import ConfigError, load_config
 
@@ -89,9 +90,11 @@ def _apply_config() -> None:
         cfg = load_config()
     except ConfigError as exc:
         print(f"gpusetup: warning: {exc}", file=sys.stderr)
-        return
-    for key, value in cfg.proxy_env().items():
-        os.environ.setdefault(key, value)
+        return []
+    added = [k for k in cfg.proxy_env() if k not in os.environ]
+    for key in added:
+        os.environ[key] = cfg.proxy_env()[key]
+    return added
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -113,7 +116,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gpusetup import term
 
     term.set_mode(getattr(args, "color", None) or getattr(args, "color_top", None))
-    _apply_config()
+    added_env = _apply_config()
+    try:
+        return _run(parser, args)
+    finally:
+        for key in added_env:
+            os.environ.pop(key, None)
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command is None:
         if display_available() and "gui" in parser._subparsers._group_actions[0].choices:  # type: ignore[union-attr]
             args = parser.parse_args(["gui"])

@@ -165,6 +165,14 @@ def test_config_init_show_hides_the_proxy_password(monkeypatch: pytest.MonkeyPat
     assert "https://mirror.example.org/pytorch-whl" in out and "jax" in out
     cfg = load_config()
     assert cfg.proxy_env()["HTTPS_PROXY"].startswith("http://alice:")
+    # The proxy is given to the command while it runs, then taken away again (main() runs in-process here).
+    monkeypatch.delenv("HTTPS_PROXY", raising=False)
+    seen: list[str | None] = []
+    import gpusetup.commands.config as cmd
+
+    monkeypatch.setattr(cmd, "run", lambda args: seen.append(os.environ.get("HTTPS_PROXY")) or 0)
+    assert main(["config", "path"]) == 0
+    assert seen == [cfg.proxy] and "HTTPS_PROXY" not in os.environ
 
 
 @pytest.mark.parametrize("text, needle", [
