@@ -110,6 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    from gpusetup.credentials import ScrubFilter
+
+    for handler in logging.getLogger().handlers:  # -v logs commands and their output: never with a password
+        handler.addFilter(ScrubFilter())
     from gpusetup import term
 
     term.set_mode(getattr(args, "color", None) or getattr(args, "color_top", None))
@@ -127,7 +131,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         return int(args.handler(args))
     except ToolError as exc:
-        print(f"gpusetup: {exc}", file=sys.stderr)
+        from gpusetup.credentials import scrub
+
+        print(f"gpusetup: {scrub(str(exc))}", file=sys.stderr)
         return EXIT_TOOL
     except KeyboardInterrupt:
         print("gpusetup: cancelled.", file=sys.stderr)
