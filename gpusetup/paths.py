@@ -7,8 +7,9 @@ Follows the XDG base directories on Linux, ``%LOCALAPPDATA%`` on Windows and ``~
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
+
+from gpusetup.probe.platform.host import current_os
 
 
 def _base(kind: str) -> Path:
@@ -16,10 +17,10 @@ def _base(kind: str) -> Path:
     if override:
         return Path(override) / kind
     home = Path.home()
-    if sys.platform == "win32":
+    if current_os() == "windows":
         root = Path(os.environ.get("LOCALAPPDATA", home / "AppData" / "Local"))
         return root / "gpusetup" / kind
-    if sys.platform == "darwin":
+    if current_os() == "macos":
         if kind == "logs":
             return home / "Library" / "Logs" / "gpusetup"
         return home / "Library" / "Application Support" / "gpusetup" / kind

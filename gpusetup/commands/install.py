@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gpusetup.commands import gpu_number
+from gpusetup.errors import EXIT_ERROR, EXIT_OK, EXIT_TOOL, EXIT_WARN, ToolError
 
 FRAMEWORK_CHOICES = ("pytorch", "tensorflow", "jax")
 DEFAULT_TARGET = "venv:~/gpu-env"
@@ -205,7 +206,6 @@ def render_plan(plan: Any, machine: Any, *, state_dir: Path, foreign: bool = Fal
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.cli import EXIT_ERROR, EXIT_OK, EXIT_TOOL, EXIT_WARN, ToolError
     from gpusetup.install import default_state_dir, resume, rollback
 
     state_dir = Path(args.state_dir).expanduser() if args.state_dir else default_state_dir()

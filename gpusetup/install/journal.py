@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from gpusetup.probe.platform.host import is_windows
 
 JOURNAL = "journal.jsonl"
 PLAN = "plan.json"
@@ -103,7 +104,7 @@ class InstallLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the lock's lifetime
         try:
-            if sys.platform == "win32":
+            if is_windows():
                 import msvcrt
 
                 fh.seek(0)

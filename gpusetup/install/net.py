@@ -9,11 +9,12 @@ from __future__ import annotations
 import configparser
 import os
 import ssl
-import sys
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+
+from gpusetup.probe.platform.host import is_windows
 
 
 def _pip_config_files() -> list[Path]:
@@ -21,7 +22,7 @@ def _pip_config_files() -> list[Path]:
     if os.environ.get("PIP_CONFIG_FILE") == os.devnull:
         return []
     files: list[Path] = []
-    if sys.platform == "win32":
+    if is_windows():
         files.append(Path(os.environ.get("PROGRAMDATA", "C:/ProgramData")) / "pip" / "pip.ini")
         appdata = os.environ.get("APPDATA")
         if appdata:
