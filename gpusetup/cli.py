@@ -73,12 +73,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    from gpusetup.credentials import ScrubFilter
+
+    for handler in logging.getLogger().handlers:  # -v logs commands and their output: never with a password
+        handler.addFilter(ScrubFilter())
     if args.command is None:
         args = parser.parse_args(["gui" if display_available() else "diagnose"])
     try:
         return int(args.handler(args))
     except ToolError as exc:
-        print(f"gpusetup: {exc}", file=sys.stderr)
+        from gpusetup.credentials import scrub
+
+        print(f"gpusetup: {scrub(str(exc))}", file=sys.stderr)
         return EXIT_TOOL
     except KeyboardInterrupt:
         print("gpusetup: cancelled.", file=sys.stderr)
