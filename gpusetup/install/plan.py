@@ -17,8 +17,8 @@ from typing import Any
 from gpusetup import credentials
 from gpusetup.install import python as pyfind
 from gpusetup.install import snippets
-from gpusetup.messages import add_note, message_of, msg
-from gpusetup.model import Choice, FrameworkPlan, Machine, Plan, Step
+from gpusetup.messages import add_note, message_of, msg, render
+from gpusetup.model import Choice, FrameworkPlan, Machine, Message, Plan, Step
 from gpusetup.probe import current_os
 from gpusetup.resources import resource
 from gpusetup.versions import ComputeCapability, Version
@@ -29,7 +29,14 @@ CONSTRAINTS_NAME = "gpusetup-constraints.txt"
 
 
 class PlanError(ValueError):
-    """The request cannot be planned (bad target, nothing to install); the message says how to fix it."""
+    """The request cannot be planned (bad target, nothing to install); the message says how to fix it.
+
+    ``message`` is the same as data (a gpusetup.messages code), so the wizard can word it in its language.
+    """
+
+    def __init__(self, message: Message) -> None:
+        super().__init__(render(message))
+        self.message = message
 
 
 @dataclass
@@ -87,6 +94,15 @@ def build_plan(
     ``cuda_toolkit`` only when asked. ``portable`` (for ``--script``/``--for``) uses only the target's own
     pip. ``conda_envs`` lists existing conda env names (``conda env list``), so an absent one is created.
     """
+    if index_url is None or pytorch_mirror is None:  # the shared configuration file's mirrors (CLI and wizard)
+        from gpusetup.config import ConfigError, load_config
+
+        try:
+            cfg = load_config()
+        except ConfigError as exc:
+            raise PlanError(str(exc)) from exc
+        index_url = index_url or cfg.pypi_mirror
+        pytorch_mirror = pytorch_mirror or cfg.pytorch_mirror
     # a password in a mirror URL stays in this process; the plan (shown, saved, journalled) has the masked URL
     index_url = credentials.remember(index_url)
     pytorch_mirror = credentials.remember(pytorch_mirror)
@@ -129,15 +145,14 @@ def build_plan(
                 add_note(plan, msg("install.note.do-first", kind=a.kind, why=message_of(a), commands=cmds))
 
     if wheelhouse is not None and not portable and not Path(wheelhouse).expanduser().is_dir():
-        raise PlanError(f"--wheelhouse {wheelhouse}: no such folder. Give the folder `gpusetup install "
-                        "--download-only DIR` filled on a machine with internet.")
+        raise PlanError(msg("plan-error.no-wheelhouse", path=str(wheelhouse)))
     if cuda_toolkit is not None and not re.fullmatch(r"\d{1,2}\.\d{1,2}", cuda_toolkit):
-        raise PlanError(f"--cuda-toolkit must be a CUDA version like 12.6, got {cuda_toolkit!r}.")
+        raise PlanError(msg("plan-error.bad-cuda-toolkit", value=repr(cuda_toolkit)))
     if download_only is not None:
         _plan_download(plan, choices, Path(download_only), machine, index_url, pytorch_mirror, foreign, portable)
         return plan
     if not choices and driver is not True and not container_toolkit and not cuda_toolkit:
-        raise PlanError("Nothing to install: " + (" ".join(plan.notes) or "no framework was chosen."))
+        raise PlanError(msg("plan-error.nothing-to-install", why=list(plan.note_codes) or msg("plan-error.no-framework")))
 
     if choices:
         want_py = next((ch.python for _, ch in choices if ch.python), None)
@@ -190,8 +205,7 @@ def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host
         plan.space_path = str(venv)
         exists = not portable and (Path(str(venv)) / "pyvenv.cfg").is_file()
         if not portable and Path(str(venv)).exists() and not exists:
-            raise PlanError(f"{venv} exists but is not a virtual environment. Choose a new folder with "
-                            "--target venv:PATH, or an existing venv.")
+            raise PlanError(msg("plan-error.not-a-venv", path=str(venv)))
         if exists:
             add_note(plan, msg("install.note.existing-venv", venv=str(venv)))
         elif portable:
@@ -222,8 +236,7 @@ def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host
                 undo=["conda", "env", "remove", "-y", "-n", name],
             ))
     else:
-        raise PlanError(f"--target {target!r}: use venv:PATH (a new or existing virtual environment) or "
-                        "conda:NAME (a conda environment).")
+        raise PlanError(msg("plan-error.bad-target", target=repr(target)))
 
 
 def _venv_step(plan: InstallPlan, base: str, venv: Any, with_pip: bool) -> None:
@@ -250,7 +263,7 @@ def _provide_python(plan: InstallPlan, want: str | None, venv: str, with_pip: bo
         return
     uv = pyfind.find_uv()
     if uv is None:
-        raise PlanError(pyfind.no_python_message(minor, pyfind.unsuitable(minor), None))
+        raise PlanError(pyfind.no_python_message(minor, pyfind.unsuitable(minor)))
     version = minor or pyfind.DEFAULT_MANAGED
     add_note(plan, msg("install.note.python-provided", version=version, folder=str(pyfind.managed_dir())))
     plan.steps.extend(pyfind.provide_steps(version, venv, uv,
@@ -278,7 +291,7 @@ def _groups(choices: list[tuple[FrameworkPlan, Choice]], index_url: str | None,
     groups: dict[str | None, list[str]] = {}
     for fp, ch in choices:
         if not ch.packages:
-            raise PlanError(f"The plan for {fp.framework} lists no packages to install.")
+            raise PlanError(msg("plan-error.no-packages", framework=fp.framework))
         groups.setdefault(mirror_url(ch.index_url, index_url, pytorch_mirror), []).extend(ch.packages)
     return groups
 
@@ -394,7 +407,7 @@ def _plan_download(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]
                    machine: Machine, index_url: str | None, pytorch_mirror: str | None, foreign: bool,
                    portable: bool) -> None:
     if not choices:
-        raise PlanError("Nothing to download: " + (" ".join(plan.notes) or "no framework was chosen."))
+        raise PlanError(msg("plan-error.nothing-to-download", why=list(plan.note_codes) or msg("plan-error.no-framework")))
     plan.target = f"download:{dest}"
     plan.space_path = str(dest)
     plan.download_mib, _ = _sizes(choices)
@@ -403,7 +416,7 @@ def _plan_download(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]
     else:
         host = pyfind.own_interpreter() or getattr(pyfind.find_interpreter(None, need_venv=False), "executable", None)
         if host is None:
-            raise PlanError(pyfind.no_python_message(None, [], pyfind.find_uv()))
+            raise PlanError(pyfind.no_python_message(None, []))
         pip = [host, "-m", "pip"]
     plan.pip = pip
     extra: list[str] = []

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpusetup.install import snippets
-from gpusetup.model import Step
+from gpusetup.messages import msg
+from gpusetup.model import Message, Step
 from gpusetup.probe.pyenv import frozen, own_interpreter
 from gpusetup.runner import Runner, SubprocessRunner
 
@@ -209,17 +210,8 @@ def provide_steps(want: str, venv: str, uv: str, *, install_dir: Path | None = N
     ]
 
 
-def no_python_message(want: str | None, found_unusable: list[str], uv: str | None, error: str = "") -> str:
-    """What the user can do when there is no interpreter for the plan (and uv could not provide one)."""
-    minor = _minor(want)
-    what = f"Python {minor}" if minor else "a Python 3"
-    lines = [f"gpusetup needs {what} to create the environment and none was found on this computer."]
-    lines += [f"Found but not usable: {u}." for u in found_unusable]
-    if uv is None:
-        lines.append(f"Install {what} (python.org, or your system's packages), or install uv (pip install uv) "
-                     "so gpusetup can download one for you; then try again.")
-    else:
-        lines.append(f"uv could not download {what}{': ' + error if error else ''}. Where the internet is "
-                     "filtered, set GPUSETUP_PYTHON_MIRROR to a mirror of the Python builds "
-                     "(python-build-standalone), or install it yourself.")
-    return " ".join(lines)
+def no_python_message(want: str | None, found_unusable: list[str]) -> Message:
+    """What the user can do when there is no interpreter for the plan and no uv to provide one."""
+    minor = _minor(want) or "3"
+    found = "".join(f" Found but not usable: {u}." for u in found_unusable)
+    return msg("plan-error.no-python", want=minor, found=found)

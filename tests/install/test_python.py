@@ -67,6 +67,7 @@ def test_no_python_and_no_uv_says_what_to_do(packaged: Path, tmp_path: Path) -> 
         build_plan(fps, machine(), f"venv:{tmp_path / 'env'}")
     text = str(err.value)
     assert "gpusetup needs Python 3.12" in text and "pip install uv" in text
+    assert err.value.message.code == "plan-error.no-python"
 
 
 def _real_uv() -> str | None:

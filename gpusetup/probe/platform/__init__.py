@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from gpusetup.model import KernelModule, PciInfo, System
+    from gpusetup.model import KernelModule, PcieLink, PciInfo, System
     from gpusetup.probe import ProbeContext
 
 
@@ -36,6 +36,15 @@ class Platform(Protocol):
     def python_candidates(self, ctx: ProbeContext, want: str | None) -> list[list[str]]:
         """Commands that may start a Python interpreter (``want`` is ``X.Y`` or None), most likely first:
         the ``py`` launcher on Windows, the usual install folders elsewhere. Each is checked by running it."""
+        ...
+
+    def pcie_link(self, ctx: ProbeContext, address: str | None) -> PcieLink | None:
+        """The PCIe link of the device at ``address`` as the OS reports it (generation, width); None when the
+        OS does not say (then NVML's reading is the only one)."""
+        ...
+
+    def secure_boot(self, ctx: ProbeContext) -> tuple[bool | None, str | None]:
+        """(Secure Boot on?, where that came from); (None, None) when it cannot be read here."""
         ...
 
 
