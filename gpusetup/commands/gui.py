@@ -26,6 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(rtx3060, two-gpus, no-driver, no-gpu, a100)",
     )
     p.add_argument("--language", choices=["en", "zh_CN"], help="language (default: the system's, then the last one used)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue an installation that stopped for a restart (what the login entry runs)")
     p.add_argument("--theme", choices=["auto", "light", "dark"], help="appearance (default: follow the system)")
     p.set_defaults(handler=run)
 
@@ -74,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         return cli_main(["diagnose"])
     from gpusetup.gui.app import run as run_app
 
-    return run_app(fake_machine=args.fake_machine, language=args.language, scheme=args.theme)
+    return run_app(fake_machine=args.fake_machine, language=args.language, scheme=args.theme, resume=args.resume)
 
 
 def window_problem() -> str | None:

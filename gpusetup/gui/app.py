@@ -121,9 +121,27 @@ def run(
     fake_machine: str | None = None,
     language: str | None = None,
     scheme: str | None = None,
+    resume: bool = False,
 ) -> int:
     """Open the wizard and return when it is closed (exit code 0)."""
     app = get_app()
+    services, settings = session(fake_machine, services)
+    path = setup_file_log(services.log_dir)
+    log_session_start(services, path)
+    wiz = WizardApp(services, settings, language, scheme)
+    _ = app
+    if resume:
+        from PySide6.QtCore import QTimer
+
+        from gpusetup.gui.pages.base import PAGE_WELCOME
+
+        QTimer.singleShot(0, lambda: wiz.wizard.pages[PAGE_WELCOME].auto_resume())  # type: ignore[attr-defined]
+    return wiz.run()
+
+
+def session(fake_machine: str | None, services: Services | None = None) -> tuple[Services, QSettings]:
+    """The services and the settings for one window. A demonstration keeps its settings, state and log in a
+    temporary folder of its own: it never reads or writes the real ones (choices, geometry, resume file)."""
     if services is None:
         if fake_machine:
             from gpusetup.gui.demo import DemoServices
@@ -131,12 +149,9 @@ def run(
             services = DemoServices(fake_machine)
         else:
             services = Services()
-    path = setup_file_log(services.log_dir)
-    log_session_start(services, path)
-    settings = QSettings()
-    wiz = WizardApp(services, settings, language, scheme)
-    _ = app
-    return wiz.run()
+    if services.demo:
+        return services, QSettings(str(services.wizard_dir / "demo-settings.ini"), QSettings.Format.IniFormat)
+    return services, QSettings()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,7 +56,8 @@ class DemoServices(Services):
     _selftest_cache: dict[str, SelfTestResult] = {}  # the real self-test of this computer, run once
 
     def __init__(self, kind: str, state_dir: Path | None = None, step_delay: float = 0.12) -> None:
-        super().__init__(state_dir)
+        # never the real state folder: its own temporary one (log, choices) unless a test gives one
+        super().__init__(state_dir or Path(tempfile.mkdtemp(prefix="gpusetup-demo-")))
         self.kind = kind
         self.data = load_demo(kind)
         self.machine = from_dict(Machine, self.data["machine"])
@@ -128,6 +129,14 @@ class DemoServices(Services):
     def unfinished_install(self) -> bool:
         return False
 
+    def build_plan(self, fplans: list[Any], machine: Machine, target: Target) -> Plan:
+        """The real planner, for the recorded machine: portable, so it looks at nothing on this computer
+        (no existing environment, no interpreters, no conda)."""
+        return self._install_module().build_plan(fplans, machine, target=target.spec(), portable=True)
+
+    def conda_envs(self) -> list[str] | None:
+        return None
+
     def save_pending(self, plan: Plan, target: Target, frameworks: Sequence[str]) -> None:
         """The demonstration keeps nothing for a resume."""
 
@@ -148,7 +157,9 @@ class DemoServices(Services):
                     cached.notes.insert(0, DEMO_SELFTEST_NOTE)
                     DemoServices._selftest_cache[mode] = cached
             return copy.deepcopy(cached)
-        result = from_dict(SelfTestResult, recorded)
+        from gpusetup.selftest.recorded import rate_recorded
+
+        result = rate_recorded(from_dict(SelfTestResult, recorded), self.machine)
         for i, m in enumerate(result.measurements):
             if cancel is not None:
                 cancel.raise_if_cancelled()

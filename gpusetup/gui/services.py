@@ -386,6 +386,20 @@ class Services:
 
     def clear_pending(self) -> None:
         self._pending_file.unlink(missing_ok=True)
+        self.resume_at_login(False)
+
+    def resume_at_login(self, on: bool) -> Path | None:
+        """Open the wizard at the next login to continue (on), or stop doing so; the entry's path when on
+        and this system has an autostart folder, else None."""
+        from gpusetup.install import autostart
+
+        try:
+            if on:
+                return autostart.enable()
+            autostart.disable()
+        except OSError:
+            log.warning("autostart entry", exc_info=True)
+        return None
 
     # ----------------------------------------------------------------------------------- docker
 

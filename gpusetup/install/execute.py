@@ -14,6 +14,8 @@ import os
 import shlex
 import shutil
 import sys
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -325,7 +327,12 @@ def _run_steps(run: _Run, start: int, carried: dict[str, dict[str, Any]],
                 frac = parser.fraction or 0.0
                 run.progress(f"{label} — {parser.label}", (i + frac) / n)
 
-        res = run.run(step.argv, step.needs_root, on_line, env=step.env)
+        beat = _Heartbeat(run, label, i / n) if parser is None else None  # a silent step still shows time passing
+        try:
+            res = run.run(step.argv, step.needs_root, on_line, env=step.env)
+        finally:
+            if beat is not None:
+                beat.stop()
         undo, notes = _actual_undo(run, step, pre)
         run.journal.append("end", step=step.id, rc=res.returncode, ok=res.ok, cancelled=res.cancelled,
                            timed_out=res.timed_out, error=res.error, tail=res.tail[-15:], undo=undo,
@@ -341,6 +348,26 @@ def _run_steps(run: _Run, start: int, carried: dict[str, dict[str, Any]],
     run.progress("Done", 1.0)
     run.journal.append("finished", ok=True)
     return run.result(True, done=done, message=f"All {n} steps finished. Log: {run.log_path}")
+
+
+class _Heartbeat:
+    """Every second, "<step> — 7 s" for a step that prints no progress of its own (creating an environment
+    takes 10 s or more and says nothing meanwhile), so a progress display never looks frozen."""
+
+    def __init__(self, run: _Run, label: str, fraction: float, interval: float = 1.0) -> None:
+        self._stop = threading.Event()
+        t0 = time.monotonic()
+
+        def beat() -> None:
+            while not self._stop.wait(interval):
+                run.progress(f"{label} — {time.monotonic() - t0:.0f} s", fraction)
+
+        self._thread = threading.Thread(target=beat, name="gpusetup-heartbeat", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
 
 
 def _cancel_message(step: Step, run: _Run) -> str:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpusetup.model import SelfTestResult
+from gpusetup.messages import msg
+from gpusetup.model import Message, SelfTestResult
 
 
 @dataclass
@@ -44,3 +45,21 @@ def framework_proof(result: SelfTestResult | None) -> FrameworkProof:
 
 def _name(measurement: str) -> str:
     return measurement.removeprefix("framework_")
+
+
+def headline(result: SelfTestResult | None, gpu_name: str | None = None) -> Message | None:
+    """One line a beginner understands about the graphics card ("Your RTX 3060 works: 94% of its rated
+    memory speed"), from the memory-speed measurement against its rated peak (else the matrix multiply);
+    None when no graphics card was tested."""
+    if result is None or not result.gpu_tested or result.cancelled:
+        return None
+    name = result.gpu_name or gpu_name or ""
+    if result.verdict == "fail":
+        return msg("selftest.headline.fail", gpu=name)
+    rated = [m for m in result.measurements if m.fraction is not None and m.verdict in ("pass", "warn")]
+    for names, what in ((("d2d",), "memory"), (("cublas_fp32", "matmul_fp32_ptx"), "compute")):
+        m = next((x for x in rated if x.name in names), None)
+        if m is not None and m.fraction is not None:
+            low = "-low" if m.verdict == "warn" else ""
+            return msg(f"selftest.headline.{what}{low}", gpu=name, percent=round(m.fraction * 100))
+    return msg("selftest.headline.works", gpu=name)

@@ -380,6 +380,10 @@
       <translation>返回并更改框架或文件夹</translation>
     </message>
     <message>
+      <source>&amp;Continue by itself after the restart (GPU Setup opens when you log in)</source>
+      <translation>重启后自动继续（登录时 GPU Setup 会自己打开）(&amp;C)</translation>
+    </message>
+    <message>
       <source>Steps</source>
       <translation>步骤</translation>
     </message>
@@ -432,6 +436,14 @@
       <translation>已停止。正在撤销已完成的步骤…</translation>
     </message>
     <message>
+      <source>Almost done: restart your computer now. After you log in again, GPU Setup opens by itself and continues; finished steps are not repeated.</source>
+      <translation>快完成了：请现在重启电脑。重新登录后，GPU Setup 会自己打开并继续；已完成的步骤不会重复。</translation>
+    </message>
+    <message>
+      <source>Almost done: restart your computer now. Then open GPU Setup again and press “Continue installation”; finished steps are not repeated.</source>
+      <translation>即将完成：请现在重启电脑。然后再次打开 GPU Setup 并点击“继续安装”；已完成的步骤不会重复执行。</translation>
+    </message>
+    <message>
       <source>Installation cancelled.</source>
       <translation>安装已取消。</translation>
     </message>
@@ -450,10 +462,6 @@
     <message>
       <source>Installing… ({n} steps)</source>
       <translation>正在安装…（共 {n} 步）</translation>
-    </message>
-    <message>
-      <source>Almost done: restart your computer now. Then open GPU Setup again and press “Continue installation”; finished steps are not repeated.</source>
-      <translation>即将完成：请现在重启电脑。然后再次打开 GPU Setup 并点击“继续安装”；已完成的步骤不会重复执行。</translation>
     </message>
     <message>
       <source>Installation finished. Press Next to prove it works.</source>
@@ -856,6 +864,10 @@
       <translation>GPU 版本，{variant}</translation>
     </message>
     <message>
+      <source>Download: about {down}. Space needed on the disk: about {room}.</source>
+      <translation>下载量：约 {down}。需要的磁盘空间：约 {room}。</translation>
+    </message>
+    <message>
       <source>Steps ({n})</source>
       <translation>步骤（{n}）</translation>
     </message>
@@ -1050,6 +1062,10 @@
     <message>
       <source>It works, but some numbers are lower than expected (see below).</source>
       <translation>可以工作，但有些数值低于预期（见下方）。</translation>
+    </message>
+    <message>
+      <source>A recording: these numbers were measured on the real {what}, not on this computer.</source>
+      <translation>这是一段记录：这些数字是在真实的 {what} 上测得的，不是在这台电脑上。</translation>
     </message>
     <message>
       <source>The test left notes on what it could and could not measure.</source>

@@ -189,6 +189,10 @@ class FakeServices(Services):
         self.calls.append(("clear_pending", None))
         self.pending = None
 
+    def resume_at_login(self, on: bool) -> Path | None:
+        self.calls.append(("resume_at_login", on))
+        return Path("/home/user/.config/autostart/gpusetup-resume.desktop") if on else None
+
     def generate_setup(self, machine: Machine, framework: str, out_dir: Path) -> DockerOutcome:
         self._check("docker")
         self.calls.append(("generate_setup", (framework, str(out_dir))))

@@ -122,3 +122,50 @@ def test_the_session_is_logged_and_the_log_folder_can_always_be_found(qtbot, mak
             if getattr(h, "baseFilename", "") == str(path):
                 root.removeHandler(h)
                 h.close()
+
+
+def test_demo_verify_shows_the_recorded_gpu_with_its_verdict_in_both_languages(qtbot, make_wizard, tmp_path) -> None:
+    from gpusetup.gui import i18n
+    from gpusetup.gui.demo import DemoServices
+
+    for lang, words, recording in (("en", "Your NVIDIA A100-SXM4-40GB works", "A recording"),
+                                   ("zh_CN", "你的 NVIDIA A100-SXM4-40GB 可以工作", "这是一段记录")):
+        services = DemoServices("a100", state_dir=tmp_path / lang, step_delay=0)
+        w = make_wizard(services, language=lang)
+        try:
+            for page in (PAGE_MACHINE, PAGE_CHOOSE, PAGE_PLAN, PAGE_INSTALL, PAGE_VERIFY):
+                click_next(qtbot, w, page)
+            wait_ready(qtbot, w)
+            verify = w.currentPage()
+            assert words in verify.status.text.text() and "% " not in verify.status.text.text()[:5]
+            assert any(recording in s.text.text() for s in verify.findChildren(type(verify.status)))
+            d2d = [r for r in verify.rows if r.measurement.name == "d2d"]
+            assert d2d and d2d[0].measurement.rated, "the memory speed is drawn against its rated peak"
+        finally:
+            w.close()
+            i18n.install("en")
+
+
+def test_a_restart_step_offers_to_continue_by_itself_at_the_next_login(qtbot, make_wizard, services: FakeServices) -> None:
+    services.reboot_after = "create-venv"
+    w = make_wizard(services)
+    inst = to_install(qtbot, w)
+    wait_ready(qtbot, w)
+    assert inst.autostart_box.isVisible() and inst.autostart_box.isChecked()
+    assert services.called("resume_at_login") == [True]
+    assert "GPU Setup opens by itself and continues" in inst.status.text.text()
+    inst.autostart_box.setChecked(False)
+    assert services.called("resume_at_login") == [True, False]
+    assert "open GPU Setup again" in inst.status.text.text()
+
+
+def test_started_with_resume_it_continues_by_itself(qtbot, make_wizard, services: FakeServices) -> None:
+    from gpusetup.gui.services import Target
+    from gpusetup.model import Plan
+
+    services.pending = (Plan(steps=list(services.steps)), Target("venv", "/x"), ["pytorch"])
+    w = make_wizard(services)
+    assert w.currentPage().auto_resume()
+    qtbot.waitUntil(lambda: w.currentId() == PAGE_INSTALL, timeout=TIMEOUT)
+    wait_ready(qtbot, w)
+    assert services.called("resume") == [None] and services.called("execute") == []

@@ -100,6 +100,8 @@ def test_wizard_installs_into_a_new_env_and_proves_it_there(qtbot, make_wizard, 
     click_next(qtbot, w, PAGE_PLAN)
     qtbot.waitUntil(lambda: not w.running_jobs(), timeout=TIMEOUT)
     assert w.state.plan is not None and w.state.plan.steps[0].id == "create-venv"
+    size = w.currentPage().size_label
+    assert size is not None and size.text().startswith("Download: about "), "the size before Install"
     click_next(qtbot, w, PAGE_INSTALL)
     qtbot.waitUntil(lambda: w.currentPage().isComplete() and not w.running_jobs(), timeout=TIMEOUT)
     assert w.state.install is not None and w.state.install.ok, w.state.install.message

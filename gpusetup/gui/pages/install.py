@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
     QHBoxLayout,
     QLabel,
     QMessageBox,
@@ -112,6 +113,11 @@ class InstallPage(BasePage):
         for b in (self.change_button, self.undo_button, self.retry_button, self.cancel_button):
             buttons.addWidget(b)
         self.content.addLayout(buttons)
+        self.autostart_box = QCheckBox(tr("&Continue by itself after the restart (GPU Setup opens when you log in)"))
+        self.autostart_box.setChecked(True)
+        self.autostart_box.setVisible(False)
+        self.autostart_box.toggled.connect(self._autostart_changed)
+        self.content.addWidget(self.autostart_box)
         self.steps_card = Card(tr("Steps"))
         self.steps_layout = QVBoxLayout()
         self.steps_card.body.addLayout(self.steps_layout)
@@ -197,6 +203,7 @@ class InstallPage(BasePage):
         for r in self.rows:
             self.steps_layout.addWidget(r)
         self.state.install = None
+        self.autostart_box.setVisible(False)
         self.next_card.setVisible(False)
         self.steps_card.setVisible(True)
         try:
@@ -272,7 +279,8 @@ class InstallPage(BasePage):
             for i, r in enumerate(self.rows):
                 r.set_state(DONE if i <= upto else PENDING)
             if outcome.needs_reboot:
-                self.status.set("warn", tr("Almost done: restart your computer now. Then open GPU Setup again and press “Continue installation”; finished steps are not repeated."))
+                self.autostart_box.setVisible(True)
+                self._autostart_changed()
             else:
                 self.services.clear_pending()
                 self._installed_plan = self.state.plan
@@ -289,6 +297,14 @@ class InstallPage(BasePage):
             )
             self.log_section.set_expanded(True)
         self._buttons()
+
+    def _autostart_changed(self, *_: object) -> None:
+        """After a step that needs a restart: an entry that opens GPU Setup at the next login to continue."""
+        where = self.services.resume_at_login(self.autostart_box.isChecked())
+        if where is not None:
+            self.status.set("warn", tr("Almost done: restart your computer now. After you log in again, GPU Setup opens by itself and continues; finished steps are not repeated."))
+        else:
+            self.status.set("warn", tr("Almost done: restart your computer now. Then open GPU Setup again and press “Continue installation”; finished steps are not repeated."))
 
     def _mark_running(self, state: str) -> None:
         for r in self.rows:

@@ -197,6 +197,17 @@ class VerifyPage(BasePage):
             self.status.set("pass", tr("It works: your graphics card was tested. There is no rated peak to compare these numbers with, so they are shown without a verdict."))
         else:
             self.status.set("info", tr("The graphics card could not be tested; the results below show what was measured."))
+        from gpusetup.messages import render
+        from gpusetup.selftest.proof import headline
+
+        line = headline(result, self.state.machine.gpus[0].name if self.state.machine and self.state.machine.gpus else None)
+        if line is not None:  # the core's one-line verdict on the card, in this language
+            kind = {"fail": "fail", "warn": "warn"}.get(result.verdict, "pass")
+            self.status.set(kind, render(line, current_language()))
+        if self.services.demo and result.gpu_tested:
+            rec = StatusLine()
+            rec.set("info", tr("A recording: these numbers were measured on the real {what}, not on this computer.").format(what=self.services.demo_title(current_language())))
+            self.results_layout.addWidget(rec)
         sp = speedup(result)
         if sp is not None and sp.value:
             card = Card(tr("Graphics card versus processor"))

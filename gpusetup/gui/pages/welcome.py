@@ -125,6 +125,14 @@ class WelcomePage(BasePage):
     def _appearance_changed(self) -> None:
         self.wiz.change_scheme(self.appearance.currentData())
 
+    def auto_resume(self) -> bool:
+        """``gpusetup gui --resume`` (the entry at login after a restart): continue at once when there is
+        an unfinished installation; False (the Welcome page stays) when there is none."""
+        if self._pending is None:
+            return False
+        self._resume()
+        return True
+
     def _resume(self) -> None:
         if self._pending is None:
             return

@@ -496,6 +496,12 @@ class LinuxPlatform:
                 out.append(p)
         return out
 
+    # ------------------------------------------------------------------------------------ autostart
+    def autostart_dir(self, ctx: ProbeContext) -> Path | None:
+        """The XDG autostart folder ($XDG_CONFIG_HOME/autostart, default ~/.config/autostart)."""
+        home = ctx.env.get("HOME") or str(Path.home())
+        return Path(ctx.env.get("XDG_CONFIG_HOME") or f"{home}/.config") / "autostart"
+
     # -------------------------------------------------------------------------------------- python
     def python_candidates(self, ctx: ProbeContext, want: str | None) -> list[list[str]]:
         return unix_python_candidates(ctx, want, PYTHON_DIRS)

@@ -260,6 +260,9 @@ class WindowsPlatform:
     def kernel_modules(self, ctx: ProbeContext) -> list[KernelModule]:
         return []
 
+    def autostart_dir(self, ctx: ProbeContext) -> Path | None:
+        return None  # not written here yet: the user opens GPU Setup again after the restart
+
     def python_candidates(self, ctx: ProbeContext, want: str | None) -> list[list[str]]:
         """The ``py`` launcher first (it knows every python.org install), then the usual folders."""
         out = [["py", f"-{want}" if want else "-3"]]
