@@ -16,6 +16,7 @@ from gpusetup.rules._util import (
     packages,
     probed,
 )
+from gpusetup.rules.catalogue.data import first_wording, wording_rx
 
 # ------------------------------------------------------------------------------------------- F29
 
@@ -28,7 +29,10 @@ _F29_TEXT = re.compile(
 
 @rule("container-toolkit-missing", catalogue="F29")
 def toolkit_missing(machine: Machine) -> list[Finding]:
-    lines = grep(machine, _F29_TEXT, 3)
+    extra = wording_rx("F29")  # every tool's words for it (Docker, compose, the Kubernetes device plugin): data
+    lines = grep(machine, extra or _F29_TEXT, 3)
+    hit = first_wording(machine, "F29")
+    k8s = hit is not None and hit[0].tool.startswith("k8s")
     c = machine.containers
     structured = bool(
         c.docker and c.docker_daemon_reachable and c.nvidia_runtime_registered is False and not c.cdi_specs
@@ -52,10 +56,19 @@ def toolkit_missing(machine: Machine) -> list[Finding]:
                "`sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker`.")
     if snap:
         fix += " Docker installed as a snap cannot use the toolkit: install docker-ce instead."
+    if k8s:
+        fix = ("On every GPU node: install the NVIDIA Container Toolkit and make `nvidia` the default runtime of the "
+               "node's container runtime — containerd: `sudo nvidia-ctk runtime configure --runtime=containerd "
+               "--set-as-default && sudo systemctl restart containerd`; Docker: `sudo nvidia-ctk runtime configure "
+               "--runtime=docker --set-as-default && sudo systemctl restart docker` — then delete the device-plugin "
+               "pod so it restarts (or give the plugin a RuntimeClass `nvidia`). Check with `kubectl describe node "
+               "| grep nvidia.com/gpu`.")
     return [
         make(
             "container-toolkit-missing",
             Severity.ERROR if lines else (Severity.WARNING if c.toolkit_version else Severity.INFO),
+            "The Kubernetes device plugin cannot reach the GPU: the node's container runtime does not use the NVIDIA "
+            "Container Toolkit" if k8s else
             "Docker cannot give containers the GPU: the NVIDIA Container Toolkit is missing or not registered",
             "`--gpus all` (and compose `capabilities: [gpu]`) need the NVIDIA Container Toolkit installed and "
             "registered as a Docker runtime; without it Docker answers 'could not select device driver'.",
