@@ -151,3 +151,38 @@ def _register() -> None:
 
 
 _register()
+
+
+def _register_more() -> None:
+    from gpusetup.rules.catalogue.data import check, entries
+
+    # ------------------------------------------------------------------------------------------ F44
+
+    @check("macos-for-mps")
+    def macos_for_mps(machine: Machine, m: re.Match[str] | None) -> dict[str, Any] | None:
+        """Fire only when the macOS in the evidence is older than what PyTorch's MPS needs (or unknown)."""
+        if m is None:
+            return None
+        data = next((e.data for e in entries() if e.check == "macos-for-mps"), {})
+        text = joined_text(machine)
+        found = re.search(r"(?:OS: macOS |ProductVersion:\s*|macOS-|sw_vers.*?)(\d+\.\d+(?:\.\d+)?)", text)
+        if not found:
+            found = re.search(r"\bmacOS (\d+\.\d+(?:\.\d+)?)", text, re.IGNORECASE)
+        macos = found.group(1) if found else None
+        need = m.groupdict().get("need")
+        current = data.get("current_minimum", "14.0")
+        have = vtuple(macos)
+        if have is None and not need:
+            return None  # "MPS not available" without a macOS version: too little to blame macOS
+        if have is not None and have >= (vtuple(current) or (14, 0)):
+            return None  # new enough for every PyTorch release so far: the cause is something else
+        note = ""
+        if have is not None and need and have >= (vtuple(need) or (0,)):
+            note = (f"The message names {need}, but newer PyTorch releases need more than their message says "
+                    f"(PyTorch 2.5 needs macOS {data.get('torch_2_5_minimum', '13.0')}, recent releases "
+                    f"{current}).")
+        return {"macos": macos or "version not shown", "note": note,
+                "evidence": [f"macOS {macos}"] if macos else []}
+
+
+_register_more()

@@ -177,6 +177,7 @@ def evaluate_entry(entry: Entry, machine: Machine) -> list[Finding]:
         return []
     hit: tuple[Wording, re.Match[str]] | None = None
     evidence: list[str] = []
+    seen: dict[str, Any] = {}  # values named by any matching line (the first line may not carry them all)
     for ln in lines:
         for w in entry.wordings:
             if w.multiline:
@@ -185,6 +186,9 @@ def evaluate_entry(entry: Entry, machine: Machine) -> list[Finding]:
             if m:
                 if hit is None:
                     hit = (w, m)
+                for k, v in m.groupdict().items():
+                    if v is not None:
+                        seen.setdefault(k, v)
                 evidence.append(ln)
                 break
     if hit is None:
@@ -200,7 +204,7 @@ def evaluate_entry(entry: Entry, machine: Machine) -> list[Finding]:
         return []
     if entry.context and hit is not None and not any(rx.search(ln) for rx in entry.context for ln in lines):
         return []
-    values: dict[str, Any] = {k: v for k, v in (hit[1].groupdict() if hit else {}).items() if v is not None}
+    values: dict[str, Any] = {**seen, **{k: v for k, v in (hit[1].groupdict() if hit else {}).items() if v is not None}}
     if chk is not None:
         got = chk.fn(machine, hit[1] if hit else None)
         if got is None:
