@@ -91,6 +91,34 @@ class Analysis:
         }
 
 
+MAX_LINE_CHARS = 4096  # longer lines are cut into pieces of this size before any pattern looks at them
+_ESCAPED_NL = re.compile(r"(?:\\r)?\\n")  # a line break written as backslash-n (a log pasted inside JSON)
+
+
+def split_long_lines(text: str, width: int = MAX_LINE_CHARS) -> str:
+    """Lines longer than ``width`` → several lines, so every later pattern works on short lines (linear time).
+
+    A log pasted as one JSON string keeps its line breaks as ``\\n``: those become real line breaks first.
+    The rest is cut at the last space before ``width`` (or at ``width`` when there is none).
+    """
+    if len(text) <= width or all(len(ln) <= width for ln in text.split("\n")):
+        return text
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        for piece in _ESCAPED_NL.split(line):
+            start = 0
+            while len(piece) - start > width:
+                cut = piece.rfind(" ", start + width // 2, start + width)
+                cut = cut if cut > start else start + width
+                out.append(piece[start:cut])
+                start = cut + 1 if piece[cut:cut + 1] == " " else cut
+            out.append(piece[start:])
+    return "\n".join(out)
+
+
 def extract(part: InputPart) -> tuple[Extraction, AnalyzedInput]:
     """Run every recogniser over one part."""
     ex = Extraction(part.name)
@@ -100,9 +128,10 @@ def extract(part: InputPart) -> tuple[Extraction, AnalyzedInput]:
         if "gpusetup-report" not in info.kinds:
             info.kinds.append("gpusetup-report")
     if part.text is not None:
+        text = split_long_lines(part.text)
         for r in RECOGNISERS:
             try:
-                hit = r.fn(part.text, ex)
+                hit = r.fn(text, ex)
             except Exception as exc:  # noqa: BLE001 - one confused recogniser must not lose the others' facts
                 info.notes.append(f"{r.label}: could not be read ({type(exc).__name__}: {exc})")
                 continue
@@ -126,7 +155,13 @@ def analyze_parts(parts: list[InputPart], unreadable: list[AnalyzedInput] | None
         ex, info = extract(part)
         inputs.append(info)
         machine = merge_machines(machine, ex.machine)
-    return Analysis(inputs=inputs, machine=machine, findings=evaluate(machine))
+    findings = evaluate(machine)
+    from gpusetup.rules.unrecognised import not_recognised
+
+    silent = not_recognised(machine, findings, {k for i in inputs for k in i.kinds})
+    if silent is not None:
+        findings.append(silent)
+    return Analysis(inputs=inputs, machine=machine, findings=findings)
 
 
 def analyze_text(text: str, name: str = "text") -> Analysis:

@@ -33,6 +33,18 @@ def _register() -> None:
 
     # ------------------------------------------------------------------------------------------ F36
 
+    @check("memory-held-by-program")
+    def memory_held_by_program(machine: Machine, m: re.Match[str] | None) -> dict[str, Any] | None:
+        """The out-of-memory message shows the failing program itself filled the card (the F36 check's opposite)."""
+        if m is None or memory_held_elsewhere(machine, m) is not None:
+            return None
+        sizes = _accounting(m.string)
+        if sizes is None:
+            return None
+        total, free, mine = sizes
+        return {"total": _gib(total), "free": _gib(free), "mine": _gib(mine),
+                "evidence": [f"this program holds {_gib(mine)} of {_gib(total)}; {_gib(free)} is free"]}
+
     @check("memory-held-elsewhere")
     def memory_held_elsewhere(machine: Machine, m: re.Match[str] | None) -> dict[str, Any] | None:
         """PyTorch's out-of-memory message says how much this process holds; the rest of the card is elsewhere.
@@ -44,7 +56,24 @@ def _register() -> None:
         """
         if m is None:
             return None
+        sizes = _accounting(m.string)
+        if sizes is None:
+            return None
+        total, free, mine = sizes
         line = m.string
+        elsewhere = total - free - mine
+        if elsewhere < 1024 or elsewhere < total / 2:
+            return None  # a genuine out-of-memory of this program: smaller batch, not a setup fault
+        others = re.findall(r"Process (\d+) has ([\d.]+ [KMGT]i?B) memory in use", line)
+        return {
+            "total": _gib(total), "free": _gib(free), "mine": _gib(mine), "elsewhere": _gib(elsewhere),
+            "evidence": [f"{_gib(elsewhere)} of {_gib(total)} is held outside this program "
+                         f"(it holds {_gib(mine)}, {_gib(free)} is free)"]
+            + [f"process {pid} holds {size}" for pid, size in others[:3]],
+        }
+
+    def _accounting(line: str) -> tuple[float, float, float] | None:
+        """(total, free, held by the failing program) in MiB from PyTorch's message, None when incomplete."""
         total = _size(line, r"(?:([\d.]+) ([KMGT]i?B) total capacity|total capaci?ty of ([\d.]+) ([KMGT]i?B))")
         free = _size(line, r"(?:([\d.]+) ([KMGT]i?B) free\b|of which ([\d.]+) ([KMGT]i?B) is free)")
         mine = _size(line, r"(?:([\d.]+) ([KMGT]i?B) reserved in total by PyTorch|this process has ([\d.]+) "
@@ -58,16 +87,7 @@ def _register() -> None:
             mine = sum(known) if known else None
         if total is None or free is None or mine is None or total <= 0:
             return None
-        elsewhere = total - free - mine
-        if elsewhere < 1024 or elsewhere < total / 2:
-            return None  # a genuine out-of-memory of this program: smaller batch, not a setup fault
-        others = re.findall(r"Process (\d+) has ([\d.]+ [KMGT]i?B) memory in use", line)
-        return {
-            "total": _gib(total), "free": _gib(free), "mine": _gib(mine), "elsewhere": _gib(elsewhere),
-            "evidence": [f"{_gib(elsewhere)} of {_gib(total)} is held outside this program "
-                         f"(it holds {_gib(mine)}, {_gib(free)} is free)"]
-            + [f"process {pid} holds {size}" for pid, size in others[:3]],
-        }
+        return total, free, mine
 
     def _size(line: str, pattern: str) -> float | None:
         s = re.search(pattern, line, re.IGNORECASE)
