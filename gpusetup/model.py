@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import types
 import typing
 from dataclasses import dataclass, field
@@ -397,9 +398,21 @@ class Step:
 
 
 @dataclass
+class Message:
+    """A decision or note as data: a catalogue code and its parameters (values, or nested messages as
+    ``{"code", "params"}``). :mod:`gpusetup.messages` turns it into words in English or 简体中文 from
+    ``resources/translations/messages_<lang>.json``; the English text is also kept beside it (``notes``,
+    ``reason``, ``why``) for readers that do not know the codes."""
+
+    code: str  # "reject.driver-too-old", "note.python-unknown" …
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
 class Plan:
     steps: list[Step] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    note_codes: list[Message] = field(default_factory=list)  # the same notes as data, in the same order
 
 
 @dataclass
@@ -424,12 +437,16 @@ class Action:
     min_version: str | None = None
     branch: str | None = None  # driver branch to choose, e.g. "580" or "470 (legacy)"
     commands: list[str] = field(default_factory=list)
+    code: str = ""  # ``why`` as data: a gpusetup.messages code and its parameters
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class Rejected:
     option: str  # "cu130", "torch 2.8 cu128", "tensorflow on native Windows"
-    reason: str  # plain words a beginner understands
+    reason: str  # plain words a beginner understands (English)
+    code: str = ""  # ``reason`` as data: a gpusetup.messages code and its parameters
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -445,6 +462,7 @@ class FrameworkPlan:
     notes: list[str] = field(default_factory=list)
     gpus_covered: list[int] = field(default_factory=list)  # indices into Machine.gpus
     gpus_left_out: list[int] = field(default_factory=list)
+    note_codes: list[Message] = field(default_factory=list)  # the same notes as data, in the same order
 
 
 # ---------------------------------------------------------------------------------------- self-test
@@ -526,6 +544,17 @@ def from_dict(cls: type[_T], data: Any, path: str = "$") -> _T:
     return typing.cast(_T, _convert(cls, data, path))
 
 
+@functools.cache
+def _fields_of(tp: type) -> tuple[tuple[str, Any, bool], ...]:
+    """(name, resolved type, required) of a dataclass's fields, resolved once per class: resolving the string
+    annotations (typing.get_type_hints) on every object was most of the time `analyze` spent on a fleet."""
+    hints = typing.get_type_hints(tp)
+    return tuple(
+        (f.name, hints[f.name], f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+        for f in dataclasses.fields(tp)
+    )
+
+
 def _convert(tp: Any, data: Any, path: str) -> Any:
     origin = typing.get_origin(tp)
     if tp is Any:
@@ -556,13 +585,12 @@ def _convert(tp: Any, data: Any, path: str) -> Any:
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if not isinstance(data, dict):
             raise SchemaError(f"{path}: expected an object for {tp.__name__}, got {type(data).__name__}")
-        hints = typing.get_type_hints(tp)
         kwargs = {}
-        for f in dataclasses.fields(tp):
-            if f.name in data:
-                kwargs[f.name] = _convert(hints[f.name], data[f.name], f"{path}.{f.name}")
-            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise SchemaError(f"{path}: missing required field '{f.name}'")
+        for name, hint, required in _fields_of(tp):
+            if name in data:
+                kwargs[name] = _convert(hint, data[name], f"{path}.{name}")
+            elif required:
+                raise SchemaError(f"{path}: missing required field '{name}'")
         return tp(**kwargs)
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         try:

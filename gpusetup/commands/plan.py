@@ -12,15 +12,10 @@ import sys
 from typing import Any
 
 from gpusetup.commands import gpu_number
+from gpusetup.model import FrameworkPlan, from_dict
+from gpusetup.report.plans import ChoiceText, PlanText, describe, label
 
 FRAMEWORK_CHOICES = ("pytorch", "tensorflow", "jax")
-_TITLES = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}
-_ACTION_TITLES = {
-    "install-driver": "Install the NVIDIA driver",
-    "upgrade-driver": "Upgrade the NVIDIA driver",
-    "use-wsl2": "Use WSL2 instead of native Windows",
-    "change-python": "Use a different Python version",
-}
 
 
 def register(subparsers: Any) -> None:
@@ -130,44 +125,42 @@ def render_text(doc: dict[str, Any]) -> str:
     out.append(f"Machine: {where}, Python {m['python'] or 'unknown'}" + (f", NVIDIA driver {drv}" if has_nvidia else ""))
     out.append(f"GPUs: {gpu_line}")
     out.append(f"Compatibility data: version {doc['data']['version']} (checked {doc['data']['checked']})")
-    for p in doc["plans"]:
-        title = _TITLES.get(p["framework"], p["framework"])
+    for fp in _plans_of(doc):
         out.append("")
-        if p["ok"]:
-            out.append(f"== {title}: a GPU build works on this machine ==")
-            out += _choice_lines("Install", p["choice"])
-        else:
-            out.append(f"== {title}: no GPU build works on this machine as it is ==")
-            if p["actions"]:
-                out.append("  First do this:")
-                for i, a in enumerate(p["actions"], 1):
-                    head = _ACTION_TITLES.get(a["kind"], a["kind"])
-                    if a.get("min_version"):
-                        head += f" (at least {a['min_version']})"
-                    out.append(f"    {i}. {head}")
-                    out.append(f"       Why: {a['why']}")
-                    for c in a.get("commands", []):
-                        out.append(f"       $ {c}")
-            if p.get("gpu_choice"):
-                out += _choice_lines("Then install the GPU build", p["gpu_choice"])
-            if p.get("choice"):
-                out += _choice_lines("Works now without the GPU (CPU only)", p["choice"])
-        if p["gpus_left_out"]:
-            out.append(f"  GPUs not used: {', '.join(str(i) for i in p['gpus_left_out'])}")
-        if p["notes"]:
-            out.append("  Notes:")
-            out += [f"    - {n}" for n in p["notes"]]
-        if p["rejected"]:
-            out.append("  Not chosen, and why:")
-            out += [f"    - {r['option']}: {r['reason']}" for r in p["rejected"]]
+        out += plan_lines(describe(fp))
     return "\n".join(out) + "\n"
 
 
-def _choice_lines(head: str, c: dict[str, Any]) -> list[str]:
-    py = f", Python {c['python']}" if c.get("python") else ""
-    lines = [f"  {head}: {c['variant']} build, version {c['version']}{py}"]
-    lines += [f"    $ {cmd}" for cmd in c["commands"]]
-    if c.get("conda"):
-        lines.append("    conda alternative:")
-        lines += [f"    $ {cmd}" for cmd in c["conda"]]
+def _plans_of(doc: dict[str, Any]) -> list[FrameworkPlan]:
+    return [from_dict(FrameworkPlan, p, f"$.plans[{i}]") for i, p in enumerate(doc["plans"])]
+
+
+def plan_lines(t: PlanText, language: str | None = None) -> list[str]:
+    """One framework's plan as indented text lines (the words come from gpusetup.report.plans)."""
+    out = [f"== {t.headline} =="]
+    if t.actions:
+        out.append("  " + label("first", language))
+        for i, a in enumerate(t.actions, 1):
+            out.append(f"    {i}. {a.title}")
+            out.append("       " + label("why", language, why=a.why))
+            out += [f"       $ {c}" for c in a.commands]
+    for c in t.choices:
+        out += _choice_lines(c, language)
+    if t.gpus_left_out:
+        out.append("  " + label("left-out", language, gpus=", ".join(str(i) for i in t.gpus_left_out)))
+    if t.notes:
+        out.append("  " + label("notes", language))
+        out += [f"    - {n}" for n in t.notes]
+    if t.rejected:
+        out.append("  " + label("rejected", language))
+        out += [f"    - {option}: {reason}" for option, reason in t.rejected]
+    return out
+
+
+def _choice_lines(c: ChoiceText, language: str | None = None) -> list[str]:
+    lines = [f"  {c.label}: {c.line}"]
+    lines += [f"    $ {cmd}" for cmd in c.commands]
+    if c.conda:
+        lines.append("    " + label("conda", language))
+        lines += [f"    $ {cmd}" for cmd in c.conda]
     return lines

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpusetup.paths import data_dir
 from gpusetup.resources import resource
+from gpusetup.versions import Version
 
 log = logging.getLogger("gpusetup.compat")
 
@@ -33,6 +35,8 @@ REQUIRED_FILES: tuple[str, ...] = (
     "cudnn",
     "rocm",
 )
+# Files a bundle may carry and the built-in data always has; a bundle without them keeps the built-in copy.
+OPTIONAL_FILES: tuple[str, ...] = ("host_compilers", "images")
 MANIFEST = "manifest.json"
 
 
@@ -82,6 +86,38 @@ class CompatDB:
     def rows(self, file: str, name: str) -> list[dict[str, Any]]:
         return self.table(file, name).rows
 
+    # ------------------------------------------------------------------ driver minimums (one place)
+
+    def toolkit_driver(self, cuda: str | Version | None, driver_os: str = "linux") -> str | None:
+        """The driver a CUDA toolkit release runs on natively (needed to JIT its PTX): the lowest driver
+        NVIDIA lists for that major.minor, normally its GA release's bundled driver ("580.65.06")."""
+        want = Version(cuda)
+        if not want:
+            return None
+        found: list[tuple[Version, str]] = []
+        for row in self.rows("cuda_drivers", "toolkit_drivers"):
+            value = row.get(driver_os)
+            if value and want.same_series(str(row.get("cuda") or "")):
+                found.append((Version(str(value)), str(value)))
+        return min(found)[1] if found else None
+
+    def family_minimum(self, major: int | None, driver_os: str = "linux") -> str | None:
+        """Minor-version compatibility: the lowest driver that runs builds made with any CUDA ``major``.x."""
+        for row in self.rows("cuda_drivers", "family_minimums"):
+            if major is not None and row.get("major") == major:
+                value = row.get(driver_os)
+                return str(value) if value else None
+        return None
+
+    def min_driver_for_cuda(self, cuda: str | Version | None, driver_os: str = "linux") -> str | None:
+        """The lowest driver that runs applications built with CUDA ``cuda``: the family minimum (minor-version
+        compatibility) or the toolkit's own driver when that is lower (11.0 shipped with 450.36)."""
+        v = Version(cuda)
+        if not v:
+            return None
+        candidates = [c for c in (self.family_minimum(v.major, driver_os), self.toolkit_driver(v, driver_os)) if c]
+        return min(candidates, key=Version) if candidates else None
+
     @property
     def version(self) -> str:
         """The data version: the bundle's, else the newest file version."""
@@ -129,12 +165,7 @@ def user_dir() -> Path:
     override = os.environ.get("GPUSETUP_COMPAT_DIR")
     if override:
         return Path(override)
-    try:
-        from gpusetup.paths import data_dir  # the shared per-user directory logic
-
-        return data_dir() / "compat"
-    except ImportError:  # pragma: no cover - paths.py ships with the install helper
-        return Path.home() / ".local" / "share" / "gpusetup" / "compat"
+    return data_dir() / "compat"
 
 
 def read_files(directory: Path, names: tuple[str, ...] = REQUIRED_FILES) -> dict[str, dict[str, Any]]:
@@ -162,27 +193,30 @@ def check_shape(name: str, doc: Any, where: object = "") -> None:
             raise DataError(f"{where}: table {tname!r} has no rows or no 'checked' date")
 
 
-def _version_key(v: str) -> tuple[int, ...]:
-    out = []
-    for part in str(v).split("."):
-        out.append(int(part) if part.isdigit() else 0)
-    return tuple(out)
+def _with_optional(files: dict[str, dict[str, Any]], directory: Path, fallback: dict[str, dict[str, Any]]) -> None:
+    for name in OPTIONAL_FILES:
+        if (directory / f"{name}.json").is_file():
+            files.update(read_files(directory, (name,)))
+        elif name in fallback:
+            files[name] = fallback[name]
 
 
 def _load(user: Path | None) -> CompatDB:
     embedded = read_files(embedded_dir())
+    _with_optional(embedded, embedded_dir(), {})
     emb_db = CompatDB(embedded, origin="embedded")
     if user is None or not (user / MANIFEST).is_file():
         return emb_db
     try:
         manifest = json.loads((user / MANIFEST).read_text(encoding="utf-8"))
         files = read_files(user)
+        _with_optional(files, user, embedded)
         bundle_version = str(manifest.get("bundle_version", ""))
     except (OSError, ValueError, DataError) as exc:
         emb_db.fallback_reason = f"the updated data in {user} is unusable ({exc}); using the built-in data"
         log.warning("%s", emb_db.fallback_reason)
         return emb_db
-    if _version_key(bundle_version) < _version_key(emb_db.version):
+    if Version(bundle_version) < Version(emb_db.version):
         emb_db.fallback_reason = (
             f"the updated data in {user} (version {bundle_version}) is older than the built-in data "
             f"({emb_db.version}); using the built-in data"

@@ -12,15 +12,16 @@ build work, returning the CPU build as the choice for *now* and the GPU build as
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any
 
 from gpusetup.compat.db import CompatDB, get_db
-from gpusetup.model import Action, Choice, FrameworkPlan, Gpu, Machine, Rejected
+from gpusetup.messages import add_note, msg, render
+from gpusetup.model import Action, Choice, FrameworkPlan, Gpu, Machine, Message, Rejected
+from gpusetup.versions import Version, kernel_coverage
+from gpusetup.versions import version_key as vkey
 
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
 _ALIASES = {"torch": "pytorch", "pytorch": "pytorch", "tensorflow": "tensorflow", "tf": "tensorflow", "jax": "jax"}
@@ -39,23 +40,15 @@ _RELAXATIONS: tuple[frozenset[str], ...] = tuple(
         ("wsl", "driver", "python"),
     )
 )
-_UNLIMITED = (9999,)
+_UNLIMITED = Version("9999")
 
 
 # ---------------------------------------------------------------------------------------- helpers
 
 
-@functools.lru_cache(maxsize=8192)
-def vkey(version: str | None) -> tuple[int, ...]:
-    """'535.104.05' → (535, 104, 5); non-numeric parts count as 0; None → ()."""
-    if not version:
-        return ()
-    return tuple(int(p) if p.isdigit() else 0 for p in re.split(r"[.\-+]", str(version).strip()) if p != "")
-
-
 def _mm(version: str | None) -> tuple[int, int] | None:
     """Major.minor of a Python version string ('3.12.1' → (3, 12))."""
-    k = vkey(version)
+    k = vkey(version).release
     return (k[0], k[1]) if len(k) >= 2 else None
 
 
@@ -69,7 +62,9 @@ def _cuda_of_variant(variant: str) -> str:
     return f"{digits[:-1]}.{digits[-1]}"
 
 
-def _in_range(v: tuple[int, ...], lo: str | None, hi: str | None) -> bool:
+def _in_range(v: Version | tuple[int, ...], lo: str | None, hi: str | None) -> bool:
+    if isinstance(v, tuple):
+        v = Version.of(v)
     if lo and v < vkey(lo):
         return False
     return not (hi and v > vkey(hi))
@@ -97,7 +92,7 @@ class GpuInfo:
     classified_from: str | None = None  # how the CC was found when the report did not carry it
 
     @property
-    def cck(self) -> tuple[int, ...]:
+    def cck(self) -> Version:
         return vkey(self.cc)
 
 
@@ -111,7 +106,7 @@ class Env:
     python: tuple[int, int] | None
     driver: str | None
     jetson: bool = False
-    driver_cap: tuple[int, ...] = _UNLIMITED  # the newest driver these GPUs can use (legacy branches)
+    driver_cap: Version = _UNLIMITED  # the newest driver these GPUs can use (legacy branches)
 
     @property
     def wheel_os(self) -> str | None:
@@ -124,7 +119,7 @@ class Env:
         return "windows" if (self.wsl or self.os == "windows") else "linux"
 
     @property
-    def driver_key(self) -> tuple[int, ...] | None:
+    def driver_key(self) -> Version | None:
         return vkey(self.driver) if self.driver else None
 
     def where(self) -> str:
@@ -144,8 +139,8 @@ def _norm_machine(arch: str | None) -> str | None:
     return a
 
 
-def _machine_env(machine: Machine, python_version: str | None) -> tuple[Env, list[str]]:
-    notes: list[str] = []
+def _machine_env(machine: Machine, python_version: str | None) -> tuple[Env, list[Message]]:
+    notes: list[Message] = []
     s = machine.system
     os_name = (s.os or "").lower() or None
     if os_name in ("darwin", "mac", "osx"):
@@ -161,13 +156,13 @@ def _machine_env(machine: Machine, python_version: str | None) -> tuple[Env, lis
                 break
     pyv = _mm(py)
     if pyv is None:
-        notes.append("The Python version is unknown, so builds were not checked against it; pass --python X.Y.")
+        notes.append(msg("note.python-unknown"))
     if os_name is None:
-        notes.append("The operating system is unknown; Linux was assumed.")
+        notes.append(msg("note.os-unknown"))
         os_name = "linux"
     if arch is None:
         arch = "arm64" if os_name == "macos" else "x86_64"
-        notes.append(f"The CPU architecture is unknown; {arch} was assumed.")
+        notes.append(msg("note.arch-unknown", arch=arch))
     env = Env(os=os_name, wsl=bool(s.wsl), machine=arch, python=pyv, driver=machine.driver.version, jetson=bool(s.is_jetson))
     return env, notes
 
@@ -227,13 +222,13 @@ class Cand:
     packages: list[str] = field(default_factory=list)
     conda: list[str] = field(default_factory=list)
     python_range: tuple[str | None, str | None] = (None, None)
-    python_bad: str | None = None
-    platform_bad: str | None = None
-    gpu_bad: dict[int, str] = field(default_factory=dict)  # GPU index → why it has no kernels
+    python_bad: Message | None = None
+    platform_bad: Message | None = None
+    gpu_bad: dict[int, Message] = field(default_factory=dict)  # GPU index → why it has no kernels
     need_driver: str | None = None  # minimum driver version (for this OS's numbering)
-    driver_why: str = ""
-    notes: list[str] = field(default_factory=list)
-    unverified: list[str] = field(default_factory=list)
+    driver_why: Message | None = None  # why that minimum ("for CUDA 12.x builds")
+    notes: list[Message] = field(default_factory=list)
+    unverified: list[Message] = field(default_factory=list)
     order: int = 0  # lower is preferred
 
     @property
@@ -242,24 +237,24 @@ class Cand:
         return f"{self.variant} ({names[self.framework]} {self.version})"
 
 
-def _driver_problem(c: Cand, env: Env, relax: frozenset[str]) -> str | None:
+def _driver_problem(c: Cand, env: Env, relax: frozenset[str]) -> Message | None:
     if c.need_driver is None or env.jetson:
         return None
     have = env.driver_key
     if "driver" in relax:
         if vkey(c.need_driver) > env.driver_cap:
-            return f"needs NVIDIA driver ≥ {c.need_driver}, newer than any driver these GPUs can use"
+            return msg("reason.driver-beyond-gpus", need=c.need_driver)
         return None
     if have is None:
-        return f"needs NVIDIA driver ≥ {c.need_driver}; no NVIDIA driver is installed"
+        return msg("reason.driver-missing", need=c.need_driver)
     if have < vkey(c.need_driver):
-        return f"needs NVIDIA driver ≥ {c.need_driver}{c.driver_why}, you have {env.driver}"
+        return msg("reason.driver-too-old", need=c.need_driver, why=c.driver_why, have=env.driver)
     return None
 
 
-def _problems(c: Cand, env: Env, gpus: Sequence[GpuInfo], relax: frozenset[str]) -> list[str]:
-    """Everything that stops this build from working on these GPUs, in plain words ([] = it works)."""
-    out: list[str] = []
+def _problems(c: Cand, env: Env, gpus: Sequence[GpuInfo], relax: frozenset[str]) -> list[Message]:
+    """Everything that stops this build from working on these GPUs, as messages ([] = it works)."""
+    out: list[Message] = []
     if c.platform_bad:
         out.append(c.platform_bad)
     if c.python_bad and "python" not in relax:
@@ -274,21 +269,6 @@ def _problems(c: Cand, env: Env, gpus: Sequence[GpuInfo], relax: frozenset[str])
 
 
 # ----------------------------------------------------------------------------------- shared rules
-
-
-def _family_min(db: CompatDB, major: int, driver_os: str) -> str | None:
-    for row in db.rows("cuda_drivers", "family_minimums"):
-        if row["major"] == major:
-            return row[driver_os]
-    return None
-
-
-def _toolkit_driver(db: CompatDB, cuda: str, driver_os: str) -> str | None:
-    """The Table-3 driver of a toolkit's GA release (needed to JIT its PTX)."""
-    for row in db.rows("cuda_drivers", "toolkit_drivers"):
-        if row["cuda"] == cuda and row["release"] == "GA":
-            return row.get(driver_os)
-    return None
 
 
 def _arch_min_driver(db: CompatDB, g: GpuInfo, driver_os: str) -> tuple[str | None, str | None]:
@@ -309,51 +289,39 @@ def _legacy_row(db: CompatDB, g: GpuInfo) -> dict[str, Any] | None:
     return None
 
 
-def _ceiling(db: CompatDB, gpus: Sequence[GpuInfo], driver_os: str) -> tuple[int, ...]:
+def _ceiling(db: CompatDB, gpus: Sequence[GpuInfo], driver_os: str) -> Version:
     """The newest driver all these NVIDIA GPUs can run (legacy branches cap it)."""
     ceiling = _UNLIMITED
     for g in gpus:
         row = _legacy_row(db, g)
         below = row.get(f"{driver_os}_below") if row else None
         if below:
-            cap = vkey(below)
+            cap = vkey(below).release
             cap = cap[:-1] + (cap[-1] - 1,) if cap else cap
-            ceiling = min(ceiling, cap + (9999,))
+            ceiling = min(ceiling, Version.of(cap + (9999,)))
     return ceiling
 
 
-def _needed_driver(db: CompatDB, c: Cand, env: Env, gpus: Sequence[GpuInfo], base: str | None, base_why: str) -> None:
+def _needed_driver(
+    db: CompatDB, c: Cand, env: Env, gpus: Sequence[GpuInfo], base: str | None, base_why: Message | None
+) -> None:
     """Set the candidate's minimum driver: the CUDA family minimum and each GPU's own minimum."""
     need, why = base, base_why
     for g in gpus:
         gmin, arch = _arch_min_driver(db, g, env.driver_os)
         if gmin and (need is None or vkey(gmin) > vkey(need)):
-            need, why = gmin, f" (the oldest driver that supports {arch} GPUs)"
+            need, why = gmin, msg("why.arch-min-driver", architecture=arch)
     c.need_driver, c.driver_why = need, why
-
-
-def _cc_covered(cc: tuple[int, ...], sass: list[str], ptx: str | None) -> str | None:
-    """How a GPU of compute capability ``cc`` runs this build: 'sass', 'ptx' or None (no kernels).
-
-    A cubin for sm_XY runs on the same major X with minor ≥ Y; PTX JIT-compiles for any CC ≥ its arch.
-    """
-    for s in sass:
-        k = vkey(s)
-        if k[0] == cc[0] and cc[1:] >= k[1:]:
-            return "sass"
-    if ptx and cc >= vkey(ptx):
-        return "ptx"
-    return None
 
 
 def _python_check(c: Cand, env: Env, lo: str | None, hi: str | None) -> None:
     c.python_range = (lo, hi)
     if env.python is None:
         return
-    if lo and env.python < vkey(lo):
-        c.python_bad = f"needs Python ≥ {lo}, you have Python {_fmt_py(env.python)}"
-    elif hi and env.python > vkey(hi):
-        c.python_bad = f"supports Python only up to {hi}, you have Python {_fmt_py(env.python)}"
+    if lo and Version.of(env.python) < vkey(lo):
+        c.python_bad = msg("reason.python-too-old", min=lo, have=_fmt_py(env.python))
+    elif hi and Version.of(env.python) > vkey(hi):
+        c.python_bad = msg("reason.python-too-new", max=hi, have=_fmt_py(env.python))
 
 
 # ------------------------------------------------------------------------------------------ PyTorch
@@ -414,11 +382,13 @@ def _torch_candidates(db: CompatDB, env: Env, gpus: Sequence[GpuInfo], kind: str
             c.index_url = None if kind == "mps" else url.format(variant=variant)
             _python_check(c, env, rel["python_min"], rel["python_max"])
             if rel.get("python_max") is None:
-                c.notes.append(f"The newest Python supported by torch {v} is not published yet.")
+                c.notes.append(msg("note.python-max-unpublished", package="torch", version=v))
             if rel.get("verified") is False and rel.get("note"):
-                c.unverified.append(f"torch {v}: {rel['note']}")
+                c.unverified.append(msg("unverified.release", package="torch", version=v, detail=rel["note"]))
             if not _torch_platform(db, kind, env, v):
-                c.platform_bad = f"PyTorch publishes no {_kind_word(kind)} build of torch {v} for {env.where()} on {env.machine}"
+                c.platform_bad = msg(
+                    "reason.torch-no-platform-build", kind=_kind_word(kind), version=v, where=env.where(), machine=env.machine
+                )
             elif kind == "cuda":
                 _torch_cuda_checks(db, c, env, gpus)
             elif kind == "rocm":
@@ -427,11 +397,18 @@ def _torch_candidates(db: CompatDB, env: Env, gpus: Sequence[GpuInfo], kind: str
     return cands
 
 
-def _kind_word(kind: str) -> str:
-    return {"cuda": "CUDA", "rocm": "ROCm", "xpu": "Intel GPU (xpu)", "mps": "Apple GPU (MPS)", "cpu": "CPU"}.get(kind, kind)
+def _kind_word(kind: str) -> Message | str:
+    words = {
+        "cuda": msg("word.kind.cuda"),
+        "rocm": msg("word.kind.rocm"),
+        "xpu": msg("word.kind.xpu"),
+        "mps": msg("word.kind.mps"),
+        "cpu": msg("word.kind.cpu"),
+    }
+    return words.get(kind, kind)
 
 
-def _jetson_block(db: CompatDB, env: Env, gpus: Sequence[GpuInfo]) -> str | None:
+def _jetson_block(db: CompatDB, env: Env, gpus: Sequence[GpuInfo]) -> Message | None:
     """Why server-Arm (SBSA) CUDA wheels cannot be used on this Jetson, or None when they can."""
     if not env.jetson:
         return None
@@ -440,8 +417,8 @@ def _jetson_block(db: CompatDB, env: Env, gpus: Sequence[GpuInfo]) -> str | None
             (r for r in db.rows("pytorch", "jetson") if g.cc and vkey(r["cc_min"]) <= g.cck <= vkey(r["cc_max"])), None
         )
         if row is None or not row["sbsa_wheels"]:
-            hint = row["note"] if row else "gpusetup has no data on CUDA wheels for this Jetson"
-            return f"PyTorch's Arm CUDA wheels are built for Arm servers (SBSA), not for {g.label}; {hint}"
+            hint = row["note"] if row else msg("hint.jetson-no-data")
+            return msg("reason.jetson-sbsa", gpu=g.label, hint=hint)
     return None
 
 
@@ -452,53 +429,47 @@ def _torch_cuda_checks(db: CompatDB, c: Cand, env: Env, gpus: Sequence[GpuInfo])
         return
     arch = _torch_arch(db, c.version, c.variant, env)
     if arch is None:
-        c.platform_bad = (
-            f"gpusetup has no verified list of the GPUs this build supports on {env.where()} {env.machine}, so it is not offered"
-        )
+        c.platform_bad = msg("reason.no-arch-list", where=env.where(), machine=env.machine)
         return
     if arch.get("verified") is False:
-        c.unverified.append(f"arch list of torch {c.version} {c.variant}: {arch.get('note', '')}")
+        c.unverified.append(
+            msg("unverified.arch-list", package="torch", version=c.version, variant=c.variant, detail=arch.get("note", ""))
+        )
     cuda = _cuda_of_variant(c.variant)
     major = int(cuda.split(".")[0])
     uses_ptx = False
     for g in gpus:
         if not g.cc:
             continue
-        how = _cc_covered(g.cck, arch["cc"], arch.get("ptx"))
+        how = kernel_coverage(g.cc, arch["cc"], arch.get("ptx"))
         highest = _highest_cc(db, cuda) if how == "ptx" else None
         if how is None:
-            c.gpu_bad[g.index] = f"has no kernels for compute capability {g.cc} ({g.label})"
+            c.gpu_bad[g.index] = msg("reason.no-kernels-cc", cc=g.cc, gpu=g.label)
         elif highest and g.cck > vkey(highest):
             # PTX alone is not enough when the wheel's pinned CUDA libraries (cuBLAS, cuDNN) predate the GPU.
-            c.gpu_bad[g.index] = (
-                f"has no kernels for compute capability {g.cc} ({g.label}): only PTX, and the CUDA {cuda} libraries "
-                f"inside this build support GPUs up to compute capability {highest}"
-            )
+            c.gpu_bad[g.index] = msg("reason.ptx-libraries-too-old", cc=g.cc, gpu=g.label, cuda=cuda, highest=highest)
         elif how == "ptx":
             uses_ptx = True
-            c.notes.append(
-                f"{g.label}: this build has no native kernels for compute capability {g.cc}; it runs by JIT-compiling PTX "
-                "(slower first start)."
-            )
-    base = _family_min(db, major, env.driver_os) if major >= 11 else _toolkit_driver(db, cuda, env.driver_os)
-    why = f" for CUDA {major}.x builds"
+            c.notes.append(msg("note.ptx-jit", gpu=g.label, cc=g.cc))
+    base = db.family_minimum(major, env.driver_os) if major >= 11 else db.toolkit_driver(cuda, env.driver_os)
+    why = msg("why.cuda-family-driver", major=major)
     if uses_ptx:
-        t3 = _toolkit_driver(db, cuda, env.driver_os)
+        t3 = db.toolkit_driver(cuda, env.driver_os)
         if t3 and (base is None or vkey(t3) > vkey(base)):
-            base, why = t3, f" to JIT-compile CUDA {cuda} PTX"
+            base, why = t3, msg("why.ptx-jit-driver", cuda=cuda)
     _needed_driver(db, c, env, gpus, base, why)
 
 
 def _rocm_checks(db: CompatDB, c: Cand, gpus: Sequence[GpuInfo]) -> None:
     row = next((r for r in db.rows("rocm", "index_gfx") if r["index"] == c.variant), None)
     if row is None:
-        c.platform_bad = f"gpusetup has no list of the AMD GPUs the {c.variant} wheels support, so it is not offered"
+        c.platform_bad = msg("reason.no-gfx-list", variant=c.variant)
         return
     for g in gpus:
         if not g.gfx:
-            c.gpu_bad[g.index] = f"the gfx target of {g.label} is unknown (install ROCm and run rocminfo, or pass it in a profile)"
+            c.gpu_bad[g.index] = msg("reason.gfx-unknown", gpu=g.label)
         elif g.gfx not in row["gfx"]:
-            c.gpu_bad[g.index] = f"has no kernels for {g.gfx} ({g.label})"
+            c.gpu_bad[g.index] = msg("reason.no-kernels-gfx", gfx=g.gfx, gpu=g.label)
 
 
 # --------------------------------------------------------------------------------------- TensorFlow
@@ -518,12 +489,9 @@ def _tf_candidates(db: CompatDB, env: Env, gpus: Sequence[GpuInfo]) -> list[Cand
             c.conda = list(b.get("conda", []))
             _python_check(c, env, cfg["python_min"], cfg["python_max"])
             if b.get("verified") is False:
-                c.unverified.append(f"tensorflow {b['variant']}: {b.get('note', '')}")
+                c.unverified.append(msg("unverified.build", package="tensorflow", variant=b["variant"], detail=b.get("note", "")))
             if b["os"] == "windows":
-                c.notes.append(
-                    f"TensorFlow {v} is the last release with GPU support on native Windows ({b.get('note', '')}); "
-                    "for current TensorFlow on the GPU, use WSL2."
-                )
+                c.notes.append(msg("note.tf-last-windows-gpu", version=v, detail=b.get("note", "")))
             if not (env.wheel_os == b["os"] and env.machine == b["machine"]):
                 if b["os"] == "windows":
                     continue  # the Windows-only build is not an option elsewhere
@@ -535,10 +503,10 @@ def _tf_candidates(db: CompatDB, env: Env, gpus: Sequence[GpuInfo]) -> list[Cand
     return cands
 
 
-def _tf_platform_reason(env: Env) -> str:
+def _tf_platform_reason(env: Env) -> Message:
     if env.os == "windows" and not env.wsl:
-        return "TensorFlow stopped building CUDA for native Windows after 2.10; GPU TensorFlow needs WSL2 (or Linux)"
-    return f"TensorFlow publishes no CUDA build for {env.where()} on {env.machine}"
+        return msg("reason.tf-native-windows")
+    return msg("reason.tf-no-platform-build", where=env.where(), machine=env.machine)
 
 
 def _tf_gpu_checks(db: CompatDB, c: Cand, cfg: dict[str, Any], env: Env, gpus: Sequence[GpuInfo]) -> None:
@@ -552,21 +520,18 @@ def _tf_gpu_checks(db: CompatDB, c: Cand, cfg: dict[str, Any], env: Env, gpus: S
         if not g.cc:
             continue
         if min_cc and g.cck < vkey(min_cc["cc_min"]):
-            c.gpu_bad[g.index] = (
-                f"needs compute capability ≥ {min_cc['cc_min']}, {g.label} has {g.cc}"
-                + ("" if db.table("tensorflow", "min_cc").verified else " (inferred floor)")
+            c.gpu_bad[g.index] = msg(
+                "reason.cc-too-low" if db.table("tensorflow", "min_cc").verified else "reason.cc-too-low-inferred",
+                min=min_cc["cc_min"], gpu=g.label, cc=g.cc,
             )
         elif highest and g.cck > vkey(highest):
-            c.notes.append(
-                f"{g.label} (compute capability {g.cc}) is newer than CUDA {cuda}, which TensorFlow {c.version} is built with; "
-                "it can only run through PTX JIT compilation, which gpusetup could not verify for TensorFlow."
-            )
-    base = _family_min(db, major, env.driver_os)
-    why = f" for CUDA {major}.x"
+            c.notes.append(msg("note.tf-gpu-newer-than-cuda", gpu=g.label, cc=g.cc, cuda=cuda, version=c.version))
+    base = db.family_minimum(major, env.driver_os)
+    why = msg("why.cuda-family-driver", major=major)
     if env.wsl:
         wsl = db.rows("tensorflow", "wsl")[0]
         if vkey(wsl["driver_min"]) > vkey(base or ""):
-            base, why = wsl["driver_min"], " for GPU use in WSL2"
+            base, why = wsl["driver_min"], msg("why.wsl-driver")
     _needed_driver(db, c, env, gpus, base, why)
     _cudnn_pin(db, c, "tensorflow", major, gpus)
 
@@ -586,8 +551,8 @@ def _cudnn_pin(db: CompatDB, c: Cand, framework: str, major: int, gpus: Sequence
         if old:
             c.packages.append(f"{pin['package']}=={pin['version']}")
             c.notes.append(
-                f"{pin['package']} is pinned to {pin['version']}: newer cuDNN releases dropped GPUs below compute "
-                f"capability {pin['cc_below']} ({', '.join(g.label for g in old)})."
+                msg("note.cudnn-pinned", package=pin["package"], version=pin["version"], cc=pin["cc_below"],
+                    gpus=", ".join(g.label for g in old))
             )
 
 
@@ -606,25 +571,23 @@ def _jax_candidates(db: CompatDB, env: Env, gpus: Sequence[GpuInfo]) -> list[Can
             c.packages = [f"jax[{extra}]=={rel['version']}"]
             _python_check(c, env, rel["python_min"], rel["python_max"])
             if rel.get("verified") is False:
-                c.unverified.append(f"jax {rel['version']}: {rel.get('note', '')}")
+                c.unverified.append(msg("unverified.release", package="jax", version=rel["version"], detail=rel.get("note", "")))
             if plat is None or plat["nvidia"] == "no":
                 c.platform_bad = (
-                    "JAX has no NVIDIA GPU support on native Windows; use WSL2 (experimental) or Linux"
+                    msg("reason.jax-native-windows")
                     if env.os == "windows" and not env.wsl
-                    else f"JAX publishes no NVIDIA GPU build for {env.where()} on {env.machine}"
+                    else msg("reason.jax-no-platform-build", where=env.where(), machine=env.machine)
                 )
             elif env.jetson:
-                c.platform_bad = (
-                    "JAX's Arm CUDA wheels are built for server Arm (SBSA) systems; gpusetup has no data that they run on Jetson"
-                )
+                c.platform_bad = msg("reason.jax-jetson")
             else:
                 if plat["nvidia"] == "experimental":
-                    c.notes.append("JAX's NVIDIA GPU support on WSL2 is experimental.")
+                    c.notes.append(msg("note.jax-wsl-experimental"))
                 for g in gpus:
                     if g.cc and g.cck < vkey(ex["min_cc"]):
-                        c.gpu_bad[g.index] = f"needs compute capability ≥ {ex['min_cc']}, {g.label} has {g.cc}"
-                base = ex["min_driver_linux"] if env.driver_os == "linux" else _family_min(db, ex["cuda_major"], "windows")
-                _needed_driver(db, c, env, gpus, base, f" for jax[{extra}]")
+                        c.gpu_bad[g.index] = msg("reason.cc-too-low", min=ex["min_cc"], gpu=g.label, cc=g.cc)
+                base = ex["min_driver_linux"] if env.driver_os == "linux" else db.family_minimum(ex["cuda_major"], "windows")
+                _needed_driver(db, c, env, gpus, base, msg("why.jax-extra-driver", extra=extra))
                 _cudnn_pin(db, c, "jax", ex["cuda_major"], gpus)
             cands.append(c)
     return cands
@@ -682,6 +645,7 @@ def _group_rejections(cands: Sequence[Cand], env: Env, gpus: Sequence[GpuInfo], 
     builds that fail on Python alone are grouped per release range, whatever their variant.
     """
     groups: dict[tuple[str, str], list[str]] = {}
+    reasons: dict[str, Message] = {}
     for c in cands:
         if newer_than is not None and (
             vkey(c.version) < vkey(newer_than.version) or (c.version, c.variant) == (newer_than.version, newer_than.variant)
@@ -693,13 +657,27 @@ def _group_rejections(cands: Sequence[Cand], env: Env, gpus: Sequence[GpuInfo], 
         variant = c.variant
         if c.python_bad:
             variant, problems = "*", [c.python_bad]
-        groups.setdefault((variant, "; ".join(dict.fromkeys(problems))), []).append(c.version)
+        unique = list({render(p): p for p in problems}.values())
+        reason = unique[0] if len(unique) == 1 else msg("reason.several", reasons=unique)
+        text = render(reason)
+        reasons.setdefault(text, reason)
+        groups.setdefault((variant, text), []).append(c.version)
     fw = {"pytorch": "torch", "tensorflow": "tensorflow", "jax": "jax"}[cands[0].framework] if cands else ""
     out = []
-    for (variant, reason), versions in groups.items():
+    for (variant, text), versions in groups.items():
         option = f"{fw} {_span(versions)} (every build)" if variant == "*" else f"{variant} ({fw} {_span(versions)})"
-        out.append(Rejected(option=option, reason=reason))
+        out.append(rejected(option, reasons[text]))
     return out
+
+
+def rejected(option: str, reason: Message) -> Rejected:
+    """A rejected option with its reason as data (code, params) and in English words."""
+    return Rejected(option=option, reason=render(reason), code=reason.code, params=dict(reason.params))
+
+
+def action(kind: str, why: Message, **fields: Any) -> Action:
+    """An action with its reason as data (code, params) and in English words."""
+    return Action(kind=kind, why=render(why), code=why.code, params=dict(why.params), **fields)
 
 
 # --------------------------------------------------------------------------------------- assembling
@@ -722,9 +700,9 @@ def _choice(c: Cand, env: Env) -> Choice:
     )
 
 
-def _cpu_choice(db: CompatDB, framework: str, env: Env) -> tuple[Choice | None, list[str]]:
+def _cpu_choice(db: CompatDB, framework: str, env: Env) -> tuple[Choice | None, list[Message]]:
     """The newest CPU build for this Python (or, failing that, for any Python) — never chosen silently."""
-    notes: list[str] = []
+    notes: list[Message] = []
     if framework == "pytorch":
         kind = "mps" if (env.os == "macos" and env.machine == "arm64") else "cpu"
         for strict in (True, False):
@@ -738,7 +716,7 @@ def _cpu_choice(db: CompatDB, framework: str, env: Env) -> tuple[Choice | None, 
                 c = Cand("pytorch", v, "cpu", "cpu", packages=pkgs)
                 c.index_url = None if env.os == "macos" else db.rows("pytorch", "indexes")[0]["url"].format(variant="cpu")
                 if not strict:
-                    notes.append(f"No torch release supports Python {_fmt_py(env.python)}; the CPU build shown needs another Python.")
+                    notes.append(msg("note.cpu-needs-other-python", package="torch", python=_fmt_py(env.python)))
                 return _choice(c, env), notes
         return None, notes
     if framework == "tensorflow":
@@ -746,13 +724,13 @@ def _cpu_choice(db: CompatDB, framework: str, env: Env) -> tuple[Choice | None, 
         fits = [r for r in rows if not env.python or _in_range(env.python, r["python_min"], r["python_max"])]
         rel = (fits or rows)[0]
         if not fits:
-            notes.append(f"No TensorFlow release supports Python {_fmt_py(env.python)}; the CPU build shown needs another Python.")
+            notes.append(msg("note.cpu-needs-other-python", package="TensorFlow", python=_fmt_py(env.python)))
         return _choice(Cand("tensorflow", rel["version"], "cpu", "cpu", packages=[f"tensorflow=={rel['version']}.*"]), env), notes
     rows = db.rows("jax", "releases")
     fits = [r for r in rows if not env.python or _in_range(env.python, r["python_min"], r["python_max"])]
     rel = (fits or rows)[0]
     if not fits:
-        notes.append(f"No JAX release gpusetup knows supports Python {_fmt_py(env.python)}; the CPU build shown needs another Python.")
+        notes.append(msg("note.cpu-needs-other-python", package="JAX", python=_fmt_py(env.python)))
     return _choice(Cand("jax", rel["version"], "cpu", "cpu", packages=[f"jax=={rel['version']}"]), env), notes
 
 
@@ -768,17 +746,21 @@ def _kernel_modules(db: CompatDB, gpus: Sequence[GpuInfo]) -> str | None:
     return "proprietary" if "proprietary" in flavours else "open"
 
 
-def _driver_branch(db: CompatDB, gpus: Sequence[GpuInfo], need: str | None, driver_os: str) -> str:
+def _driver_branch(db: CompatDB, gpus: Sequence[GpuInfo], need: str | None, driver_os: str) -> Message:
     """The driver branch to install for these GPUs: the legacy branch for old GPUs, else a current one."""
     legacy = [r for r in (_legacy_row(db, g) for g in gpus) if r]
     if legacy:
         row = min(legacy, key=lambda r: r["last_branch"])
-        text = f"{row['last_branch']} (the last driver branch for {row['architecture']} GPUs)"
+        text = msg("branch.legacy", branch=row["last_branch"], architecture=row["architecture"])
     else:
-        major = vkey(need)[0] if need else None
-        text = f"{major} or newer" if major else "the newest production branch"
+        major = vkey(need).major if need else None
+        text = msg("branch.at-least", branch=major) if major else msg("branch.newest")
     modules = _kernel_modules(db, gpus) if driver_os == "linux" else None
-    return text + (f", {modules} kernel modules" if modules else "")
+    if modules == "open":
+        return msg("branch.with-open-modules", branch=text)
+    if modules == "proprietary":
+        return msg("branch.with-proprietary-modules", branch=text)
+    return text
 
 
 def _actions(db: CompatDB, found: _Found, env: Env, framework: str) -> list[Action]:
@@ -786,45 +768,46 @@ def _actions(db: CompatDB, found: _Found, env: Env, framework: str) -> list[Acti
     acts: list[Action] = []
     fw_name = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}[framework]
     if "wsl" in relax:
-        acts.append(
-            Action(
-                kind="use-wsl2",
-                why=f"{fw_name} has no working GPU build for native Windows here; inside WSL2 (Ubuntu) the Linux build "
-                "uses your GPU through the Windows driver.",
-                commands=["wsl --install -d Ubuntu"],
-            )
-        )
+        acts.append(action("use-wsl2", msg("action.use-wsl2", framework=fw_name), commands=["wsl --install -d Ubuntu"]))
     if "driver" in relax and c.need_driver and _driver_problem(c, found.env, frozenset()):
         kind = "install-driver" if not env.driver else "upgrade-driver"
-        have = f"you have {env.driver}" if env.driver else "no NVIDIA driver is installed"
         branch = _driver_branch(db, found.gpus, c.need_driver, found.env.driver_os)
-        where = " on Windows (WSL2 uses the Windows driver; do not install one inside WSL2)" if found.env.wsl else ""
-        acts.append(
-            Action(
-                kind=kind,
-                why=f"{c.option} needs NVIDIA driver ≥ {c.need_driver}{c.driver_why}; {have}. "
-                f"Install branch {branch}{where}.",
-                min_version=c.need_driver,
-                branch=branch,
-            )
-        )
+        fields = dict(option=c.option, need=c.need_driver, why=c.driver_why, branch=branch)
+        if env.driver:
+            why = msg("action.driver-upgrade-wsl" if found.env.wsl else "action.driver-upgrade", have=env.driver, **fields)
+        else:
+            why = msg("action.driver-install-wsl" if found.env.wsl else "action.driver-install", **fields)
+        acts.append(action(kind, why, min_version=c.need_driver, branch=render(branch)))
     if "python" in relax and c.python_bad:
         lo, hi = c.python_range
-        rng = f"{lo}–{hi}" if hi else f"{lo} or newer"
+        rng = msg("range.between", min=lo, max=hi) if hi else msg("range.at-least", min=lo)
         acts.append(
-            Action(
-                kind="change-python",
-                why=f"{c.option} {c.python_bad}. Create the environment with Python {rng}.",
-                min_version=lo,
-            )
+            action("change-python", msg("action.change-python", option=c.option, reason=c.python_bad, range=rng), min_version=lo)
         )
     return acts
 
 
 def _plan_for(
-    db: CompatDB, framework: str, env: Env, all_gpus: list[GpuInfo], selected: list[GpuInfo], left: dict[int, str], base_notes: list[str]
+    db: CompatDB, framework: str, env: Env, all_gpus: list[GpuInfo], selected: list[GpuInfo], left: dict[int, Message],
+    base_notes: list[Message],
 ) -> FrameworkPlan:
-    plan = FrameworkPlan(framework=framework, ok=False, notes=list(base_notes))
+    plan = FrameworkPlan(framework=framework, ok=False)
+    notes = _decide(plan, db, framework, env, all_gpus, selected, left, base_notes)
+    for note in notes:
+        add_note(plan, note)
+    return plan
+
+
+def _unverified(c: Cand) -> list[Message]:
+    return [msg("note.unverified-data", detail=u) for u in c.unverified]
+
+
+def _decide(
+    plan: FrameworkPlan, db: CompatDB, framework: str, env: Env, all_gpus: list[GpuInfo], selected: list[GpuInfo],
+    left: dict[int, Message], base_notes: list[Message],
+) -> list[Message]:
+    """Fill ``plan``'s choice, actions and rejections; return its notes, in order."""
+    notes = list(base_notes)
     kind = _backend_kind(selected)
     fw_name = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}[framework]
 
@@ -832,23 +815,23 @@ def _plan_for(
     if make is None:
         cpu, cnotes = _cpu_choice(db, framework, env)
         plan.choice = cpu
-        plan.notes += cnotes
+        notes += cnotes
         plan.gpus_left_out = sorted(set(left) | {g.index for g in selected})
         why = _no_backend_reason(framework, kind, selected, env)
         if selected or all_gpus:
-            plan.rejected.append(Rejected(option=f"{fw_name} GPU build", reason=why))
-        plan.notes.insert(0, f"No GPU build of {fw_name} for this machine: {why}. The CPU build is shown instead.")
+            plan.rejected.append(rejected(f"{fw_name} GPU build", why))
+        notes.insert(0, msg("note.no-gpu-build-cpu-shown", framework=fw_name, reason=why))
         for i, r in sorted(left.items()):
-            plan.notes.append(f"GPU {i} left out: {r}")
-        return plan
+            notes.append(msg("note.gpu-left-out", index=i, reason=r))
+        return notes
 
     now = _search(make, db, env, selected, _RELAXATIONS[:1])
     full_cands = sorted(make(env, selected), key=lambda c: c.order)
     if now is not None:
         plan.ok = True
         plan.choice = _choice(now.cand, env)
-        plan.notes += now.cand.notes + [f"Based on unverified data: {u}" for u in now.cand.unverified]
-        plan.notes += _backend_notes(db, framework, now.cand)
+        notes += now.cand.notes + _unverified(now.cand)
+        notes += _backend_notes(db, framework, now.cand)
         plan.gpus_covered = [g.index for g in now.gpus]
         dropped = [g for g in selected if g not in now.gpus]
         for g in dropped:
@@ -856,13 +839,11 @@ def _plan_for(
         plan.rejected = _group_rejections(full_cands, env, selected, now.cand)
         better = _search(make, db, env, now.gpus, _RELAXATIONS[1:2])
         if better is not None and better.cand.order < now.cand.order:
-            plan.notes.append(
-                f"With NVIDIA driver ≥ {better.cand.need_driver} you could use {better.cand.option} instead."
-            )
+            notes.append(msg("note.newer-driver-better-build", need=better.cand.need_driver, option=better.cand.option))
     else:
         cpu, cnotes = _cpu_choice(db, framework, env)
         plan.choice = cpu
-        plan.notes += cnotes
+        notes += cnotes
         plan.rejected = _group_rejections(full_cands, env, selected, None)
         later = _search(make, db, env, selected, _RELAXATIONS[1:])
         if later is not None:
@@ -875,59 +856,56 @@ def _plan_for(
             for g in selected:
                 if g not in later.gpus:
                     left[g.index] = _why_left_out(full_cands, later.cand, g, env)
-            plan.notes += later.cand.notes + [f"Based on unverified data: {u}" for u in later.cand.unverified]
-            first = "; ".join(a.kind for a in plan.actions)
-            plan.notes.insert(
+            notes += later.cand.notes + _unverified(later.cand)
+            notes.insert(
                 len(base_notes),
-                f"No GPU build of {fw_name} works on this machine as it is. The CPU build is shown; "
-                f"after these actions ({first}) {later.cand.option} would use the GPU.",
+                msg(
+                    "note.gpu-build-after-actions",
+                    framework=fw_name,
+                    actions=[_action_word(a.kind) for a in plan.actions],
+                    option=later.cand.option,
+                ),
             )
         else:
-            plan.notes.insert(
-                len(base_notes),
-                f"No GPU build of {fw_name} can work on these GPUs (see the rejected options); the CPU build is shown. "
-                "Nothing gpusetup can install changes that.",
-            )
+            notes.insert(len(base_notes), msg("note.no-gpu-build-possible", framework=fw_name))
             plan.gpus_left_out = [g.index for g in selected]
     plan.gpus_left_out = sorted(set(plan.gpus_left_out) | set(left))
     for i in sorted(left):
-        plan.notes.append(f"GPU {i} is not used by this build: {left[i]}")
-    return plan
-
-
-_BACKEND_NOTES = {
-    "rocm": "PyTorch's ROCm wheels bring their own ROCm libraries; the machine needs the amdgpu kernel driver, and your "
-    "user must be in the 'render' and 'video' groups to use the GPU.",
-    "xpu": "Intel GPUs need Intel's GPU driver (compute runtime / Level Zero). Which Intel GPUs the xpu build supports is "
-    "published by Intel; gpusetup did not check this model.",
-    "mps": "On Apple silicon this standard wheel uses the GPU through Metal (MPS); check with "
-    "torch.backends.mps.is_available().",
-}
-
-
-def _backend_notes(db: CompatDB, framework: str, c: Cand) -> list[str]:
-    notes = []
-    if framework == "pytorch" and c.kind in _BACKEND_NOTES:
-        notes.append(_BACKEND_NOTES[c.kind])
-    if framework == "pytorch" and c.kind == "rocm":
-        newer = [r["version"] for r in _torch_rows(db) if vkey(r["version"]) > vkey(c.version) and not r["rocm_variants"]]
-        if newer:
-            notes.append(
-                f"Newer torch releases ({_span(newer)}) may have ROCm builds, but gpusetup does not know their index "
-                "names or supported GPUs yet, so they are not offered."
-            )
+        notes.append(msg("note.gpu-not-used", index=i, reason=left[i]))
     return notes
 
 
-def _why_left_out(cands: Sequence[Cand], chosen: Cand, g: GpuInfo, env: Env) -> str:
+def _action_word(kind: str) -> Message | str:
+    words = {
+        "install-driver": msg("word.action.install-driver"),
+        "upgrade-driver": msg("word.action.upgrade-driver"),
+        "use-wsl2": msg("word.action.use-wsl2"),
+        "change-python": msg("word.action.change-python"),
+    }
+    return words.get(kind, kind)
+
+
+def _backend_notes(db: CompatDB, framework: str, c: Cand) -> list[Message]:
+    backend = {"rocm": msg("note.backend-rocm"), "xpu": msg("note.backend-xpu"), "mps": msg("note.backend-mps")}
+    notes = []
+    if framework == "pytorch" and c.kind in backend:
+        notes.append(backend[c.kind])
+    if framework == "pytorch" and c.kind == "rocm":
+        newer = [r["version"] for r in _torch_rows(db) if vkey(r["version"]) > vkey(c.version) and not r["rocm_variants"]]
+        if newer:
+            notes.append(msg("note.rocm-newer-unknown", versions=_span(newer)))
+    return notes
+
+
+def _why_left_out(cands: Sequence[Cand], chosen: Cand, g: GpuInfo, env: Env) -> Message:
     for c in cands:
         if c.version == chosen.version and c.variant == chosen.variant:
             if g.index in c.gpu_bad:
-                return f"{c.option} {c.gpu_bad[g.index]}; no build covers all GPUs together"
+                return msg("left.build-lacks-gpu", option=c.option, reason=c.gpu_bad[g.index])
             probs = _problems(c, env, [g], frozenset())
             if probs:
-                return f"{c.option} on {g.label}: {probs[0]}; no build covers all GPUs together"
-    return "no single build covers all GPUs together"
+                return msg("left.build-problem-on-gpu", option=c.option, gpu=g.label, reason=probs[0])
+    return msg("left.no-single-build")
 
 
 def _backend_kind(selected: Sequence[GpuInfo]) -> str:
@@ -948,41 +926,35 @@ def _maker(db: CompatDB, framework: str, kind: str) -> Callable[[Env, Sequence[G
     return lambda e, g: _jax_candidates(db, e, g)
 
 
-def _no_backend_reason(framework: str, kind: str, selected: Sequence[GpuInfo], env: Env) -> str:
+def _no_backend_reason(framework: str, kind: str, selected: Sequence[GpuInfo], env: Env) -> Message:
     if not selected:
-        return "no GPU that a deep-learning framework can use was found"
+        return msg("reason.no-usable-gpu")
     vendor = {"rocm": "AMD", "xpu": "Intel", "mps": "Apple"}.get(kind, selected[0].vendor)
     if framework == "tensorflow":
-        return (
-            f"gpusetup only plans NVIDIA CUDA builds of TensorFlow; {vendor} GPUs need a vendor build "
-            "(tensorflow-rocm stopped at 2.14, Apple uses tensorflow-metal) that gpusetup has no verified data for"
-        )
+        return msg("reason.tf-vendor-unplanned", vendor=vendor)
     if framework == "jax":
-        return f"gpusetup only plans NVIDIA CUDA builds of JAX; {vendor} GPUs need a vendor plugin that gpusetup has no verified data for"
-    return f"{vendor} GPUs have no PyTorch GPU build that gpusetup knows of"
+        return msg("reason.jax-vendor-unplanned", vendor=vendor)
+    return msg("reason.torch-vendor-unknown", vendor=vendor)
 
 
 # ------------------------------------------------------------------------------------------- public
 
 
-def _select(gpus: list[GpuInfo], gpu_index: int | None) -> tuple[list[GpuInfo], dict[int, str], list[str]]:
+def _select(gpus: list[GpuInfo], gpu_index: int | None) -> tuple[list[GpuInfo], dict[int, Message], list[Message]]:
     """Which GPUs to plan for: the one asked for, else the vendor with usable GPUs (NVIDIA first)."""
-    left: dict[int, str] = {}
-    notes: list[str] = []
+    left: dict[int, Message] = {}
+    notes: list[Message] = []
     usable: list[GpuInfo] = []
     for g in gpus:
         if g.vendor == "nvidia" and g.cuda_capable is False:
-            left[g.index] = f"{g.label} is a {g.architecture or 'pre-Kepler'} GPU; no current CUDA release supports it"
+            left[g.index] = msg("left.gpu-too-old-for-cuda", gpu=g.label, architecture=g.architecture or "pre-Kepler")
         elif g.vendor == "nvidia" and not g.cc:
             usable.append(g)
-            notes.append(
-                f"The compute capability of {g.label} is unknown, so builds could not be checked against it. "
-                "Run gpusetup diagnose with the NVIDIA driver loaded, or give compute_capability or pci_id in a profile."
-            )
+            notes.append(msg("note.cc-unknown", gpu=g.label))
         elif g.vendor in ("nvidia", "amd", "intel", "apple"):
             usable.append(g)
         else:
-            left[g.index] = f"{g.label}: vendor {g.vendor!r} has no deep-learning GPU build"
+            left[g.index] = msg("left.vendor-no-build", gpu=g.label, vendor=g.vendor)
     if gpu_index is not None:
         chosen = [g for g in gpus if g.index == gpu_index]
         if not chosen:
@@ -992,16 +964,15 @@ def _select(gpus: list[GpuInfo], gpu_index: int | None) -> tuple[list[GpuInfo], 
             raise ValueError(f"there is no GPU {gpu_index}; this machine has {numbers} (see gpusetup diagnose)")
         for g in gpus:
             if g.index != gpu_index:
-                left.setdefault(g.index, "not selected (--gpu)")
+                left.setdefault(g.index, msg("left.not-selected"))
         return [g for g in chosen if g in usable], left, notes
     for vendor in ("nvidia", "amd", "intel", "apple"):
         group = [g for g in usable if g.vendor == vendor]
         if group:
             for g in usable:
                 if g.vendor != vendor:
-                    left[g.index] = (
-                        f"{g.label}: one framework install uses one GPU vendor's build; this plan is for the "
-                        f"{vendor.upper() if vendor != 'nvidia' else 'NVIDIA'} GPU(s). Use --gpu {g.index} to plan for this one."
+                    left[g.index] = msg(
+                        "left.other-vendor", gpu=g.label, vendor=vendor.upper() if vendor != "nvidia" else "NVIDIA", index=g.index
                     )
             return group, left, notes
     return [], left, notes
@@ -1025,15 +996,15 @@ def resolve(
     selected, left, sel_notes = _select(gpus, gpu_index)
     nvidia_sel = [g for g in selected if g.vendor == "nvidia"]
     if nvidia_sel and not env.driver and env.jetson:
-        env_notes.append("On Jetson the driver comes with JetPack; its version was not checked.")
+        env_notes.append(msg("note.jetson-driver"))
     if env.os == "macos" and nvidia_sel:
-        env_notes.append("NVIDIA GPUs have no CUDA support on macOS.")
+        env_notes.append(msg("note.macos-no-cuda"))
         selected = [g for g in selected if g.vendor != "nvidia"]
         for g in nvidia_sel:
-            left[g.index] = f"{g.label}: CUDA does not run on macOS"
+            left[g.index] = msg("left.macos-no-cuda", gpu=g.label)
     for g in gpus:
         if g.classified_from and g in selected:
-            env_notes.append(f"{g.label}: compute capability {g.cc} ({g.architecture}) from the {g.classified_from}.")
+            env_notes.append(msg("note.cc-classified", gpu=g.label, cc=g.cc, architecture=g.architecture, source=g.classified_from))
     plans = []
     for name in frameworks:
         fw = _ALIASES.get(name.lower())

@@ -35,6 +35,7 @@ from urllib.parse import urljoin, urlsplit
 
 from gpusetup.compat import db as compat_db
 from gpusetup.resources import resource
+from gpusetup.versions import Version
 
 MANIFEST = "manifest.json"
 SIGNATURE = "manifest.json.sig"
@@ -254,7 +255,7 @@ def _update(url: str | None, dest: Path, keys: list[bytes] | None, timeout: floa
 
     compat_db.clear_cache()
     current = compat_db._cached(str(dest))
-    if compat_db._version_key(version) < compat_db._version_key(current.version):
+    if Version(version) < Version(current.version):
         raise UpdateError(f"the server offers version {version}, older than the data in use ({current.version})")
     if current.origin != "embedded" and version == current.version:
         return UpdateResult(True, f"The compatibility data is already up to date (version {version}).", version, dest)

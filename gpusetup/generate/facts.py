@@ -6,16 +6,14 @@ Everything that is a fact about versions lives in JSON (``images.json`` is ours;
 
 from __future__ import annotations
 
-import functools
-import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from gpusetup.compat.db import DataError as CompatDataError
+from gpusetup.compat.db import get_db
 from gpusetup.model import Gpu, Machine
-from gpusetup.resources import resource
-
-Version = tuple[int, ...]
+from gpusetup.pcidb import classify_nvidia, classify_pci
+from gpusetup.versions import Version
 
 
 class DataError(RuntimeError):
@@ -23,34 +21,24 @@ class DataError(RuntimeError):
 
 
 def vt(text: str | None) -> Version | None:
-    """'580.65.06' → (580, 65, 6); None for anything that is not a dotted number."""
-    if not text:
-        return None
-    m = re.match(r"^\s*(\d+(?:\.\d+)*)", str(text))
-    if not m:
-        return None
-    return tuple(int(p) for p in m.group(1).split("."))
+    """The typed version of '580.65.06' (see :mod:`gpusetup.versions`); None when there is none."""
+    return Version.parse(text)
 
 
 def mm(text: str | None) -> tuple[int, int] | None:
     """Major.minor of a version string ('12.8.1' → (12, 8))."""
-    v = vt(text)
-    if not v:
-        return None
-    return (v[0], v[1] if len(v) > 1 else 0)
+    return Version(text).major_minor
 
 
 def fmt(v: tuple[int, ...] | None) -> str:
     return ".".join(str(p) for p in v) if v else "unknown"
 
 
-@functools.cache
 def _load(name: str) -> dict[str, Any]:
-    path = resource("compat", f"{name}.json")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise DataError(f"gpusetup's data file {path} could not be read ({exc}); reinstall gpusetup") from exc
+        return dict(get_db().files[name])
+    except (CompatDataError, KeyError) as exc:
+        raise DataError(f"gpusetup's data file {name}.json could not be read ({exc}); reinstall gpusetup") from exc
 
 
 def table(name: str) -> dict[str, Any]:
@@ -59,15 +47,12 @@ def table(name: str) -> dict[str, Any]:
 
 
 def _compat_table(name: str, tbl: str) -> list[dict[str, Any]]:
-    """Rows of a compat data table, through the compat loader (which prefers a verified `db update`)."""
-    try:
-        from gpusetup.compat.db import get_db
-    except ImportError:  # pragma: no cover - compat ships with gpusetup
-        return list(_load(name)["tables"][tbl]["rows"])
+    """Rows of a compat data table, through the one compat loader (which prefers a verified `db update` and
+    falls back to the built-in data by itself)."""
     try:
         return list(get_db().rows(name, tbl))
-    except Exception:  # noqa: BLE001 - a broken user bundle must not stop the generator: use shipped data
-        return list(_load(name)["tables"][tbl]["rows"])
+    except CompatDataError as exc:
+        raise DataError(f"gpusetup's compat data could not be read ({exc}); reinstall gpusetup") from exc
 
 
 def data_checked() -> str:
@@ -107,20 +92,13 @@ def driver_cuda(machine: Machine) -> tuple[tuple[int, int] | None, str]:
 
 def toolkit_driver(cuda: tuple[int, int], windows: bool = False) -> str | None:
     """Lowest driver that runs CUDA ``cuda`` natively (its GA release's bundled driver)."""
-    col = "windows" if windows else "linux"
-    found: list[tuple[Version, str]] = []
-    for row in _compat_table("cuda_drivers", "toolkit_drivers"):
-        if mm(row.get("cuda")) == cuda and vt(row.get(col)):
-            found.append((vt(row[col]), row[col]))  # type: ignore[arg-type]
-    return min(found)[1] if found else None  # as NVIDIA writes it: 580.65.06, not 580.65.6
+    return get_db().toolkit_driver(f"{cuda[0]}.{cuda[1]}", "windows" if windows else "linux")
 
 
 def family_minimum(cuda_major: int, windows: bool = False) -> str | None:
     """Minor-version compatibility: the lowest driver that runs any CUDA ``cuda_major``.x build."""
-    for row in _compat_table("cuda_drivers", "family_minimums"):
-        if row.get("major") == cuda_major:
-            return row.get("windows" if windows else "linux") or row.get("linux")
-    return None
+    db = get_db()
+    return (db.family_minimum(cuda_major, "windows") if windows else None) or db.family_minimum(cuda_major, "linux")
 
 
 def cuda_cc_range(cuda: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]] | None:
@@ -172,18 +150,14 @@ def gpu_targets(machine: Machine) -> list[GpuTarget]:
 
 
 def _cc_from_chip(gpu: Gpu) -> tuple[tuple[int, int] | None, str]:
-    try:
-        from gpusetup import pcidb
-    except ImportError:  # pragma: no cover - pcidb ships with gpusetup
-        return None, "unknown"
     for key in (gpu.chip, gpu.pci.device_name, gpu.name):
         if not key:
             continue
-        chip = pcidb.classify_nvidia(key)
+        chip = classify_nvidia(key)
         if chip and chip.compute_capability:
             return mm(chip.compute_capability), "chip rule (pci.ids)"
     if gpu.pci.vendor_id and gpu.pci.device_id:
-        chip = pcidb.classify_pci(gpu.pci.vendor_id, gpu.pci.device_id)
+        chip = classify_pci(gpu.pci.vendor_id, gpu.pci.device_id)
         if chip and chip.compute_capability:
             return mm(chip.compute_capability), "chip rule (pci.ids)"
     return None, "unknown"

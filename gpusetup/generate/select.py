@@ -18,6 +18,7 @@ from typing import Any
 from gpusetup.generate import facts
 from gpusetup.generate.facts import GpuTarget, fmt, mm, vt
 from gpusetup.model import Machine, Rejected
+from gpusetup.versions import ComputeCapability, kernel_coverage
 
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
 IMAGE_SOURCES = ("cuda", "official", "ngc")
@@ -87,17 +88,9 @@ def coverage(cc: tuple[int, int] | None, kernels: list[str], ptx: list[str], min
     if cc is None:
         return "unknown"
     if kernels or ptx:
-        for k in kernels:
-            kk = mm(k)
-            if kk and kk[0] == cc[0] and kk[1] <= cc[1]:
-                return "sass"
-        for p in ptx:
-            pp = mm(p)
-            if pp and pp <= cc:
-                return "ptx"
-        return None
+        return kernel_coverage(cc, kernels, ptx)
     if min_cc:
-        need = mm(min_cc)
+        need = ComputeCapability.parse(min_cc)
         return "min_cc" if need and cc >= need else None
     return "unknown"
 

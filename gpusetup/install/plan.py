@@ -16,9 +16,11 @@ from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from gpusetup.install import snippets
+from gpusetup.messages import add_note, message_of, msg
 from gpusetup.model import Choice, FrameworkPlan, Machine, Plan, Step
 from gpusetup.probe import current_os
 from gpusetup.resources import resource
+from gpusetup.versions import ComputeCapability, Version
 
 PYTORCH_INDEX_PREFIX = "https://download.pytorch.org/whl"
 PYPI_SIMPLE = "https://pypi.org/simple"
@@ -95,31 +97,30 @@ def build_plan(
             choices.append((fp, fp.choice))
         elif fp.gpu_choice and needs_driver and want_driver and not machine.system.wsl:
             choices.append((fp, fp.gpu_choice))
-            then = ("the machine that installs it needs the NVIDIA driver first (see `gpusetup plan`)"
-                    if download_only is not None else
-                    "it works once the driver below is installed and the computer restarted")
-            plan.notes.append(
-                f"{fp.framework}: the GPU build {fp.gpu_choice.version} ({fp.gpu_choice.variant}); {then}."
-            )
+            add_note(plan, msg("install.note.gpu-build-download-needs-driver" if download_only is not None
+                               else "install.note.gpu-build-after-driver",
+                               framework=fp.framework, version=fp.gpu_choice.version, variant=fp.gpu_choice.variant))
         elif fp.choice:
             choices.append((fp, fp.choice))
             if not fp.ok:
+                why: Any
                 if not any(g.vendor in ("nvidia", "amd", "intel", "apple") for g in machine.gpus):
-                    why = "this machine has no GPU a framework can use, so the CPU build is the one that works"
+                    why = msg("install.why.no-usable-gpu")
+                elif fp.actions:
+                    why = [message_of(a) for a in fp.actions]
+                elif fp.rejected:
+                    why = msg("install.why.no-gpu-build-because", reason=message_of(fp.rejected[0]))
                 else:
-                    why = "; ".join(a.why for a in fp.actions) or (
-                        "no GPU build fits this machine" + (f" ({fp.rejected[0].reason})" if fp.rejected else "")
-                        + "; `gpusetup plan` explains every option")
-                plan.notes.append(
-                    f"{fp.framework}: installing {fp.choice.version} ({fp.choice.variant}) for now: {why}"
-                )
+                    why = msg("install.why.no-gpu-build")
+                add_note(plan, msg("install.note.cpu-for-now", framework=fp.framework, version=fp.choice.version,
+                                   variant=fp.choice.variant, why=why))
         else:
-            reasons = "; ".join(r.reason for r in fp.rejected[:3]) or "no build fits this machine"
-            plan.notes.append(f"{fp.framework}: nothing to install ({reasons}).")
+            reasons = [message_of(r) for r in fp.rejected[:3]] or msg("install.why.no-build-fits")
+            add_note(plan, msg("install.note.nothing-to-install", framework=fp.framework, reasons=reasons))
         for a in fp.actions:
             if a.kind not in ("install-driver", "upgrade-driver"):
-                cmds = ("  " + "\n  ".join(a.commands)) if a.commands else ""
-                plan.notes.append(f"Do this yourself first ({a.kind}): {a.why}" + (f"\n{cmds}" if cmds else ""))
+                cmds = ("\n  " + "\n  ".join(a.commands)) if a.commands else ""
+                add_note(plan, msg("install.note.do-first", kind=a.kind, why=message_of(a), commands=cmds))
 
     if wheelhouse is not None and not portable and not Path(wheelhouse).expanduser().is_dir():
         raise PlanError(f"--wheelhouse {wheelhouse}: no such folder. Give the folder `gpusetup install "
@@ -158,9 +159,9 @@ def build_plan(
 # ------------------------------------------------------------------------------------------ pieces
 
 
-def _host_pip_version() -> tuple[int, ...] | None:
+def _host_pip_version() -> Version | None:
     try:
-        return tuple(int(x) for x in re.findall(r"\d+", metadata.version("pip"))[:2])
+        return Version.parse(metadata.version("pip"))
     except metadata.PackageNotFoundError:
         return None
 
@@ -195,8 +196,7 @@ def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host
                 undo=[base, "-c", snippets.RMTREE_VENV, str(venv)],
             ))
         else:
-            plan.notes.append(f"Using your existing virtual environment {venv}; rollback will only remove "
-                              "packages this install adds, never ones you had.")
+            add_note(plan, msg("install.note.existing-venv", venv=str(venv)))
         hp = _host_pip_version()
         use_host = host_pip if host_pip is not None else (not with_pip)
         if use_host and not portable and hp and hp >= (22, 3):
@@ -416,11 +416,7 @@ def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> Non
             branch = m.group(0)
             break
     if sysinfo.wsl:
-        plan.notes.append(
-            "The NVIDIA driver for WSL comes from Windows: update the driver on the Windows side "
-            "(https://www.nvidia.com/Download/index.aspx or the NVIDIA App). Never install a Linux NVIDIA "
-            "driver inside WSL; it would break GPU access."
-        )
+        add_note(plan, msg("install.note.wsl-driver-from-windows"))
         return
     if (sysinfo.os or "").lower() == "windows":
         min_version = next((a.min_version for a in actions if a.min_version), None)
@@ -436,10 +432,10 @@ def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> Non
         plan.steps.append(Step(id="reboot", title="Restart Windows", kind="reboot",
                                explain="The new driver is active after a restart."))
         return
-    ccs = [g.compute_capability for g in machine.nvidia_gpus if g.compute_capability]
+    ccs = [cc for cc in (ComputeCapability.parse(g.compute_capability) for g in machine.nvidia_gpus) if cc]
     flavour = "auto"
     if ccs:
-        flavour = "proprietary" if min(float(c) for c in ccs) < 7.5 else "open"
+        flavour = "proprietary" if min(ccs) < (7, 5) else "open"
     else:
         hint = " ".join((a.branch or "") for a in actions).lower()
         flavour = "proprietary" if "proprietary" in hint else "open" if "open" in hint else "auto"

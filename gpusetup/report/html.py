@@ -7,6 +7,7 @@ from html import escape
 
 from gpusetup.model import Finding, Gpu, Report, Severity
 from gpusetup.report import sections
+from gpusetup.report.plans import describe
 
 _CSS = """
 :root{--bg:#fff;--fg:#1d2125;--muted:#5f6b76;--card:#f5f7f9;--line:#d8dee4;--err:#c62828;--warn:#b26a00;--info:#1565c0;--ok:#2e7d32;--bar:#2e7d32}
@@ -79,12 +80,14 @@ def render(report: Report) -> str:
     if report.plans:
         body.append("<h2>Plan</h2>")
         for p in report.plans:
+            t = describe(p)
             ch = p.choice
-            head = f"{ch.version} ({ch.variant})" if ch else "no build possible"
-            items = "".join(f"<li>First: {escape(a.why)}</li>" for a in p.actions)
+            head = t.summary
+            items = "".join(f"<li>First: {escape(a.why)}</li>" for a in t.actions)
+            items += "".join(f"<li>{escape(n)}</li>" for n in t.notes)
             cmds = f"<pre>{escape(chr(10).join(ch.commands))}</pre>" if ch and ch.commands else ""
-            rej = "".join(f"<li><b>{escape(r.option)}</b>: {escape(r.reason)}</li>" for r in p.rejected)
-            rej_html = f"<details><summary>Options that do not work here ({len(p.rejected)})</summary><ul>{rej}</ul></details>" if rej else ""
+            rej = "".join(f"<li><b>{escape(option)}</b>: {escape(reason)}</li>" for option, reason in t.rejected)
+            rej_html = f"<details><summary>Options that do not work here ({len(t.rejected)})</summary><ul>{rej}</ul></details>" if rej else ""
             body.append(f'<div class="card"><h3>{escape(p.framework)}: {escape(head)}</h3><ul>{items}</ul>{cmds}{rej_html}</div>')
     if report.selftest:
         st = report.selftest

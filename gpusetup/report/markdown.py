@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gpusetup.model import Report, Severity
 from gpusetup.report import sections
+from gpusetup.report.plans import describe
 
 _MARK = {Severity.ERROR: "🔴 **Error**", Severity.WARNING: "🟠 **Warning**", Severity.INFO: "🔵 Info", Severity.OK: "🟢 OK"}
 
@@ -51,12 +52,17 @@ def render(report: Report) -> str:
     if report.plans:
         out += ["### Plan", ""]
         for p in report.plans:
+            t = describe(p)
             ch = p.choice
-            out.append(f"- **{p.framework}**: " + (f"{ch.version} `{ch.variant}`" if ch else "no build possible") + ("" if p.ok else " (needs action first)"))
-            for a in p.actions:
-                out.append(f"  - first: {a.why}")
+            out.append(f"- **{p.framework}**: " + (f"{ch.version} `{ch.variant}` ({t.status_text})" if ch else t.summary))
+            for a in t.actions:
+                out.append(f"  - first: {_cell(a.why)}")
             if ch and ch.commands:
                 out += ["", "  ```bash", *[f"  {cmd}" for cmd in ch.commands], "  ```"]
+            if t.rejected:
+                out += ["", f"  <details><summary>{len(t.rejected)} options not chosen</summary>", ""]
+                out += [f"  - `{option}`: {_cell(reason)}" for option, reason in t.rejected]
+                out += ["", "  </details>"]
         out.append("")
     if report.selftest:
         out += ["### Self-test", "", "| test | result | rated | verdict |", "|---|---|---|---|"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import textwrap
 
 from gpusetup.model import Finding, Gpu, Machine, Report, SelfTestResult, Severity
+from gpusetup.report.plans import describe
 from gpusetup.report.sections import reading_label
 
 _ICON = {Severity.ERROR: "ERROR", Severity.WARNING: "WARN ", Severity.INFO: "INFO ", Severity.OK: "OK   "}
@@ -298,11 +299,15 @@ def _containers(out: _Out, m: Machine) -> None:
 def _plans(out: _Out, report: Report) -> None:
     out.heading("Plan")
     for p in report.plans:
-        ch = p.choice
-        state = "ready" if p.ok else "needs action first"
-        out.kv(p.framework, f"{ch.version} ({ch.variant})" if ch else "no build possible" + f" — {state}")
-        for a in p.actions:
+        t = describe(p)
+        out.kv(p.framework, t.summary)
+        for a in t.actions:
             out.kv("  first", a.why)
+        for c in t.choices:
+            if c.role == "after-actions":
+                out.kv("  then", f"{c.version} ({c.variant})")
+        for option, reason in t.rejected:
+            out.kv("  not chosen", f"{option}: {reason}")
 
 
 def _selftest(out: _Out, st: SelfTestResult) -> None:

@@ -12,13 +12,14 @@ Everything here is pure and never raises on odd input: unknown is ``None``.
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 from collections.abc import Iterable
-from functools import lru_cache
 from typing import Any
 
+from gpusetup.compat.db import DataError, get_db
 from gpusetup.model import Finding, FrameworkInstall, Gpu, Machine, Severity
+from gpusetup.pcidb import classify_pci
+from gpusetup.versions import ComputeCapability, Version, arch_list_coverage
 
 MAX_EVIDENCE = 6  # lines quoted per finding; enough to recognise the problem, short enough to read
 
@@ -117,18 +118,22 @@ def joined_text(machine: Machine) -> str:
 
 
 def vtuple(v: str | None) -> tuple[int, ...] | None:
-    """"12.1" → (12, 1); "2.4.0+cu121" → (2, 4, 0); None or junk → None."""
-    if not v:
-        return None
-    m = re.match(r"\s*v?(\d+(?:\.\d+)*)", str(v))
-    if not m:
-        return None
-    return tuple(int(p) for p in m.group(1).split("."))
+    """The numeric parts of a version, for picking parts ("12.1" → (12, 1); "2.4.0+cu121" → (2, 4, 0)).
+
+    Compare versions as :class:`~gpusetup.versions.Version` (``ver()``), not as these tuples: (12, 8) and
+    (12, 8, 0) are the same version but different tuples.
+    """
+    parsed = Version.parse(v)
+    return parsed.release if parsed else None
+
+
+def ver(v: str | None) -> Version | None:
+    """The typed version (None when there is none): compares as packaging does."""
+    return Version.parse(v)
 
 
 def vmajor(v: str | None) -> int | None:
-    t = vtuple(v)
-    return t[0] if t else None
+    return Version(v).major
 
 
 def cuda_from_tag(version: str | None) -> str | None:
@@ -142,40 +147,17 @@ def cuda_from_tag(version: str | None) -> str | None:
     return f"{digits[:-1]}.{digits[-1]}"
 
 
-def cc_tuple(cc: str | None) -> tuple[int, int] | None:
-    """"8.6" / "sm_86" / "86" / "120" / "compute_90" → (major, minor)."""
-    if not cc:
-        return None
-    s = str(cc).strip().lower()
-    s = re.sub(r"^(sm|compute)_", "", s)
-    s = s.rstrip("a").rstrip("f")
-    m = re.fullmatch(r"(\d+)\.(\d+)", s)
-    if m:
-        return int(m.group(1)), int(m.group(2))
-    if s.isdigit() and len(s) >= 2:
-        return int(s[:-1]), int(s[-1])
-    return None
+def cc_tuple(cc: str | None) -> ComputeCapability | None:
+    """"8.6" / "sm_86" / "86" / "120" / "compute_90" → the compute capability (a (major, minor) tuple)."""
+    return ComputeCapability.parse(cc)
 
 
 def arch_supports(cc: tuple[int, int], arch_list: Iterable[str]) -> bool | None:
-    """Can a build carrying ``arch_list`` run on a GPU of compute capability ``cc``?
-
-    SASS for sm_XY runs on CC X.Z with Z >= Y (same major); PTX compute_XY is JIT-compiled for any CC >= X.Y.
-    None when the list is empty (unknown).
-    """
-    arches = [a.strip().lower() for a in arch_list if a and a.strip()]
-    if not arches:
+    """Can a build carrying ``arch_list`` run on a GPU of compute capability ``cc``? None when the list is
+    empty (unknown). The rule itself is :func:`gpusetup.versions.kernel_coverage`."""
+    if not any(a and a.strip() for a in arch_list):
         return None
-    for a in arches:
-        t = cc_tuple(a)
-        if t is None:
-            continue
-        if a.startswith("compute_"):
-            if cc >= t:
-                return True
-        elif t[0] == cc[0] and cc[1] >= t[1]:
-            return True
-    return False
+    return arch_list_coverage(cc, arch_list) is not None
 
 
 # ------------------------------------------------------------------------------------------ facts
@@ -303,37 +285,22 @@ def package_driver_versions(machine: Machine) -> dict[str, set[str]]:
 # ------------------------------------------------------------------------------------------ data
 
 
-@lru_cache(maxsize=8)
 def compat_table(file: str, table: str) -> tuple[dict[str, Any], ...]:
-    """Rows of one table of ``resources/compat/<file>.json`` (empty when the data is missing)."""
+    """Rows of one compat table, read through :func:`gpusetup.compat.db.get_db` (so a verified ``db update``
+    reaches the rules as it reaches the resolver); empty when the data is missing."""
     try:
-        from gpusetup.resources import resource
-
-        data = json.loads(resource("compat", f"{file}.json").read_text(encoding="utf-8"))
-        rows = data["tables"][table]["rows"]
-        return tuple(r for r in rows if isinstance(r, dict))
-    except (OSError, KeyError, TypeError, ValueError):
+        rows = get_db().rows(file, table)
+    except (DataError, OSError, KeyError, TypeError, ValueError):
         return ()
+    return tuple(r for r in rows if isinstance(r, dict))
 
 
 def min_driver_for_cuda(cuda: str | None, windows: bool = False) -> str | None:
     """Lowest driver that runs CUDA ``cuda`` via minor-version compatibility (from compat data)."""
-    major = vmajor(cuda)
-    t = vtuple(cuda)
-    if major is None or t is None:
+    try:
+        return get_db().min_driver_for_cuda(cuda, "windows" if windows else "linux")
+    except DataError:
         return None
-    key = "windows" if windows else "linux"
-    candidates: list[str] = []
-    for row in compat_table("cuda_drivers", "family_minimums"):
-        if row.get("major") == major and row.get(key):
-            candidates.append(str(row[key]))
-    # The exact toolkit's own minimum can be lower than the family minimum (11.0 shipped with 450.36).
-    for row in compat_table("cuda_drivers", "toolkit_drivers"):
-        rt = vtuple(str(row.get("cuda") or ""))
-        if rt and rt[:2] == t[:2] and row.get(key):
-            candidates.append(str(row[key]))
-    valid = [c for c in candidates if vtuple(c)]
-    return min(valid, key=lambda c: vtuple(c) or ()) if valid else None
 
 
 def legacy_branch_for_cc(cc: str | None) -> tuple[int, str] | None:
@@ -354,8 +321,7 @@ def host_compiler_limit(cuda: str | None) -> dict[str, Any] | None:
     if t is None or len(t) < 2:
         return None
     for row in compat_table("host_compilers", "nvcc_host_compilers"):
-        rt = vtuple(str(row.get("cuda") or ""))
-        if rt is not None and rt[:2] == t[:2]:
+        if Version(cuda).same_series(str(row.get("cuda") or "")):
             return row
     return None
 
@@ -365,7 +331,7 @@ def oldest_toolkit_accepting(kind: str, major: int) -> str | None:
     key = "clang_max" if kind == "clang" else "gcc_max"
     ok = [str(r["cuda"]) for r in compat_table("host_compilers", "nvcc_host_compilers")
           if isinstance(r.get(key), int) and r[key] >= major and vtuple(str(r.get("cuda")))]
-    return min(ok, key=lambda c: vtuple(c) or ()) if ok else None
+    return min(ok, key=Version) if ok else None
 
 
 def parse_compiler(text: str | None) -> tuple[str, int] | None:
@@ -428,10 +394,8 @@ def classify_pci_id(pci_id: str | None) -> Any:
     """PCI "10de:1d01" → ChipClass via the shipped chip rule (None when unknown or pcidb is unavailable)."""
     if not pci_id or ":" not in pci_id:
         return None
+    vendor, device = pci_id.lower().split(":", 1)
     try:
-        from gpusetup.pcidb import classify_pci
-
-        vendor, device = pci_id.lower().split(":", 1)
         return classify_pci(vendor, device)
     except Exception:  # noqa: BLE001 - data lookups must never break a rule
         return None

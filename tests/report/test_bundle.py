@@ -150,3 +150,17 @@ def test_bundle_cli_writes_a_readable_zip(tmp_path, capsys, monkeypatch):
     assert main(["bundle", "-o", str(out), "--no-plan"]) == 0
     assert "Wrote" in capsys.readouterr().out
     assert read_bundle(out).manifest["redacted"] is True
+
+
+def test_pip_list_of_this_python_is_read_in_process(tmp_path, planted):
+    """For gpusetup's own interpreter the package list comes from the installed metadata, not a pip run."""
+    from importlib import metadata
+
+    report, ctx = planted
+    result = build_bundle(tmp_path / "b.zip", report, ctx, redact=False)
+    listed = {d["name"].lower(): d["version"] for d in json.loads(zipfile.ZipFile(result.path).read("raw/pip-list.json"))}
+    assert listed["packaging"] == metadata.version("packaging")
+    assert listed["jsonschema"] == metadata.version("jsonschema")
+    entry = next(e for e in result.manifest["files"] if e["path"] == "raw/pip-list.json")
+    assert "command" not in entry
+    assert not any("pip" in " ".join(c) for c in ctx.runner.calls), "pip was started for this interpreter"

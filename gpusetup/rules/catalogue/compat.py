@@ -24,8 +24,9 @@ from gpusetup.rules._util import (
     search,
     strip_log_prefix,
     torch_installs,
-    vtuple,
+    ver,
 )
+from gpusetup.versions import Version
 
 # ------------------------------------------------------------------------------------------- F01
 
@@ -61,17 +62,17 @@ def driver_too_old(machine: Machine) -> list[Finding]:
     soft: list[str] = []
     need: str | None = None
     for fw, bc in consumers:
-        b = vtuple(bc)
-        d = vtuple(driver_cuda)
+        b = ver(bc)
+        d = ver(driver_cuda)
         if b and d and b > d:
-            if b[0] > d[0] or b[0] < 11:
+            if (b.major or 0) > (d.major or 0) or (b.major or 0) < 11:
                 hard.append(f"{fw.name} {fw.version or ''} is built for CUDA {bc}; the driver supports up to CUDA {driver_cuda}")
-                need = bc if need is None or vtuple(bc) > vtuple(need) else need
+                need = bc if need is None or Version(bc) > Version(need) else need
             else:
                 soft.append(f"{fw.name} {fw.version or ''} is built for CUDA {bc}; the driver supports CUDA {driver_cuda}")
         elif b and not d and dv:
             minimum = min_driver_for_cuda(bc, win)
-            if minimum and vtuple(dv) and vtuple(dv) < vtuple(minimum):
+            if minimum and ver(dv) and Version(dv) < Version(minimum):
                 hard.append(f"{fw.name} {fw.version or ''} needs driver {minimum}+ for CUDA {bc}; installed driver is {dv}")
                 need = bc
     if evidence or hard:
@@ -143,7 +144,7 @@ def forward_compat(machine: Machine) -> list[Finding]:
     ev = list(lines)
     if dv and dc:
         native_min = min_driver_for_cuda(dc)
-        if native_min and vtuple(dv) and vtuple(native_min) and vtuple(dv) < vtuple(native_min):
+        if native_min and ver(dv) and ver(native_min) and Version(dv) < Version(native_min):
             ev.append(f"driver {dv} reports CUDA {dc}, which needs driver {native_min}+ natively: a compat library is in use")
     ev.extend(f"compat library: {p}" for p in compat_libs)
     return [
@@ -227,13 +228,13 @@ _NO_KERNEL = re.compile(
 
 
 def _highest_cc_for_cuda(cuda: str | None) -> tuple[int, int] | None:
-    t = vtuple(cuda)
-    if not t:
+    t = ver(cuda)
+    if not t or t.major_minor is None:
         return None
-    t2 = t[:2]
+    t2 = t.major_minor
     for row in compat_table("cuda_arch", "toolkit_targets"):
-        lo, hi = vtuple(row.get("cuda_min")), vtuple(row.get("cuda_max"))
-        if lo and hi and lo[:2] <= t2 <= hi[:2]:
+        lo, hi = Version(row.get("cuda_min")).major_minor, Version(row.get("cuda_max")).major_minor
+        if lo and hi and lo <= t2 <= hi:
             return cc_tuple(row.get("highest_cc"))
     return None
 

@@ -26,6 +26,7 @@ from gpusetup.rules._util import (
     requirement_parts,
     search,
     torch_installs,
+    ver,
     vtuple,
 )
 from gpusetup.rules.catalogue.data import first_wording
@@ -575,8 +576,8 @@ def jax_plugin(machine: Machine) -> list[Finding]:
     structured = bool(jaxes) and not has_plugin and _gpu_evident(machine) and not is_macos(machine)
     if not lines and not structured:
         return []
-    dv = vtuple(driver_version(machine))
-    cu13 = vtuple(min_driver_for_cuda("13.0"))
+    dv = ver(driver_version(machine))
+    cu13 = ver(min_driver_for_cuda("13.0"))
     extra = "cuda13" if dv and cu13 and dv >= cu13 else "cuda12"
     if is_windows(machine):
         fix = "JAX has no CUDA build for native Windows: use WSL2 and `pip install -U \"jax[cuda12]\"` there."

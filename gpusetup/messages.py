@@ -1,0 +1,155 @@
+"""Decisions as data, words from one catalogue.
+
+The resolver and the planners say *what* they decided as a :class:`~gpusetup.model.Message` — a code such
+as ``reject.driver-too-old`` and its parameters (``{"need": "580.65", "have": "535.104"}``). This module
+turns a message into words in English or 简体中文 from ``resources/translations/messages_<lang>.json``
+(schema: ``resources/schema/messages_i18n.schema.json``). Every surface (text, Markdown, HTML, the wizard)
+renders through :func:`render`; none of them parses or rewrites a core sentence.
+
+Adding a decision: call ``msg("area.what-happened", name=value, …)`` with a literal code, and add the code
+to ``messages_en.json`` and ``messages_zh_CN.json`` (``tests/unit/test_messages_i18n.py`` fails until both
+have it, with the same placeholders). A parameter may itself be a message (rendered in the same language)
+or a list (joined with ``; `` / ``；``).
+
+The English catalogue is the full, exact text for the CLI and reports (commands, flags, versions). A
+Chinese entry is written for a beginner and may leave out parameters that are jargon (CLI flags, wheel tags,
+issue numbers); the wizard puts the full English text under "详细信息" (Details).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import string
+from collections.abc import Iterable, Mapping
+from functools import cache
+from typing import Any
+
+from gpusetup.i18n import normalise_language
+from gpusetup.model import Message
+from gpusetup.resources import resource
+
+log = logging.getLogger("gpusetup.messages")
+
+SOURCE_LANGUAGE = "en"
+_JOINERS = {"en": "; ", "zh_CN": "；"}
+
+
+def msg(code: str, /, **params: Any) -> Message:
+    """A message with this code and parameters (values: str/int/float/None, a Message, or a list of them)."""
+    return Message(code=code, params=params)
+
+
+def lang_code(language: str | None) -> str:
+    """"en" for English / unknown / None, else the catalogue language ("zh_CN")."""
+    return normalise_language(language) or SOURCE_LANGUAGE
+
+
+@cache
+def catalogue(language: str | None = None) -> dict[str, str]:
+    """code → template for ``language`` ({} when its file is missing or broken: English is used instead)."""
+    code = lang_code(language)
+    path = resource("translations", f"messages_{code}.json")
+    try:
+        doc: Any = json.loads(path.read_text(encoding="utf-8"))
+        return {str(k): str(v) for k, v in doc["messages"].items() if isinstance(v, str) and v}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        log.warning("message catalogue %s unusable: %s", path, exc)
+        return {}
+
+
+def placeholders(template: str) -> set[str]:
+    """The parameter names a template uses ("{need}" → "need")."""
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def as_message(value: Any) -> Message | None:
+    """``value`` as a Message when it is one (or its JSON form ``{"code", "params"}``), else None."""
+    if isinstance(value, Message):
+        return value
+    if isinstance(value, Mapping) and isinstance(value.get("code"), str) and set(value) <= {"code", "params"}:
+        params = value.get("params") or {}
+        return Message(code=value["code"], params=dict(params) if isinstance(params, Mapping) else {})
+    return None
+
+
+def render(message: Message | Mapping[str, Any] | str | None, language: str | None = None) -> str:
+    """The words of ``message`` in ``language`` (English when None, unknown, or the code is not translated).
+
+    A plain string is returned as it is (older reports carry only the English text).
+    """
+    if message is None:
+        return ""
+    if isinstance(message, str):
+        return message
+    m = as_message(message)
+    if m is None:
+        return str(message)
+    lang = lang_code(language)
+    template = catalogue(lang).get(m.code) if lang != SOURCE_LANGUAGE else None
+    if template is None:
+        template = catalogue(SOURCE_LANGUAGE).get(m.code)
+        lang_used = SOURCE_LANGUAGE if template is not None else lang
+    else:
+        lang_used = lang
+    if template is None:
+        log.warning("no text for message code %s", m.code)
+        return m.code + (" " + json.dumps(m.params, ensure_ascii=False, default=str) if m.params else "")
+    values = _Values({k: _value(v, lang_used) for k, v in m.params.items()})
+    return string.Formatter().vformat(template, (), values)
+
+
+def render_parts(code: str, params: Mapping[str, Any] | None, fallback: str, language: str | None = None) -> str:
+    """Words for an object that carries ``code``/``params`` beside its English text (Rejected, Action);
+    the English ``fallback`` when it has no code (a report from an older version)."""
+    if not code:
+        return fallback
+    if lang_code(language) == SOURCE_LANGUAGE and fallback:
+        return fallback
+    return render(Message(code=code, params=dict(params or {})), language)
+
+
+def message_of(obj: Any) -> Message | str:
+    """The message a Rejected (``reason``) or an Action (``why``) carries, or its English text when it has no code."""
+    code = getattr(obj, "code", "")
+    if code:
+        return Message(code=code, params=dict(getattr(obj, "params", {}) or {}))
+    return str(getattr(obj, "reason", None) or getattr(obj, "why", "") or "")
+
+
+def render_notes(notes: Iterable[str], codes: Iterable[Message | Mapping[str, Any]], language: str | None = None) -> list[str]:
+    """A plan's notes in ``language``: from their codes when there is one per note, else the English."""
+    notes, codes = list(notes), list(codes)
+    if len(codes) != len(notes) or lang_code(language) == SOURCE_LANGUAGE:
+        return notes
+    return [render(c, language) for c in codes]
+
+
+def add_note(target: Any, message: Message, *, index: int | None = None) -> None:
+    """Append (or insert at ``index``) a note to a Plan / FrameworkPlan: the code and its English text."""
+    text = render(message)
+    if index is None:
+        target.note_codes.append(message)
+        target.notes.append(text)
+    else:
+        target.note_codes.insert(index, message)
+        target.notes.insert(index, text)
+
+
+def _value(v: Any, lang: str) -> str:
+    if v is None:
+        return ""
+    m = as_message(v)
+    if m is not None:
+        return render(m, lang)
+    if isinstance(v, (list, tuple)):
+        return _JOINERS.get(lang, "; ").join(_value(x, lang) for x in v)
+    return str(v)
+
+
+class _Values(dict[str, str]):
+    """Template values; a placeholder without a value renders empty rather than failing a report."""
+
+    def __missing__(self, key: str) -> str:
+        log.warning("message parameter %s missing", key)
+        return ""

@@ -1,0 +1,134 @@
+"""The message catalogues (English and 简体中文) cover every code the core can emit, with matching parameters.
+
+Codes are collected from the source of ``gpusetup/`` (every ``msg("code", name=…)`` call), so a new decision
+without words in both languages fails here; a call whose code is not a literal fails too (it could not be
+checked). A Chinese entry may use fewer parameters than the English one (it leaves jargon out), never others.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+
+import gpusetup
+from gpusetup import messages
+from gpusetup.messages import msg, placeholders, render
+from gpusetup.model import FrameworkPlan, Rejected, from_dict, to_dict
+from gpusetup.resources import resource
+
+ROOT = Path(gpusetup.__file__).parent
+CJK = re.compile(r"[\u4e00-\u9fff]")
+LANGS = ("en", "zh_CN")
+
+
+def _doc(lang: str) -> dict:
+    return json.loads(resource("translations", f"messages_{lang}.json").read_text(encoding="utf-8"))
+
+
+def _literals(arg: ast.AST | None) -> list[str] | None:
+    """The codes a msg() argument can be: a literal, or ``"a" if cond else "b"`` of literals; None otherwise."""
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return [arg.value]
+    if isinstance(arg, ast.IfExp):
+        a, b = _literals(arg.body), _literals(arg.orelse)
+        return None if a is None or b is None else a + b
+    return None
+
+
+def emitted() -> tuple[dict[str, dict[str, set[str]]], list[str]]:
+    """(code → {where → keyword names passed}, calls with a non-literal code) over gpusetup/."""
+    codes: dict[str, dict[str, set[str]]] = {}
+    dynamic: list[str] = []
+    for path in sorted(ROOT.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "msg"):
+                continue
+            where = f"{path.relative_to(ROOT)}:{node.lineno}"
+            literals = _literals(node.args[0] if node.args else None)
+            if literals is None:
+                dynamic.append(where)
+                continue
+            names = {k.arg for k in node.keywords if k.arg}
+            if any(k.arg is None for k in node.keywords):  # msg("x", **fields): names known only at run time
+                names.add("**")
+            for code in literals:
+                codes.setdefault(code, {})[where] = names
+    return codes, dynamic
+
+
+def test_catalogues_match_their_schema() -> None:
+    schema = json.loads(resource("schema", "messages_i18n.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    for lang in LANGS:
+        doc = _doc(lang)
+        jsonschema.validate(doc, schema)
+        assert doc["language"] == lang
+
+
+def test_every_code_is_a_literal() -> None:
+    codes, dynamic = emitted()
+    assert not dynamic, f"msg() with a computed code cannot be checked for translations: {dynamic}"
+    assert len(codes) >= 60, "the scan found too few codes; is msg() still how decisions are made?"
+    # the scan sees the resolver and the install planner
+    places = {w.split(":")[0] for where in codes.values() for w in where}
+    assert {"compat/resolver.py", "install/plan.py"} <= places
+
+
+def test_every_emitted_code_has_english_and_chinese_words() -> None:
+    codes, _ = emitted()
+    for lang in LANGS:
+        entries = _doc(lang)["messages"]
+        missing = sorted(set(codes) - set(entries))
+        assert not missing, f"codes without {lang} text in messages_{lang}.json: {missing}"
+
+
+def test_no_stale_entries() -> None:
+    codes, _ = emitted()
+    for lang in LANGS:
+        stale = sorted(set(_doc(lang)["messages"]) - set(codes))
+        assert not stale, f"messages_{lang}.json has codes nothing emits any more: {stale}"
+
+
+def test_placeholders_are_parameters_the_code_is_given() -> None:
+    codes, _ = emitted()
+    en, zh = _doc("en")["messages"], _doc("zh_CN")["messages"]
+    for code, calls in codes.items():
+        for where, names in calls.items():
+            if "**" in names:
+                continue
+            assert placeholders(en[code]) == names, f"{where}: {code} is given {sorted(names)}, English uses {sorted(placeholders(en[code]))}"
+        assert placeholders(zh[code]) <= placeholders(en[code]), f"{code}: the Chinese text uses parameters the English does not have"
+
+
+def test_chinese_entries_are_chinese() -> None:
+    zh = _doc("zh_CN")["messages"]
+    for code, text in zh.items():
+        if code.startswith(("word.kind.", "range.")) or text == "{reasons}":
+            continue  # product names and number ranges read the same in both languages
+        assert CJK.search(text), f"{code}: not translated: {text!r}"
+
+
+def test_render_nested_messages_lists_and_fallbacks() -> None:
+    m = msg("action.change-python", option="cu126 (torch 2.9)", reason=msg("reason.python-too-new", max="3.13", have="3.14"),
+            range=msg("range.between", min="3.10", max="3.13"))
+    assert render(m) == "cu126 (torch 2.9) supports Python only up to 3.13, you have Python 3.14. Create the environment with Python 3.10–3.13."
+    zh = render(m, "zh_CN")
+    assert "最高只支持 Python 3.13" in zh and "3.10–3.13" in zh and "cu126" not in zh
+    both = msg("reason.several", reasons=[msg("reason.driver-missing", need="580"), msg("reason.no-kernels-cc", cc="3.5", gpu="GPU 0: K80")])
+    assert render(both) == "needs NVIDIA driver ≥ 580; no NVIDIA driver is installed; has no kernels for compute capability 3.5 (GPU 0: K80)"
+    assert "；" in render(both, "zh-CN")
+    # JSON round trip: a message nested in params renders the same after to_dict/from_dict
+    fp = FrameworkPlan(framework="pytorch", ok=False)
+    messages.add_note(fp, m)
+    back = from_dict(FrameworkPlan, json.loads(json.dumps(to_dict(fp))))
+    assert messages.render_notes(back.notes, back.note_codes, "zh_CN") == [zh]
+    assert messages.render_notes(back.notes, back.note_codes, None) == [render(m)]
+    # an unknown code never breaks a report; a Rejected from an older report (no code) keeps its English
+    assert render(msg("no.such-code", a=1)).startswith("no.such-code")
+    old = Rejected(option="cu118", reason="needs NVIDIA driver ≥ 450")
+    assert messages.render_parts(old.code, old.params, old.reason, "zh_CN") == "needs NVIDIA driver ≥ 450"
