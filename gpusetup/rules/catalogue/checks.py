@@ -11,7 +11,8 @@ import re
 from typing import Any
 
 from gpusetup.model import Machine, Severity
-from gpusetup.rules._util import joined_text, vtuple
+from gpusetup.rules._util import joined_text
+from gpusetup.versions import Version
 
 _UNITS = {"b": 1 / 2**20, "bytes": 1 / 2**20, "kib": 1 / 1024, "kb": 1 / 1024, "mib": 1.0, "mb": 1.0, "gib": 1024.0, "gb": 1024.0,
           "tib": 1024.0**2}
@@ -160,10 +161,10 @@ def _register() -> None:
         if not drv:
             s = re.search(r"CUDA Version:\s*(\d+\.\d+)", joined_text(machine))
             drv = s.group(1) if s else None
-        nt, dt = vtuple(nvcc), vtuple(drv)
-        if not nt or not dt or nt[:2] == dt[:2]:
+        nt, dt = Version(nvcc).major_minor, Version(drv).major_minor
+        if not nt or not dt or nt == dt:
             return None
-        if nt[:2] > dt[:2]:
+        if nt > dt:
             return None  # a toolkit newer than the driver supports is a real problem (F01), not this note
         return {"driver_cuda": drv, "nvcc": nvcc,
                 "evidence": [f"nvidia-smi \"CUDA Version\": {drv} (the newest CUDA the driver supports)",
@@ -191,13 +192,13 @@ def _register_more() -> None:
         macos = found.group(1) if found else None
         need = m.groupdict().get("need")
         current = data.get("current_minimum", "14.0")
-        have = vtuple(macos)
+        have = Version.parse(macos)
         if have is None and not need:
             return None  # "MPS not available" without a macOS version: too little to blame macOS
-        if have is not None and have >= (vtuple(current) or (14, 0)):
+        if have is not None and have >= Version(current):
             return None  # new enough for every PyTorch release so far: the cause is something else
         note = ""
-        if have is not None and need and have >= (vtuple(need) or (0,)):
+        if have is not None and need and have >= Version(need):
             note = (f"The message names {need}, but newer PyTorch releases need more than their message says "
                     f"(PyTorch 2.5 needs macOS {data.get('torch_2_5_minimum', '13.0')}, recent releases "
                     f"{current}).")

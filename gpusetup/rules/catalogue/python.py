@@ -30,6 +30,7 @@ from gpusetup.rules._util import (
     vtuple,
 )
 from gpusetup.rules.catalogue.data import first_wording
+from gpusetup.versions import Version
 
 _NOT_COMPILED = re.compile(r"Torch not compiled with CUDA enabled", re.IGNORECASE)
 _CONDA_CPU = re.compile(
@@ -367,12 +368,14 @@ def cudnn_old(machine: Machine) -> list[Finding]:
 def _cudnn_text_finding(machine: Machine, tool: str, loaded: str, needed: str, built: str | None,
                         same_minor: bool, evidence: list[str]) -> Finding:
     """The framework's own words, read with the versions compared (packed 7103 is 7.1.3, 90100 is 9.1.0)."""
-    lt, nt = vtuple(loaded) or (0,), vtuple(needed) or (0,)
+    lv, nv = Version(loaded), Version(needed)  # typed: 8.6 == 8.6.0, 9.10.1 > 9.9
+    lt, nt = lv.release or (0,), nv.release or (0,)
     text = joined_text(machine)
     if tool == "tensorflow" and re.search(r"\bjax(?:lib)?\b|external/xla/|XlaRuntimeError", text, re.IGNORECASE):
         tool = "jax"  # XLA's stream executor prints the same words in JAX
     tool_name = {"tensorflow": "TensorFlow", "jax": "JAX", "pytorch": "PyTorch"}.get(tool, tool)
-    conda = bool(re.search(r"conda install|# packages in environment at|conda-forge|\banaconda3?\b|miniconda",
+    conda = bool(re.search(r"conda install|conda (?:env|environment)\b|# packages in environment at|conda-forge|"
+                           r"\banaconda3?\b|miniconda",
                            text, re.IGNORECASE))
     want = f"{nt[0]}.{nt[1] if len(nt) > 1 else 0}"
     if lt[0] != nt[0]:
@@ -381,19 +384,19 @@ def _cudnn_text_finding(machine: Machine, tool: str, loaded: str, needed: str, b
         why = (f"cuDNN {lt[0]} and cuDNN {nt[0]} are not interchangeable: {tool_name} needs cuDNN {nt[0]}.x, and "
                "the loader found another major version first.")
         verb_fix = f"install cuDNN {nt[0]}.x ({needed} or a newer {nt[0]}.x)"
-    elif lt[:2] > nt[:2] and same_minor:
+    elif (lv.major_minor or (0, 0)) > (nv.major_minor or (0, 0)) and same_minor:
         title = (f"cuDNN {loaded} was loaded, but this {tool_name} was built with {needed} and accepts only "
                  f"{want}.x")
         why = (f"This {tool_name} build (TensorFlow 1.x and other builds of that time) compares cuDNN's major and "
                f"minor version exactly: the newer {lt[0]}.{lt[1]} is refused just like an older one would be.")
         verb_fix = f"install cuDNN {want}.x (the {needed} it was built with), or a {tool_name} build made for " \
                    f"cuDNN {lt[0]}.{lt[1]}"
-    elif lt < nt and same_minor:
+    elif lv < nv and same_minor:
         title = f"An older cuDNN ({loaded}) was loaded than {tool_name} was built with ({needed})"
         why = (f"This {tool_name} build compares cuDNN's major and minor version exactly, so it needs {want}.x; "
                "another, older copy of cuDNN was found first on the library path.")
         verb_fix = f"install cuDNN {want}.x ({needed} or a newer {want}.x)"
-    elif lt < nt:
+    elif lv < nv:
         title = f"An older cuDNN ({loaded}) was loaded than {tool_name} needs ({needed})"
         why = ("The framework needs cuDNN of the same major version and an equal or higher minor version. "
                "Another copy of cuDNN earlier on the library path (system install, an old conda package, a wheel "
