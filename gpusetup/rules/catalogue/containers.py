@@ -164,13 +164,21 @@ def container_capabilities(machine: Machine) -> list[Finding]:
         make(
             "container-missing-compute-capability",
             Severity.ERROR,
-            "The container was started without the NVIDIA 'compute' capability, so CUDA is missing inside",
-            "The NVIDIA Container Toolkit mounts only the driver parts a container asks for. Images not based on "
-            "nvidia/cuda often ask for none or only 'utility' (nvidia-smi works, libcuda.so is absent), and "
-            "PyTorch then reports 'Found no NVIDIA driver on your system'.",
-            "Start the container with `-e NVIDIA_DRIVER_CAPABILITIES=compute,utility -e NVIDIA_VISIBLE_DEVICES=all` "
-            "(compose: `capabilities: [gpu, compute, utility]` under deploy.resources.reservations.devices, or "
-            "the same environment variables).",
+            "The container was started without the NVIDIA 'compute' capability, so CUDA is missing inside"
+            if structured else
+            "The container cannot reach the NVIDIA driver: it was started without a GPU or without the 'compute' "
+            "capability",
+            "The NVIDIA Container Toolkit mounts only the driver parts a container asks for: none when the container "
+            "was not given a GPU (`docker run` without `--gpus`, a compose service without a device reservation), "
+            "and no libcuda.so when it asks only for 'utility' (nvidia-smi works, CUDA does not). PyTorch then "
+            "reports 'Found no NVIDIA driver on your system'.",
+            ("Start the container with `-e NVIDIA_DRIVER_CAPABILITIES=compute,utility -e NVIDIA_VISIBLE_DEVICES=all` "
+             "(compose: `capabilities: [gpu, compute, utility]` under deploy.resources.reservations.devices, or "
+             "the same environment variables).") if structured else
+            ("Give the container the GPU: `docker run --gpus all …` (compose: under the service, "
+             "`deploy.resources.reservations.devices` with `driver: nvidia`, `count: all`, `capabilities: [gpu]`). "
+             "If it already has one (nvidia-smi works inside), add the compute capability: "
+             "`-e NVIDIA_DRIVER_CAPABILITIES=compute,utility`."),
             ev + lines + context,
             to_be_sure=None if structured else "`env | grep NVIDIA_` and `ls /usr/lib/x86_64-linux-gnu/libcuda.so*` "
             "inside the container.",

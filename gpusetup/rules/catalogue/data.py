@@ -39,6 +39,7 @@ class Wording:
     source: str
     multiline: bool = False  # matched against the whole text (a message the tool spreads over lines)
     strict: bool = False  # the tool accepts only the exact major.minor it was built with (old TensorFlow/PyTorch)
+    context: re.Pattern[str] | None = None  # must also match somewhere in the evidence for the wording to count
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,8 @@ def _compile(pat: str) -> re.Pattern[str]:
 
 
 def _wording(w: dict[str, Any]) -> Wording:
-    return Wording(w["tool"], _compile(w["pattern"]), w["source"], bool(w.get("multiline")), bool(w.get("strict")))
+    return Wording(w["tool"], _compile(w["pattern"]), w["source"], bool(w.get("multiline")), bool(w.get("strict")),
+                   _compile(w["context"]) if w.get("context") else None)
 
 
 def _files() -> list[tuple[str, dict[str, Any]]]:
@@ -132,7 +134,7 @@ def wordings(code: str) -> tuple[Wording, ...]:
 
 def wording_rx(code: str) -> re.Pattern[str] | None:
     """One regular expression matching any data-defined wording of ``code`` (None when there is none)."""
-    ws = wordings(code)
+    ws = [w for w in wordings(code) if w.context is None]
     if not ws:
         return None
     return re.compile("|".join(f"(?:{w.rx.pattern})" for w in ws), re.IGNORECASE)
@@ -140,7 +142,8 @@ def wording_rx(code: str) -> re.Pattern[str] | None:
 
 def first_wording(machine: Machine, code: str) -> tuple[Wording, re.Match[str], str] | None:
     """The first evidence matched by a wording of ``code``: (wording, match, the line or lines matched)."""
-    ws = wordings(code)
+    text = joined_text(machine)
+    ws = [w for w in wordings(code) if w.context is None or w.context.search(text)]
     for ln in _lines(machine):
         for w in ws:
             if w.multiline:
@@ -148,7 +151,6 @@ def first_wording(machine: Machine, code: str) -> tuple[Wording, re.Match[str], 
             m = w.rx.search(ln)
             if m:
                 return w, m, ln
-    text = joined_text(machine)
     for w in ws:
         if w.multiline:
             m = w.rx.search(text)
@@ -178,8 +180,10 @@ def evaluate_entry(entry: Entry, machine: Machine) -> list[Finding]:
     hit: tuple[Wording, re.Match[str]] | None = None
     evidence: list[str] = []
     seen: dict[str, Any] = {}  # values named by any matching line (the first line may not carry them all)
+    text = joined_text(machine)
+    usable = [w for w in entry.wordings if w.context is None or w.context.search(text)]
     for ln in lines:
-        for w in entry.wordings:
+        for w in usable:
             if w.multiline:
                 continue
             m = w.rx.search(ln)
@@ -192,8 +196,7 @@ def evaluate_entry(entry: Entry, machine: Machine) -> list[Finding]:
                 evidence.append(ln)
                 break
     if hit is None:
-        text = joined_text(machine)
-        for w in entry.wordings:
+        for w in usable:
             m = w.rx.search(text) if w.multiline else None
             if m:
                 hit = (w, m)
