@@ -422,6 +422,9 @@ def no_module_for_kernel(machine: Machine) -> list[Finding]:
     if machine.system.wsl:
         return []
     specific = grep(machine, _F06_SPECIFIC, 3)
+    hit = first_wording(machine, "F06")  # DKMS, make and akmods words for a failed module build (data)
+    if hit is not None and hit[2].strip() not in specific:
+        specific.append(hit[2].strip())
     mod = nvidia_module(machine)
     kernel = machine.system.kernel
     ev = list(specific)

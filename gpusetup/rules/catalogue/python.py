@@ -301,6 +301,10 @@ def libs_missing(machine: Machine) -> list[Finding]:
         for prefix, wheel in _WHEELS.items():
             if base.startswith(prefix):
                 w = wheel.format(cu=cu or "12")
+                so = re.search(r"\.so\.(\d+)", lib)
+                if prefix == "libcudnn" and so:
+                    # the soname names cuDNN's major version: libcudnn.so.8 needs cuDNN 8, not the newest wheel
+                    w = f'"{w}=={so.group(1)}.*"'
                 if w not in wheels:
                     wheels.append(w)
     if tf:
