@@ -395,6 +395,7 @@ class Step:
     explain: str = ""
     undo: list[str] = field(default_factory=list)
     kind: str = "command"  # command / venv / pip / script / reboot / manual
+    subject: str = ""  # what the step acts on (a path, the packages, a driver branch): shown beside a translated title
 
 
 @dataclass

@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ["GPUSETUP_LIVE"] = "off"  # no plan-time index check against the real PyPI (tests/compat/test_live.py turns it on)
 sys.path.insert(0, str(ROOT / "tests"))  # `from fakes.runner import FakeRunner`
 
 

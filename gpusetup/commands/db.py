@@ -42,6 +42,14 @@ def run_info(args: argparse.Namespace) -> int:
         return 0
     origin = "built into gpusetup" if info["origin"] == "embedded" else f"updated copy in {info['origin']}"
     print(f"Compatibility data version {info['version']}, last checked {info['checked']} ({origin}).")
+    age = info.get("age_days")
+    if age is not None:
+        when = "today" if age == 0 else ("1 day ago" if age == 1 else f"{age} days ago")
+        print(f"Age: checked {when}; newer framework releases may exist (gpusetup plan checks the index live).")
+    if info.get("rows"):
+        share = 100 * info["verified_rows"] / info["rows"]
+        print(f"Verified: {info['verified_rows']} of {info['rows']} rows ({share:.0f}%) come from the artifacts or a "
+              "primary source; the rest are secondary or inferred, and plans that rest on them say so.")
     if info["fallback_reason"]:
         print(f"Note: {info['fallback_reason']}")
     print()

@@ -36,6 +36,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--gpu", type=gpu_number, metavar="N", help="plan for GPU N only (see gpusetup diagnose)")
     p.add_argument("--python", metavar="X.Y", help="plan for this Python version instead of the detected one")
     p.add_argument("--json", action="store_true", help="machine-readable output (resources/schema/plan.schema.json)")
+    p.add_argument("--offline", action="store_true",
+                   help="do not check the package index; plan from the built-in data only (also: GPUSETUP_LIVE=off)")
+    p.add_argument("--live-index", metavar="URL", help="check against this package index (a mirror) instead of PyPI")
     p.set_defaults(handler=run)
 
 
@@ -64,12 +67,27 @@ def run(args: argparse.Namespace) -> int:
         raise ToolError(str(exc)) from exc
     except DataError as exc:
         raise ToolError(f"the compatibility data cannot be read: {exc}") from exc
+    live = _live(plans, machine, args)
     doc = plan_document(plans, machine, source=source, gpu_index=args.gpu, data=db.info(), python=args.python)
+    doc["live"] = live
     if args.json:
         print(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
         sys.stdout.write(render_text(doc))
     return 0 if all(p.ok for p in plans) else 1
+
+
+def _live(plans: list[Any], machine: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The plan-time index check (gpusetup.compat.live); its words go into each plan's notes."""
+    import os
+
+    if getattr(args, "offline", False) or os.environ.get("GPUSETUP_LIVE", "on").strip().lower() in ("0", "off", "no", "false"):
+        return {"status": "off", "index": None, "notes": [], "newer": {}, "framework_notes": {}}
+    from gpusetup.compat import live  # only when the index is checked: it brings requests
+
+    result = live.check(plans, machine, index=getattr(args, "live_index", None))
+    live.apply(plans, result)
+    return result.to_dict()
 
 
 def _python_ok(v: str) -> bool:
@@ -125,6 +143,15 @@ def render_text(doc: dict[str, Any]) -> str:
     out.append(f"Machine: {where}, Python {m['python'] or 'unknown'}" + (f", NVIDIA driver {drv}" if has_nvidia else ""))
     out.append(f"GPUs: {gpu_line}")
     out.append(f"Compatibility data: version {doc['data']['version']} (checked {doc['data']['checked']})")
+    live = doc.get("live") or {}
+    if live.get("status") == "checked":
+        out.append(f"Package index checked live: {live['index']}")
+    elif live.get("status") in ("offline", "partial"):
+        out.append("Package index: not reachable, the plan uses the built-in data only" if live["status"] == "offline"
+                   else "Package index: partly reachable (see the notes)")
+    names = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}
+    for newer_fw, newer_v in (live.get("newer") or {}).items():
+        out.append(f"Newer than the data: the index has {names.get(newer_fw, newer_fw)} {newer_v}")
     for fp in _plans_of(doc):
         out.append("")
         out += plan_lines(describe(fp))

@@ -134,9 +134,14 @@ class CompatDB:
     def info(self) -> dict[str, Any]:
         """Version, date, origin and per-table provenance, for ``gpusetup db info`` and reports."""
         tables = []
+        total = verified_rows = 0
         for fname, doc in sorted(self.files.items()):
             for tname, t in doc.get("tables", {}).items():
                 unverified = sum(1 for r in t.get("rows", []) if r.get("verified") is False)
+                # A row is verified when it says so, or when it says nothing and its table is verified.
+                ok = sum(1 for r in t.get("rows", []) if r.get("verified", bool(t.get("verified"))) is True)
+                total += len(t.get("rows", []))
+                verified_rows += ok
                 tables.append(
                     {
                         "table": f"{fname}/{tname}",
@@ -150,10 +155,24 @@ class CompatDB:
         return {
             "version": self.version,
             "checked": self.checked,
+            "age_days": _age_days(self.checked),
+            "rows": total,
+            "verified_rows": verified_rows,
             "origin": self.origin,
             "fallback_reason": self.fallback_reason,
             "tables": tables,
         }
+
+
+def _age_days(checked: str, today: Any = None) -> int | None:
+    """Whole days since the data was last checked (None when the date is unreadable)."""
+    import datetime as dt
+
+    try:
+        day = dt.date.fromisoformat(checked)
+    except (TypeError, ValueError):
+        return None
+    return ((today or dt.date.today()) - day).days
 
 
 def embedded_dir() -> Path:

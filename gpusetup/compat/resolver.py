@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any
 
-from gpusetup.compat.db import CompatDB, get_db
+from gpusetup.compat.db import CompatDB, DataError, get_db
 from gpusetup.messages import add_note, msg, render
 from gpusetup.model import Action, Choice, FrameworkPlan, Gpu, Machine, Message, Rejected
 from gpusetup.versions import Version, kernel_coverage
@@ -516,8 +516,13 @@ def _tf_gpu_checks(db: CompatDB, c: Cand, cfg: dict[str, Any], env: Env, gpus: S
         (r for r in db.rows("tensorflow", "min_cc") if _in_range(vkey(c.version), r["tf_min"], r.get("tf_max"))), None
     )
     highest = _highest_cc(db, cuda)
+    arch = _tf_arch(db, c.version, env)
+    if arch is not None:
+        _tf_kernel_checks(db, c, arch, gpus)
+    elif min_cc and min_cc.get("verified") is False:
+        c.unverified.append(msg("unverified.tf-min-cc", version=c.version, detail=min_cc.get("note", "")))
     for g in gpus:
-        if not g.cc:
+        if not g.cc or arch is not None:
             continue
         if min_cc and g.cck < vkey(min_cc["cc_min"]):
             c.gpu_bad[g.index] = msg(
@@ -525,7 +530,9 @@ def _tf_gpu_checks(db: CompatDB, c: Cand, cfg: dict[str, Any], env: Env, gpus: S
                 min=min_cc["cc_min"], gpu=g.label, cc=g.cc,
             )
         elif highest and g.cck > vkey(highest):
-            c.notes.append(msg("note.tf-gpu-newer-than-cuda", gpu=g.label, cc=g.cc, cuda=cuda, version=c.version))
+            # No record of this wheel's GPU code: it could only run through PTX JIT, which users report failing on
+            # new GPUs for the releases whose wheels were read (tensorflow/ptx_jit_failures), so it is not offered.
+            c.gpu_bad[g.index] = msg("reason.tf-no-ptx-record", cc=g.cc, gpu=g.label, cuda=cuda, version=c.version)
     base = db.family_minimum(major, env.driver_os)
     why = msg("why.cuda-family-driver", major=major)
     if env.wsl:
@@ -534,6 +541,53 @@ def _tf_gpu_checks(db: CompatDB, c: Cand, cfg: dict[str, Any], env: Env, gpus: S
             base, why = wsl["driver_min"], msg("why.wsl-driver")
     _needed_driver(db, c, env, gpus, base, why)
     _cudnn_pin(db, c, "tensorflow", major, gpus)
+
+
+def _tf_arch(db: CompatDB, version: str, env: Env) -> dict[str, Any] | None:
+    """The GPU code in this TensorFlow release's wheel (tensorflow/arch_lists, read by cuobjdump), if known."""
+    for row in _opt_rows(db, "tensorflow", "arch_lists"):
+        if row["os"] == env.wheel_os and row["machine"] == env.machine and _in_range(vkey(version), row["tf_min"], row.get("tf_max")):
+            return row
+    return None
+
+
+def _tf_kernel_checks(db: CompatDB, c: Cand, arch: dict[str, Any], gpus: Sequence[GpuInfo]) -> None:
+    """Which GPUs the wheel's cubins serve, which only its PTX, and where PTX JIT is reported to fail."""
+    cubins = ", ".join(arch["cc"])
+    ptx = arch.get("ptx") or "none"
+    for g in gpus:
+        if not g.cc:
+            continue
+        how = kernel_coverage(g.cc, arch["cc"], arch.get("ptx"))
+        if how is None:
+            c.gpu_bad[g.index] = msg("reason.tf-no-kernels-cc", cc=g.cc, gpu=g.label, cubins=cubins, ptx=ptx)
+        elif how == "ptx":
+            fail = next(
+                (
+                    r
+                    for r in _opt_rows(db, "tensorflow", "ptx_jit_failures")
+                    if _in_range(vkey(c.version), r["tf_min"], r.get("tf_max"))
+                    and _in_range(g.cck, r["cc_min"], r.get("cc_max"))
+                ),
+                None,
+            )
+            if fail:
+                params = {"cc": g.cc, "gpu": g.label, "ptx": ptx, "error": fail["error"], "source": fail["sources"][0]}
+                if fail.get("verified") is False:
+                    c.gpu_bad[g.index] = msg("reason.tf-ptx-jit-fails-unverified", **params)
+                    c.unverified.append(msg("unverified.tf-ptx-jit", cc=g.cc, detail=fail["note"]))
+                else:
+                    c.gpu_bad[g.index] = msg("reason.tf-ptx-jit-fails", **params)
+            else:
+                c.notes.append(msg("note.tf-ptx-jit", gpu=g.label, version=c.version, cc=g.cc, ptx=ptx))
+
+
+def _opt_rows(db: CompatDB, file: str, table: str) -> list[dict[str, Any]]:
+    """Rows of a table that older data bundles may not have ([] then)."""
+    try:
+        return db.rows(file, table)
+    except DataError:
+        return []
 
 
 def _highest_cc(db: CompatDB, cuda: str) -> str | None:
@@ -1002,6 +1056,12 @@ def resolve(
         selected = [g for g in selected if g.vendor != "nvidia"]
         for g in nvidia_sel:
             left[g.index] = msg("left.macos-no-cuda", gpu=g.label)
+    if not env.jetson and env.machine == "aarch64":
+        tegra = {cc for r in _opt_rows(db, "pytorch", "jetson") for cc in r.get("ccs", [])}
+        jetson_gpu = next((g for g in nvidia_sel if g.cc in tegra), None)
+        if jetson_gpu is not None:
+            env.jetson = True
+            env_notes.append(msg("note.jetson-inferred", gpu=jetson_gpu.label, cc=jetson_gpu.cc))
     for g in gpus:
         if g.classified_from and g in selected:
             env_notes.append(msg("note.cc-classified", gpu=g.label, cc=g.cc, architecture=g.architecture, source=g.classified_from))

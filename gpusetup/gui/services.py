@@ -232,7 +232,12 @@ class Services:
         self, machine: Machine, frameworks: Sequence[str] = FRAMEWORKS, python_version: str | None = None
     ) -> list[FrameworkPlan]:
         resolve = _import("resolve")
-        return list(resolve(machine, tuple(frameworks), python_version=python_version))
+        plans = list(resolve(machine, tuple(frameworks), python_version=python_version))
+        from gpusetup.compat import live  # the core's plan-time index check; the wizard only shows its notes
+
+        if live.enabled():
+            live.apply(plans, live.check(plans, machine))
+        return plans
 
     # ---------------------------------------------------------------------------------- install
 

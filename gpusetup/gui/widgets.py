@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
 
 from gpusetup.gui import theme
 from gpusetup.gui.i18n import current_language, tr
-from gpusetup.i18n import finding_text
-from gpusetup.model import Finding, Measurement, Severity
+from gpusetup.i18n import finding_text, step_text
+from gpusetup.model import Finding, Measurement, Severity, Step
 
 
 def finding_title(finding: Finding) -> str:
@@ -297,11 +297,17 @@ class FindingWidget(Card):
             self.english = Collapsible(tr("English details (with this computer's values)"), inner)
             self.body.addWidget(self.english)
         self.fix_box: FixBox | None = None
+        self.fix_section: Collapsible | None = None
         self.fix_button: QPushButton | None = None
         if finding.fix:
-            self.body.addWidget(label(tr("How to fix it:"), bold=True))
             self.fix_box = FixBox(finding.fix, accessible=tr("How to fix: {title}").format(title=title))
-            self.body.addWidget(self.fix_box)
+            if translated:
+                # the rule's fix is English words around exact commands: one click away, like the details
+                self.fix_section = Collapsible(tr("How to fix it (in English, with the exact commands)"), self.fix_box)
+                self.body.addWidget(self.fix_section)
+            else:
+                self.body.addWidget(label(tr("How to fix it:"), bold=True))
+                self.body.addWidget(self.fix_box)
         if can_fix:
             row = QHBoxLayout()
             row.addStretch(1)
@@ -393,10 +399,15 @@ class MeasurementRow(QWidget):
             words = tr("{value} {unit} (no rated peak known for this device)").format(value=fmt_num(m.value), unit=m.unit)
         else:
             words = tr("not measured")
-        if m.reason:
+        translated = current_language() != "en"
+        if m.reason and not translated:
             words += " — " + m.reason
         self.words = label(words)
         grid.addWidget(self.words)
+        # a translated interface: how it was measured (English, from the self-test) one click away
+        self.details = details_section([m.reason]) if translated else None
+        if self.details is not None:
+            grid.addWidget(self.details)
         self.setAccessibleName(f"{title}: {verdict_word(m.verdict)}. {words}")
         self.setToolTip(words)
 
@@ -437,3 +448,29 @@ def clear_layout(lay: QVBoxLayout | QHBoxLayout) -> None:
             w.deleteLater()
         elif item.layout() is not None:
             clear_layout(item.layout())  # type: ignore[arg-type]
+
+
+def details_section(lines: list[str], title: str = "") -> Collapsible | None:
+    """A closed "Details" section holding the core's full English text (versions, flags, paths, data notes).
+
+    A translated interface words every decision in its own language; the exact English the CLI prints stays
+    one click away for whoever wants it (or has to paste it into a bug report). None when there is nothing.
+    """
+    lines = [ln for ln in lines if ln]
+    if not lines:
+        return None
+    inner = QWidget()
+    lay = QVBoxLayout(inner)
+    lay.setContentsMargins(22, 0, 0, 0)
+    for ln in lines:
+        lay.addWidget(label(ln))
+    return Collapsible(title or tr("Details (in English)"), inner)
+
+
+def step_heading(step: Step, language: str) -> tuple[str, bool]:
+    """(the title shown for an install step, whether it is translated): in a translated interface its gist in
+    that language and what it acts on (a path, the packages); else the core's English title."""
+    translated = step_text(step, language)
+    if translated is None:
+        return step.title, False
+    return (f"{translated[0]}：{step.subject}" if step.subject else translated[0]), True

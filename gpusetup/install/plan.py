@@ -190,7 +190,7 @@ def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host
         if not exists:
             argv = [base, "-m", "venv", str(venv)] + ([] if with_pip or portable else ["--without-pip"])
             plan.steps.append(Step(
-                id="create-venv", title=f"Create the virtual environment {venv}", argv=argv, kind="venv",
+                id="create-venv", title=f"Create the virtual environment {venv}", argv=argv, kind="venv", subject=str(venv),
                 explain="A separate Python environment keeps this install away from your system Python and "
                         "other projects; deleting the folder removes it completely.",
                 undo=[base, "-c", snippets.RMTREE_VENV, str(venv)],
@@ -211,7 +211,7 @@ def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host
         if conda_envs is not None and name not in conda_envs:
             pyver = _target_python_version(machine) or f"{sys.version_info.major}.{sys.version_info.minor}"
             plan.steps.append(Step(
-                id="create-conda-env", title=f"Create the conda environment {name}", kind="venv",
+                id="create-conda-env", title=f"Create the conda environment {name}", kind="venv", subject=name,
                 argv=["conda", "create", "-y", "-n", name, f"python={pyver}", "pip"],
                 explain="A separate conda environment for the framework; pip installs the framework inside "
                         "it (PyTorch no longer publishes conda packages).",
@@ -296,6 +296,7 @@ def _plan_pip(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]], in
             argv = [*plan.pip, "install", "--disable-pip-version-check", *progress, *source, *reqs]
         plan.steps.append(Step(
             id=f"pip-install-{i + 1}" if i else "pip-install", title=f"Install {names}", argv=argv, kind="pip",
+            subject=names,
             explain=f"Downloads and installs exactly {names} {where}. pip's exit code is checked; a failure "
                     "stops here.",
             undo=[*plan.pip, "uninstall", "-y", *[_req_name(r) for r in reqs]],
@@ -383,6 +384,7 @@ def _plan_download(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]
         _add_index(plan, url, reqs)
         plan.steps.append(Step(
             id=f"download-{i + 1}" if i else "download", title=f"Download {', '.join(reqs)} into {dest}",
+            subject=f"{', '.join(reqs)} → {dest}",
             kind="pip", argv=[*pip, "download", "--disable-pip-version-check", "--dest", str(dest),
                               *(["--index-url", url] if url else []), *extra, *reqs],
             explain="Fetches the wheels and all their dependencies into a folder you can copy to a machine "
@@ -450,6 +452,8 @@ def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> Non
                  f"Needs administrator rights. Installs the driver from your distribution's packages; {why}. "
                  "Secure Boot is checked first (signed modules are preferred; otherwise it explains the "
                  "one-time key enrolment). nouveau is switched off.", machine)
+    if branch:
+        plan.steps[-1].subject = branch
     plan.steps.append(Step(
         id="reboot", title="Restart the computer", kind="reboot",
         explain="The new driver loads at the next start. Afterwards run `gpusetup install --resume` "

@@ -1040,6 +1040,10 @@
       <translation>可以工作，但有些数值低于预期（见下方）。</translation>
     </message>
     <message>
+      <source>The test left notes on what it could and could not measure.</source>
+      <translation>测试留下了说明，写明哪些项目测到了、哪些没能测量。</translation>
+    </message>
+    <message>
       <source>It works: your graphics card was tested and performs as expected.</source>
       <translation>可以工作：您的显卡已通过测试，性能符合预期。</translation>
     </message>
@@ -1184,6 +1188,10 @@
       <translation>进度</translation>
     </message>
     <message>
+      <source>Details (in English)</source>
+      <translation>详细信息（英文）</translation>
+    </message>
+    <message>
       <source>Copy</source>
       <translation>复制</translation>
     </message>
@@ -1230,6 +1238,10 @@
     <message>
       <source>What this means:</source>
       <translation>这意味着：</translation>
+    </message>
+    <message>
+      <source>How to fix it (in English, with the exact commands)</source>
+      <translation>怎样解决（英文原文，含确切的命令）</translation>
     </message>
     <message>
       <source>{value} {unit} of {rated} {unit} rated peak ({pct}%)</source>

@@ -189,7 +189,12 @@ def test_chinese_plan_page_names_the_steps_in_chinese(qtbot, make_wizard, servic
     assert heads[0] == "创建虚拟环境" and heads[2] == "检查安装的版本是否与计划一致"
     assert heads[1] == "Install torch", "a step id without a translation keeps the core's English title"
     shown = [lb.text() for lb in page.findChildren(QLabel) if lb.isVisibleTo(page)]
-    assert steps[0].title in shown, "the English title, with this plan's path, stays visible"
+    assert not any(steps[0].title in t for t in shown), "no English step title a beginner must read"
+    # the core's English titles and explanations are one click away, under 详细信息
+    assert page.step_details is not None and not page.step_details.expanded()
+    english = " ".join(lb.text() for lb in page.step_details.content.findChildren(QLabel))
+    assert steps[0].title in english and steps[2].title in english
+    assert page.step_details.button.text() == "详细信息（英文）"
 
 
 def test_english_plan_page_keeps_the_core_step_titles(qtbot, make_wizard, services: FakeServices, tmp_path) -> None:
@@ -201,12 +206,14 @@ def test_install_step_rows_follow_the_language(qtbot) -> None:
     from gpusetup.gui.pages.install import StepRow
     from gpusetup.model import Step
 
-    step = Step(id="pip-install-2", title="Install jax[cuda12]==0.7.2")
+    step = Step(id="pip-install-2", title="Install jax[cuda12]==0.7.2", subject="jax[cuda12]==0.7.2")
     try:
         i18n.install("zh_CN")
         row = StepRow(2, step)
         qtbot.addWidget(row)
-        assert row.title_label.text() == "2. 用 pip 安装软件包（Install jax[cuda12]==0.7.2）"
+        # the gist in Chinese and what the step acts on; the core's English title is the tooltip
+        assert row.title_label.text() == "2. 用 pip 安装软件包：jax[cuda12]==0.7.2"
+        assert row.title_label.toolTip() == step.title
         assert row.accessibleName().startswith("用 pip 安装软件包")
     finally:
         i18n.install("en")

@@ -20,12 +20,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpusetup.gui.i18n import tr
+from gpusetup.gui.i18n import current_language, tr
 from gpusetup.gui.pages.base import BasePage
 from gpusetup.gui.services import FRAMEWORKS, Target, Unavailable, python_version_of
 from gpusetup.gui.widgets import Busy, Card, StatusLine, label
 from gpusetup.gui.workers import JobContext
+from gpusetup.messages import render_notes
 from gpusetup.model import FrameworkPlan, PythonEnv
+from gpusetup.report.plans import action_why, rejected_reason
 
 if TYPE_CHECKING:
     from gpusetup.gui.wizard import SetupWizard
@@ -37,7 +39,8 @@ def describe(fp: FrameworkPlan | None) -> tuple[bool, str, str]:
     """(selectable, one line for the page, tooltip) from the resolver's answer for one framework."""
     if fp is None:
         return True, tr("No recommendation (the version checker is not available in this version)."), ""
-    reasons = "\n".join(f"• {r.option}: {r.reason}" for r in fp.rejected[:6])
+    lang = current_language()
+    reasons = "\n".join(f"• {r.option}: {rejected_reason(r, lang)}" for r in fp.rejected[:6])
     if fp.ok and fp.choice is not None:
         c = fp.choice
         if c.variant == "cpu":
@@ -46,7 +49,7 @@ def describe(fp: FrameworkPlan | None) -> tuple[bool, str, str]:
             line = tr("Recommended: {version} ({variant}); works with your graphics card now.").format(version=c.version, variant=c.variant)
         return True, line, reasons
     if fp.gpu_choice is not None:
-        first = fp.actions[0].why if fp.actions else ""
+        first = action_why(fp.actions[0], lang) if fp.actions else ""
         line = tr("Possible: {version} ({variant}) after a step first: {why}").format(
             version=fp.gpu_choice.version, variant=fp.gpu_choice.variant, why=first
         )
@@ -54,9 +57,10 @@ def describe(fp: FrameworkPlan | None) -> tuple[bool, str, str]:
     if fp.choice is not None:
         line = tr("Only the CPU version {version} can be installed here.").format(version=fp.choice.version)
         if fp.rejected:
-            line += " " + fp.rejected[0].reason
+            line += " " + rejected_reason(fp.rejected[0], lang)
         return True, line, reasons
-    why = fp.rejected[0].reason if fp.rejected else ("; ".join(fp.notes) or tr("no build fits this computer"))
+    notes = render_notes(fp.notes, fp.note_codes, lang)
+    why = rejected_reason(fp.rejected[0], lang) if fp.rejected else ("; ".join(notes) or tr("no build fits this computer"))
     return False, tr("Not possible on this computer: {why}").format(why=why), reasons or why
 
 

@@ -32,9 +32,9 @@ from gpusetup.gui.widgets import (
     clear_layout,
     label,
     mono_font,
+    step_heading,
 )
 from gpusetup.gui.workers import JobContext
-from gpusetup.i18n import step_text
 from gpusetup.model import Step
 
 if TYPE_CHECKING:
@@ -54,10 +54,12 @@ class StepRow(QWidget):
         self.icon = QLabel()
         self.icon.setFixedSize(QSize(20, 20))
         lay.addWidget(self.icon, 0, Qt.AlignmentFlag.AlignTop)
-        # translated interface: the step's gist in that language, the core's title (this plan's values) after it
-        translated = step_text(step, current_language())
-        self.display_title = f"{translated[0]}（{step.title}）" if translated else step.title
+        # translated interface: the step's gist in that language and what it acts on; the core's English
+        # title is the tooltip
+        self.display_title, translated = step_heading(step, current_language())
         self.title_label = label(f"{index}. {self.display_title}")
+        if translated:
+            self.title_label.setToolTip(step.title)
         lay.addWidget(self.title_label, 1)
         self.word = label("", wrap=False)
         lay.addWidget(self.word, 0, Qt.AlignmentFlag.AlignTop)

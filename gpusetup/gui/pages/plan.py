@@ -13,10 +13,22 @@ from gpusetup.gui.i18n import current_language, tr
 from gpusetup.gui.pages.base import BasePage
 from gpusetup.gui.pages.choose import FRAMEWORK_NAMES
 from gpusetup.gui.services import Unavailable
-from gpusetup.gui.widgets import Busy, Card, Collapsible, CommandBox, StatusLine, clear_layout, label
+from gpusetup.gui.widgets import (
+    Busy,
+    Card,
+    Collapsible,
+    CommandBox,
+    StatusLine,
+    clear_layout,
+    details_section,
+    label,
+    step_heading,
+)
 from gpusetup.gui.workers import JobContext
 from gpusetup.i18n import step_text
+from gpusetup.messages import render_notes
 from gpusetup.model import Action, Plan
+from gpusetup.report.plans import action_why, rejected_reason
 
 if TYPE_CHECKING:
     from gpusetup.gui.wizard import SetupWizard
@@ -59,6 +71,8 @@ class PlanPage(BasePage):
         self.script_box: CommandBox | None = None
         self.rejected_sections: list[Collapsible] = []
         self.step_labels: list[QLabel] = []  # the numbered step lines, in plan order
+        self.plan_details: Collapsible | None = None  # the core's English (translated interface only)
+        self.step_details: Collapsible | None = None
         self._built_for: tuple[object, ...] | None = None
 
     def initializePage(self) -> None:  # noqa: N802 - Qt API
@@ -118,11 +132,14 @@ class PlanPage(BasePage):
         clear_layout(self.body)
         self.rejected_sections = []
         self.step_labels = []
+        self.plan_details = self.step_details = None
         self.script_box = None
         fplans = self.state.chosen_plans()
         target = self.state.target
         plan = self.state.plan
         docker = target is not None and target.kind == "docker"
+        lang = current_language()
+        english: list[str] = []  # the core's full English text, under "Details" in a translated interface
 
         # 1. what must happen first
         actions: list[Action] = []
@@ -136,7 +153,8 @@ class PlanPage(BasePage):
             first = Card(tr("First, these steps are needed"))
             for a in actions:
                 first.body.addWidget(label("• " + action_title(a), bold=True))
-                first.body.addWidget(label(a.why))
+                first.body.addWidget(label(action_why(a, lang)))
+                english.append(a.why)
                 if a.commands:
                     first.body.addWidget(CommandBox("\n".join(a.commands), accessible=action_title(a), max_lines=4))
             self.body.addWidget(first)
@@ -155,8 +173,9 @@ class PlanPage(BasePage):
             what.body.addWidget(label(f"{name} {c.version} — {kind}", bold=True))
             if c.packages:
                 what.body.addWidget(label(tr("Packages: {list}").format(list=", ".join(c.packages))))
-            for note in fp.notes:
+            for note in render_notes(fp.notes, fp.note_codes, lang):
                 what.body.addWidget(label("• " + note))
+            english += fp.notes
             if fp.gpus_left_out and self.state.machine is not None:
                 names = [self._gpu_name(i) for i in fp.gpus_left_out]
                 what.body.addWidget(label(tr("Not used by this build: {gpus}").format(gpus=", ".join(names))))
@@ -168,37 +187,46 @@ class PlanPage(BasePage):
                 "docker": tr("Files written to: {v}"),
             }[target.kind].format(v=target.value)
             what.body.addWidget(label(where))
+        if lang != "en":
+            sec = details_section([f"• {n}" for n in english])
+            if sec is not None:
+                self.plan_details = sec
+                what.body.addWidget(sec)
         self.body.addWidget(what)
 
         # 3. the steps, in order
         if plan is not None and plan.steps:
             steps = Card(tr("Steps ({n})").format(n=len(plan.steps)))
-            lang = current_language()
+            step_english: list[str] = []
             for i, step in enumerate(plan.steps, start=1):
                 row = QHBoxLayout()
                 row.addWidget(label(f"{i}.", bold=True, wrap=False), 0, Qt.AlignmentFlag.AlignTop)
-                # In a translated interface: the step's gist in that language, then the core's English
-                # title, which names this plan's paths and package versions; the English explanation
-                # stays available as the tooltip of the translated one.
+                # In a translated interface: the step's gist in that language with what it acts on (a path,
+                # the packages); the core's English title and explanation go under "Details".
                 translated = step_text(step, lang)
-                text = translated[0] if translated else step.title
+                text, _ = step_heading(step, lang)
+                if translated:
+                    step_english.append(f"{i}. {step.title}: {step.explain}" if step.explain else f"{i}. {step.title}")
                 if step.needs_root:
                     text += "  " + tr("(asks for the administrator password)")
                 head = label(text)
                 self.step_labels.append(head)
                 row.addWidget(head, 1)
                 steps.body.addLayout(row)
-                lines = [step.title, translated[1]] if translated else [step.explain]
-                for n, line in enumerate(lines):
-                    if not line:
-                        continue
+                line = translated[1] if translated else step.explain
+                if line:
                     ex = label(line)
                     ex.setContentsMargins(22, 0, 0, 0)
-                    if translated and n == 1 and step.explain:
+                    if translated and step.explain:
                         ex.setToolTip(step.explain)
                     steps.body.addWidget(ex)
-            for note in plan.notes:
+            for note in render_notes(plan.notes, plan.note_codes, lang):
                 steps.body.addWidget(label("• " + note))
+            if lang != "en":
+                sec = details_section(step_english + [f"• {n}" for n in plan.notes])
+                if sec is not None:
+                    self.step_details = sec
+                    steps.body.addWidget(sec)
             self.body.addWidget(steps)
 
         # 4. what was not picked and why
@@ -209,7 +237,7 @@ class PlanPage(BasePage):
             lay = QVBoxLayout(inner)
             lay.setContentsMargins(22, 0, 0, 0)
             for r in fp.rejected:
-                lay.addWidget(label(f"• {r.option}: {r.reason}"))
+                lay.addWidget(label(f"• {r.option}: {rejected_reason(r, lang)}"))
             sec = Collapsible(
                 tr("Options not picked for {name} ({n})").format(name=FRAMEWORK_NAMES.get(fp.framework, fp.framework), n=len(fp.rejected)),
                 inner,

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
-from gpusetup.gui.i18n import tr
+from gpusetup.gui.i18n import current_language, tr
 from gpusetup.gui.pages.base import BasePage
 from gpusetup.gui.services import Unavailable
-from gpusetup.gui.widgets import Busy, Card, MeasurementRow, StatusLine, clear_layout, label
+from gpusetup.gui.widgets import Busy, Card, MeasurementRow, StatusLine, clear_layout, details_section, label
 from gpusetup.gui.workers import JobContext
 from gpusetup.model import Measurement, SelfTestResult
 
@@ -161,13 +161,19 @@ class VerifyPage(BasePage):
             card = Card(tr("Graphics card versus processor"))
             x = f"{sp.value:.0f}" if sp.value >= 10 else f"{sp.value:.1f}"
             card.body.addWidget(label(tr("The graphics card multiplied matrices {x}× faster than the processor.").format(x=x), size=1.1))
-            if sp.reason:
+            if sp.reason and current_language() == "en":
                 card.body.addWidget(label(sp.reason))
+            elif sp.reason:
+                card.body.addWidget(details_section([sp.reason]))
             self.results_layout.addWidget(card)
         if result.notes:  # first: they say what was (not) tested
             notes = Card(tr("Notes"))
-            for n in result.notes:
-                notes.body.addWidget(label("• " + n))
+            if current_language() == "en":
+                for n in result.notes:
+                    notes.body.addWidget(label("• " + n))
+            else:  # the self-test words its notes in English: one click away
+                notes.body.addWidget(label(tr("The test left notes on what it could and could not measure.")))
+                notes.body.addWidget(details_section(["• " + n for n in result.notes]))
             self.results_layout.addWidget(notes)
         rest = [m for m in result.measurements if m.name != SPEEDUP]
         groups = [

@@ -1,0 +1,226 @@
+"""Plan-time check against the live package index: does the chosen wheel really exist for this Python, OS and
+architecture, and does the index have a newer release than the shipped data knows?
+
+Short timeout, answers cached in the cache folder for a few hours, never fatal: when the index cannot be
+reached, the plan stands on the shipped data and a note says so. Off when ``GPUSETUP_LIVE=off`` (the test
+suite sets it) or ``gpusetup plan --offline``; ``GPUSETUP_LIVE_INDEX`` (or ``--live-index``) points it at
+another index, e.g. a mirror or a test index on 127.0.0.1 — every index host in the plan is then replaced by
+that one, keeping the path (``/simple/``, ``/whl/cu130/``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+PYPI = "https://pypi.org/simple/"
+CACHE_SECONDS = 6 * 3600
+TIMEOUT = 4.0
+MAX_CACHED_FILES = 20000
+_PROJECTS = {"pytorch": "torch", "tensorflow": "tensorflow", "jax": "jax"}
+
+
+@dataclass
+class LiveCheck:
+    status: str  # "checked" / "offline" / "off"
+    index: str | None = None
+    notes: list[Any] = field(default_factory=list)  # Messages for every plan (the offline fallback)
+    framework_notes: dict[str, list[Any]] = field(default_factory=dict)  # framework → Messages
+    newer: dict[str, str] = field(default_factory=dict)  # framework → newest version on the index, when newer
+
+    def to_dict(self) -> dict[str, Any]:
+        """English words (the JSON document); the plans' note_codes carry the same as codes."""
+        from gpusetup.messages import render
+
+        return {"status": self.status, "index": self.index, "notes": [render(n) for n in self.notes],
+                "newer": dict(self.newer),
+                "framework_notes": {k: [render(n) for n in v] for k, v in self.framework_notes.items()}}
+
+
+def enabled() -> bool:
+    return os.environ.get("GPUSETUP_LIVE", "on").strip().lower() not in ("0", "off", "no", "false")
+
+
+def _override(url: str, base: str | None) -> str:
+    if not base:
+        return url
+    b, u = urlsplit(base), urlsplit(url)
+    return urlunsplit((b.scheme, b.netloc, u.path, u.query, ""))
+
+
+class _Pages:
+    """Index pages, read once per run and cached on disk (file names only) for CACHE_SECONDS."""
+
+    def __init__(self, timeout: float, cache: Path | None, now: float) -> None:
+        self.timeout = timeout
+        self.cache = cache
+        self.now = now
+        self._http: Any = None
+        self._mem: dict[str, list[str]] = {}
+
+    def files(self, index: str, project: str) -> list[str]:
+        from gpusetup.compat import refresh as R
+
+        url = R.project_url(index, project)
+        if url in self._mem:
+            return self._mem[url]
+        path = self.cache / (hashlib.sha256(url.encode()).hexdigest()[:24] + ".json") if self.cache else None
+        if path and path.is_file() and path.stat().st_size < (4 << 20):
+            try:
+                doc = json.loads(path.read_text(encoding="utf-8"))
+                if doc.get("url") == url and self.now - float(doc.get("fetched", 0)) < CACHE_SECONDS:
+                    self._mem[url] = [str(f) for f in doc["files"]][:MAX_CACHED_FILES]
+                    return self._mem[url]
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+        if self._http is None:
+            self._http = R.Http(timeout=self.timeout)
+        files, _page = R.list_files(self._http, index, project)
+        names = [f.filename for f in files if not f.yanked][:MAX_CACHED_FILES]
+        self._mem[url] = names
+        if path:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text(json.dumps({"url": url, "fetched": self.now, "files": names}), encoding="utf-8")
+                tmp.replace(path)
+            except OSError:
+                pass
+        return names
+
+
+def _platform(machine: Any) -> str | None:
+    s = machine.system
+    os_name = (s.os or "").lower()
+    arch = (s.arch or "").lower()
+    arch = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64" if os_name != "macos" else "arm64"}.get(arch, arch)
+    if s.wsl or os_name == "linux":
+        return f"linux-{arch or 'x86_64'}"
+    if os_name == "windows":
+        return "windows-x86_64"
+    if os_name in ("macos", "darwin"):
+        return f"macos-{'arm64' if arch in ('arm64', 'aarch64') else arch}"
+    return None
+
+
+def _spec(package: str) -> tuple[str, str, bool]:
+    """'torch==2.14.*' → ('torch', '2.14', prefix=True); 'jax[cuda13]==0.12.0.1' → ('jax', '0.12.0.1', False)."""
+    m = re.match(r"^([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?==([0-9][0-9a-zA-Z.]*?)(\.\*)?$", package.strip())
+    if not m:
+        return package, "", False
+    return m.group(1), m.group(2), bool(m.group(3))
+
+
+def _matches(name: str, version: str, prefix: bool, local: str | None, python: str | None, platform: str | None) -> bool:
+    from gpusetup.compat import refresh as R
+
+    w = R.parse_wheel(R.IndexFile(name, ""))
+    if w is None or w.prerelease:
+        return False
+    if not (w.version == version or (prefix and w.version.startswith(version + "."))):
+        return False
+    if local is not None and w.local != local:
+        return False
+    if python and not any(p == python or p.startswith("py3") for p in w.pythons):
+        return False
+    return not (platform and not any(p == platform or p == "any" for p in w.platforms))
+
+
+def _data_newest(db: Any, framework: str) -> str | None:
+    from gpusetup.compat import refresh as R
+
+    if framework == "pytorch":
+        rows = db.rows("pytorch", "releases")
+        vals = [r.get("latest_known") or r["version"] for r in rows]
+    elif framework == "tensorflow":
+        vals = [r.get("latest_known") or r["version"] for r in db.rows("tensorflow", "tested_configs")]
+    else:
+        vals = [r["version"] for r in db.rows("jax", "releases")]
+    return max(vals, key=R.version_key) if vals else None
+
+
+def check(
+    plans: Sequence[Any],
+    machine: Any,
+    *,
+    index: str | None = None,
+    timeout: float = TIMEOUT,
+    cache: Path | None = None,
+    now: float | None = None,
+) -> LiveCheck:
+    """Check each plan's chosen wheel and the newest release on the index. Never raises for network trouble."""
+    from gpusetup.compat import refresh as R
+    from gpusetup.compat.db import get_db
+    from gpusetup.messages import msg
+
+    base = index or os.environ.get("GPUSETUP_LIVE_INDEX") or None
+    if cache is None:
+        from gpusetup.paths import cache_dir
+
+        cache = cache_dir() / "live-index"
+    pages = _Pages(timeout, cache, time.time() if now is None else now)
+    db = get_db()
+    pypi = _override(PYPI, base)
+    result = LiveCheck(status="checked", index=pypi)
+    platform = _platform(machine)
+    where = (platform or "this platform").replace("-", " ").replace("linux", "Linux").replace("windows", "Windows").replace("macos", "macOS")
+    failures: list[str] = []
+    reads = 0
+    for p in plans:
+        notes = result.framework_notes.setdefault(p.framework, [])
+        choice = p.choice if p.ok or p.gpu_choice is None else p.gpu_choice
+        if choice is not None and choice.packages:
+            name, version, prefix = _spec(choice.packages[0])
+            project = "jaxlib" if name == "jax" else name  # jax is pure Python; jaxlib carries the platform
+            idx = _override(choice.index_url, base) if choice.index_url else pypi
+            idx = idx if idx.endswith("/") else idx + "/"
+            local = choice.variant if (choice.index_url and re.match(r"^(cu\d+|rocm[\d.]+|xpu|cpu)$", choice.variant)) else None
+            python = choice.python if choice.python and re.fullmatch(r"\d+\.\d+", choice.python) else None
+            reads += 1
+            try:
+                names = pages.files(idx, project)
+            except R.RefreshError as exc:
+                failures.append(f"{idx}: {exc}")
+            else:
+                found = sorted((n for n in names if _matches(n, version, prefix, local, python, platform)), key=len)
+                label = f"{version}{'.*' if prefix else ''}" + (f"+{local}" if local else "")
+                params = {"index": idx, "package": project, "version": label, "python": python or "any",
+                          "platform": where}
+                if found:
+                    notes.append(msg("live.wheel-found", **params, file=found[0]))
+                else:
+                    notes.append(msg("live.wheel-missing", **params, checked=db.checked))
+        project = _PROJECTS[p.framework]
+        reads += 1
+        try:
+            names = pages.files(pypi, project)
+        except R.RefreshError as exc:
+            failures.append(f"{pypi}: {exc}")
+            continue
+        versions = {w.version for w in (R.parse_wheel(R.IndexFile(n, "")) for n in names) if w and not w.prerelease}
+        newest = max(versions, key=R.version_key) if versions else None
+        known = _data_newest(db, p.framework)
+        if newest and known and R.version_key(newest) > R.version_key(known):
+            result.newer[p.framework] = newest
+            notes.append(msg("live.newer-release", checked=db.checked, package=project, newest=newest, known=known))
+    if failures:
+        result.status = "offline" if len(failures) == reads else "partial"
+        result.notes.append(msg("live.offline", detail=failures[0], checked=db.checked))
+    return result
+
+
+def apply(plans: Sequence[Any], live: LiveCheck) -> None:
+    """Add the live check's notes to each plan (code + English, so every surface and language shows them)."""
+    from gpusetup.messages import add_note
+
+    for p in plans:
+        for m in live.framework_notes.get(p.framework, []) + live.notes:
+            add_note(p, m)

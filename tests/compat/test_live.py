@@ -1,0 +1,139 @@
+"""The plan-time live index check (gpusetup.compat.live) against a package index on 127.0.0.1.
+
+The layouts mirror the real ones: /simple/<project>/ like PyPI, /whl/<variant>/<project>/ like
+download.pytorch.org; ``--live-index`` / GPUSETUP_LIVE_INDEX swaps the host and keeps the path.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from gpusetup.cli import main
+from gpusetup.compat import live
+from gpusetup.compat.db import get_db
+from gpusetup.compat.profile import machine_from_data
+from gpusetup.compat.resolver import resolve
+from gpusetup.messages import render
+from tests.compat.index_server import LocalIndex, build_wheel, metadata, serve
+
+pytestmark = pytest.mark.network
+
+RTX4090 = {"os": "linux", "arch": "x86_64", "python": "3.12", "driver": "580.95.05",
+           "gpus": [{"vendor": "nvidia", "name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9"}]}
+
+
+def _wheel(tmp: Path, name: str) -> Path:
+    project, version = name.split("-")[:2]
+    return build_wheel(tmp, name, metadata(project, version))
+
+
+def _index(tmp: Path, torch_files: list[str], pypi_torch: list[str]) -> LocalIndex:
+    idx = LocalIndex(tmp)
+    for n in torch_files:
+        idx.add("torch", _wheel(tmp, n), layout="cu132")
+    for n in pypi_torch:
+        idx.add("torch", _wheel(tmp, n))
+    return idx
+
+
+def _plans():
+    return resolve(machine_from_data(RTX4090), ["pytorch"])
+
+
+def test_the_chosen_wheel_is_found_on_the_index(tmp_path: Path) -> None:
+    plans = _plans()
+    assert plans[0].choice.variant == "cu132" and plans[0].choice.version == "2.15"
+    idx = _index(tmp_path, ["torch-2.15.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl",
+                            "torch-2.15.0+cu132-cp313-cp313-manylinux_2_28_x86_64.whl"],
+                 ["torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl"])
+    with serve(idx):
+        res = live.check(plans, machine_from_data(RTX4090), index=idx.url, cache=tmp_path / "cache")
+    assert res.status == "checked"
+    notes = [render(n) for n in res.framework_notes["pytorch"]]
+    assert any(n.startswith("Checked live:") and "torch 2.15.*+cu132 for Python 3.12 on Linux x86_64" in n
+               and "torch-2.15.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl" in n for n in notes), notes
+    assert ("/whl/cu132/torch/", None) in idx.requests
+    assert res.newer == {}
+
+
+def test_a_missing_wheel_is_reported_not_hidden(tmp_path: Path) -> None:
+    plans = _plans()
+    idx = _index(tmp_path, ["torch-2.15.0+cu132-cp311-cp311-manylinux_2_28_x86_64.whl",
+                            "torch-2.15.0+cu132-cp312-cp312-manylinux_2_28_aarch64.whl",
+                            "torch-2.15.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl"],
+                 ["torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl"])
+    with serve(idx):
+        res = live.check(plans, machine_from_data(RTX4090), index=idx.url, cache=None)
+    live.apply(plans, res)
+    assert any("has no torch 2.15.*+cu132 wheel for Python 3.12 on Linux x86_64" in n for n in plans[0].notes)
+
+
+def test_a_newer_release_than_the_data_knows_is_noticed(tmp_path: Path) -> None:
+    plans = _plans()
+    idx = _index(tmp_path, ["torch-2.15.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl"],
+                 ["torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl", "torch-2.16.0-cp312-cp312-manylinux_2_28_x86_64.whl",
+                  "torch-2.17.0rc1-cp312-cp312-manylinux_2_28_x86_64.whl"])
+    with serve(idx):
+        res = live.check(plans, machine_from_data(RTX4090), index=idx.url, cache=None)
+    assert res.newer == {"pytorch": "2.16.0"}  # a release candidate is not a release
+    checked = get_db().checked
+    assert any(f"The compatibility data is from {checked}; the index has torch 2.16.0" in n
+               for n in map(render, res.framework_notes["pytorch"]))
+
+
+def _closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_offline_falls_back_to_the_shipped_data_and_says_so(tmp_path: Path) -> None:
+    plans = _plans()
+    before = plans[0].choice
+    res = live.check(plans, machine_from_data(RTX4090), index=f"http://127.0.0.1:{_closed_port()}/simple/", timeout=2,
+                     cache=tmp_path / "cache")
+    live.apply(plans, res)
+    assert res.status == "offline"
+    assert plans[0].choice == before
+    assert any("Could not reach the package index" in n and "built-in data" in n for n in plans[0].notes)
+
+
+def test_answers_are_cached_for_the_next_plan(tmp_path: Path) -> None:
+    plans = _plans()
+    idx = _index(tmp_path, ["torch-2.15.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl"],
+                 ["torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl"])
+    with serve(idx):
+        url = idx.url
+        first = live.check(plans, machine_from_data(RTX4090), index=url, cache=tmp_path / "cache", now=1000.0)
+    # the server is gone: the cached pages answer, until they are older than CACHE_SECONDS
+    again = live.check(plans, machine_from_data(RTX4090), index=url, cache=tmp_path / "cache", now=1000.0 + 60)
+    assert first.status == again.status == "checked"
+    stale = live.check(plans, machine_from_data(RTX4090), index=url, cache=tmp_path / "cache", timeout=2,
+                       now=1000.0 + live.CACHE_SECONDS + 1)
+    assert stale.status == "offline"
+
+
+def test_plan_cli_shows_the_live_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("GPUSETUP_LIVE", "on")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    prof = tmp_path / "m.json"
+    prof.write_text(json.dumps(RTX4090), encoding="utf-8")
+    idx = _index(tmp_path, ["torch-2.15.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl"],
+                 ["torch-2.16.0-cp312-cp312-manylinux_2_28_x86_64.whl"])
+    with serve(idx):
+        assert main(["plan", "--for", str(prof), "--live-index", idx.url, "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["live"]["status"] == "checked" and doc["live"]["newer"] == {"pytorch": "2.16.0"}
+        assert any(n.startswith("Checked live:") for n in doc["plans"][0]["notes"])
+        assert main(["plan", "--for", str(prof), "--live-index", idx.url]) == 0
+        text = capsys.readouterr().out
+    assert "Package index checked live: " + idx.url in text
+    assert "Newer than the data: the index has PyTorch 2.16.0" in text
+    assert main(["plan", "--for", str(prof), "--offline", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["live"]["status"] == "off"
