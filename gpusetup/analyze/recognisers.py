@@ -126,6 +126,27 @@ def gpusetup_report(text: str, ex: Extraction) -> bool:
     return True
 
 
+@recogniser("gpusetup-plan", "gpusetup install plan (what would be installed, not what is)", exclusive=True)
+def gpusetup_plan(text: str, ex: Extraction) -> bool:
+    """Our own plan.json (`gpusetup plan --json`, a bundle's plan): it names versions to install, which are not
+    facts about the machine, so nothing is taken from it (and no other recogniser reads its commands)."""
+    s = text.lstrip()
+    if not s.startswith(("[", "{")):
+        return False
+    try:
+        data = json.loads(s)
+    except ValueError:
+        return False
+    plans = data.get("plans") if isinstance(data, dict) else data
+    if not isinstance(plans, list) or not plans:
+        return False
+    if not all(isinstance(p, dict) and "framework" in p and ("choice" in p or "gpu_choice" in p) for p in plans):
+        return False
+    ex.notes.append("an install plan made by gpusetup: it says what would be installed, so no installed "
+                    "framework is read from it")
+    return True
+
+
 # ------------------------------------------------------------------------------------ nvidia-smi
 
 
