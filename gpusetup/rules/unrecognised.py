@@ -13,14 +13,21 @@ import re
 from gpusetup.model import Finding, Machine, Severity
 from gpusetup.rules._util import driver_version, make, text_lines
 
+# Strong error markers only: help texts ("--error-on-warning", "Reset ECC error counts") and notes such as
+# "not supported on vGPU host" must not make a healthy tool output look like a problem report.
 _PROBLEM = re.compile(
-    r"\w(?:Error|Exception)\b|\b(?:error|failed|failure|cannot|can't|could not|not found|no such file|unable to|exception|traceback|"
-    r"segmentation fault|core dumped|denied|timeout|timed out|not available|not supported|incompatible|"
-    r"mismatch|out of memory|xid)\b",
-    re.IGNORECASE,
+    r"\w(?:Error|Exception)\b\s*[:(]|\bERROR\b|\berror:|\b(?:[Ff]ailed|[Ff]ailure|cannot|can't|[Cc]ould not|"
+    r"[Uu]nable to|fatal|FATAL|[Dd]enied|timed out|incompatible|[Mm]ismatch)\b|Traceback|[Nn]o such file|"
+    r"not found|Segmentation fault|core dumped|out of memory|not available|busy or unavailable|\bXid\b"
 )
 # Normal placeholders of environment reports (collect_env, nvidia-smi -q), not errors.
-_NOT_A_PROBLEM = re.compile(r"Could not collect|\[Not Supported\]|:\s*N/A\s*$|No CUDA\s*$", re.IGNORECASE)
+_NOT_A_PROBLEM = re.compile(
+    r"Could not collect|\[Not Supported\]|:\s*N/A\s*$|No CUDA\s*$|"
+    r"^\s*[\w .()/-]+?\s{2,}:\s|"  # nvidia-smi -q fields ("Remapping Failure Occurred   : No")
+    r"^\s*-{1,2}[\w-]+[,= ]|\bindicates that\b|"  # help texts and field descriptions
+    r"^\s*\"[\w.]+\"\s*$|^\s*[0-9a-f]{4}\s{2}",  # query-field lists, pci.ids entries
+    re.IGNORECASE,
+)
 PROBLEM_KINDS = {"traceback", "error-lines", "docker-error", "kernel-log"}
 
 
@@ -58,6 +65,8 @@ def not_recognised(machine: Machine, findings: list[Finding], kinds: set[str]) -
         return None
     if not (kinds & PROBLEM_KINDS):
         return None
+    if kinds & {"nvidia-smi-q", "nvidia-smi-xml"} and not kinds & {"traceback", "docker-error"}:
+        return None  # a full nvidia-smi dump: its help texts and field names are not error reports
     lines = problem_lines(machine)
     if not lines:
         return None

@@ -46,7 +46,9 @@ def test_the_next_step_depends_on_what_is_missing() -> None:
 
 def test_healthy_output_gets_no_not_recognised_note() -> None:
     for path in sorted((FIXTURES / "nvidia-smi-xml").glob("*.xml"))[:5] + sorted(
-            (FIXTURES / "collect-env").glob("*.txt")):
+            (FIXTURES / "collect-env").glob("*.txt")) + sorted(
+            (FIXTURES / "nvidia-smi-text" / "full-captures").glob("*.txt")) + sorted(
+            (FIXTURES / "nvidia-smi-text").glob("*nvidia-smi-q.txt")):
         assert all(f.id != "problem-not-recognised" for f in analyze_paths([str(path)]).findings), path.name
 
 
