@@ -65,11 +65,16 @@ qt_packages() {  # missing .so -> Debian package
     *) echo "libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3 libglib2.0-0" ;;
   esac
 }
+# What PySide6's offscreen and xcb platforms load on a minimal Debian/Ubuntu (a clean bookworm root needed
+# libgl1 libxkbcommon0 libegl1 libglib2.0-0 libfreetype6 libfontconfig1 one after the other): installed
+# together at the first miss, so one apt-get run does it instead of one per library.
+QT_BASE_PACKAGES="libegl1 libgl1 libopengl0 libxkbcommon0 libfontconfig1 libfreetype6 libdbus-1-3 libglib2.0-0"
 ensure_qt() {
   local platform="$1" err pkgs
-  for _ in 1 2 3 4 5 6; do
+  for n in 1 2 3 4 5 6 7 8; do
     err=$(qt_check "$platform") && return 0
     pkgs=$(qt_packages "$err")
+    [ "$n" = 1 ] && pkgs="$pkgs $QT_BASE_PACKAGES"
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
       echo "bootstrap: Qt needs system libraries ($err); installing: $pkgs"
       [ -n "${_apt_updated:-}" ] || { apt-get update -qq >/dev/null || true; _apt_updated=1; }

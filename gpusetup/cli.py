@@ -7,37 +7,37 @@ run (bad arguments, unreadable input, an internal error).
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
-import os
 import sys
 from collections.abc import Sequence
+from types import ModuleType
+from typing import NoReturn
 
 from gpusetup import __version__
+from gpusetup.commands import (
+    analyze,
+    bundle,
+    db,
+    desktop_entry,
+    diagnose,
+    docker,
+    gui,
+    install,
+    plan,
+    selftest,
+)
+from gpusetup.errors import EXIT_CANCELLED, EXIT_ERROR, EXIT_OK, EXIT_TOOL, EXIT_WARN, ToolError
+from gpusetup.probe.platform.host import display_available
 
-EXIT_OK, EXIT_WARN, EXIT_ERROR, EXIT_TOOL = 0, 1, 2, 3
+__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_TOOL", "EXIT_WARN", "ToolError", "build_parser", "display_available", "main"]
 
 # Sub-command modules, in the order `gpusetup --help` lists them.
-COMMANDS: tuple[str, ...] = (
-    "diagnose",
-    "plan",
-    "selftest",
-    "install",
-    "docker",
-    "analyze",
-    "bundle",
-    "db",
-    "gui",
-    "desktop_entry",
-)
-
-
-class ToolError(Exception):
-    """A problem the user can fix (bad input, unreadable file). Printed without a traceback, exit 3."""
+COMMAND_MODULES: tuple[ModuleType, ...] = (diagnose, plan, selftest, install, docker, analyze, bundle, db, gui, desktop_entry)
+COMMANDS: tuple[str, ...] = tuple(m.__name__.rsplit(".", 1)[-1] for m in COMMAND_MODULES)
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse exits 2, which we reserve for "errors found"
+    def error(self, message: str) -> NoReturn:  # argparse exits 2, which we reserve for "errors found"
         self.print_usage(sys.stderr)
         self.exit(EXIT_TOOL, f"{self.prog}: error: {message}\n")
 
@@ -52,13 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log what is run to stderr")
     parser.add_argument("--diagnose", action="store_true", help="same as the 'diagnose' command")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"gpusetup.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"gpusetup.commands.{name}":
-                continue  # not built yet in this version
-            raise
+    for module in COMMAND_MODULES:
         module.register(sub)
     return parser
 
@@ -79,19 +73,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    from gpusetup.credentials import ScrubFilter
+
+    for handler in logging.getLogger().handlers:  # -v logs commands and their output: never with a password
+        handler.addFilter(ScrubFilter())
     if args.command is None:
-        if display_available() and "gui" in parser._subparsers._group_actions[0].choices:  # type: ignore[union-attr]
-            args = parser.parse_args(["gui"])
-        else:
-            args = parser.parse_args(["diagnose"])
+        args = parser.parse_args(["gui" if display_available() else "diagnose"])
     try:
         return int(args.handler(args))
     except ToolError as exc:
-        print(f"gpusetup: {exc}", file=sys.stderr)
+        from gpusetup.credentials import scrub
+
+        print(f"gpusetup: {scrub(str(exc))}", file=sys.stderr)
         return EXIT_TOOL
     except KeyboardInterrupt:
         print("gpusetup: cancelled.", file=sys.stderr)
-        return 130
+        return EXIT_CANCELLED
     except BrokenPipeError:
         return EXIT_OK
     except OSError as exc:  # a file or folder the command needed: say which and why, no traceback
@@ -113,13 +110,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 def gui_main() -> int:
     """Entry point for the double-clickable launcher (no console window on Windows)."""
     return main(["gui"])
-
-
-def display_available() -> bool:
-    """Whether a window can open: always on Windows and macOS, elsewhere when X11 or Wayland is there."""
-    if sys.platform in ("win32", "darwin"):
-        return True
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 if __name__ == "__main__":

@@ -7,8 +7,9 @@ Follows the XDG base directories on Linux, ``%LOCALAPPDATA%`` on Windows and ``~
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
+
+from gpusetup.probe.platform.host import current_os
 
 
 def _base(kind: str) -> Path:
@@ -16,10 +17,10 @@ def _base(kind: str) -> Path:
     if override:
         return Path(override) / kind
     home = Path.home()
-    if sys.platform == "win32":
+    if current_os() == "windows":
         root = Path(os.environ.get("LOCALAPPDATA", home / "AppData" / "Local"))
         return root / "gpusetup" / kind
-    if sys.platform == "darwin":
+    if current_os() == "macos":
         if kind == "logs":
             return home / "Library" / "Logs" / "gpusetup"
         return home / "Library" / "Application Support" / "gpusetup" / kind
@@ -50,3 +51,43 @@ def data_dir() -> Path:
 
 def cache_dir() -> Path:
     return _base("cache")
+
+
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+
+
+def private_dir(path: Path | str) -> Path:
+    """Create ``path`` (and missing parents) readable by this user only; tighten it if it exists (0700)."""
+    p = Path(path)
+    p.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+    try:
+        if p.stat().st_mode & 0o077:
+            os.chmod(p, PRIVATE_DIR)
+    except OSError:
+        pass
+    return p
+
+
+def open_private(path: Path | str, mode: str = "a", encoding: str = "utf-8"):  # noqa: ANN201 - a text file
+    """Open a text file that only this user can read (created 0600; an existing one is tightened)."""
+    flags = {"a": os.O_WRONLY | os.O_CREAT | os.O_APPEND, "w": os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+             "a+": os.O_RDWR | os.O_CREAT | os.O_APPEND}[mode]
+    fd = os.open(str(path), flags | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE)
+    try:
+        if hasattr(os, "fchmod") and os.fstat(fd).st_mode & 0o077:
+            os.fchmod(fd, PRIVATE_FILE)
+    except OSError:
+        pass
+    return os.fdopen(fd, mode, encoding=encoding)
+
+
+def write_private(path: Path | str, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically, the file readable by this user only."""
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    with open_private(tmp, "w") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, p)

@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from gpusetup import children
+from gpusetup.credentials import scrub
 from gpusetup.model import CommandRecord
 
 log = logging.getLogger("gpusetup.runner")
@@ -110,7 +112,9 @@ class SubprocessRunner:
                 text=True,
                 encoding="utf-8",
                 errors="replace",
+                **children.popen_kwargs(),  # dies with us (Linux PR_SET_PDEATHSIG)
             )
+            children.adopt(proc)  # Windows: our kill-on-close Job object
         except PermissionError:
             return self._finish(CommandResult(argv, None, error=f"permission denied running {argv[0]}"), start)
         except OSError as exc:
@@ -132,15 +136,11 @@ class SubprocessRunner:
     def _finish(self, result: CommandResult, start: float) -> CommandResult:
         result.duration_ms = (time.perf_counter() - start) * 1000
         self.records.append(result.record())
-        log.debug(
-            "ran %s -> rc=%s in %.0f ms%s\nstdout: %s\nstderr: %s",
-            result.argv,
-            result.returncode,
-            result.duration_ms,
-            f" ({result.error})" if result.error else "",
-            result.stdout[-2000:],
-            result.stderr[-2000:],
-        )
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(scrub(
+                f"ran {result.argv} -> rc={result.returncode} in {result.duration_ms:.0f} ms"
+                f"{f' ({result.error})' if result.error else ''}\nstdout: {result.stdout[-2000:]}\n"
+                f"stderr: {result.stderr[-2000:]}"))
         return result
 
 

@@ -23,7 +23,7 @@ from gpusetup.analyze.recognisers import (
     merge_machines,
     recogniser,
 )
-from gpusetup.model import Finding, Machine, Severity
+from gpusetup.model import Finding, Machine, Severity, to_dict
 
 __all__ = [
     "Analysis",
@@ -81,18 +81,8 @@ class Analysis:
             ],
             "facts": facts_summary(self.machine),
             "missing": missing_facts(self.machine, self.has_report),
-            "findings": [
-                {
-                    "id": f.id,
-                    "catalogue": f.catalogue,
-                    "severity": f.severity.value,
-                    "title": f.title,
-                    "detail": f.detail,
-                    "fix": f.fix,
-                    "evidence": f.evidence,
-                }
-                for f in self.findings
-            ],
+            # the report's Finding objects, whole (gpu_index included): resources/schema/analyze.schema.json
+            "findings": [to_dict(f) for f in self.findings],
         }
 
 

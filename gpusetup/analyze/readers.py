@@ -25,6 +25,7 @@ from gpusetup.model import Machine
 
 MAX_BYTES = 20 * 1024 * 1024  # a support ticket attachment, not a disk image
 MAX_ZIP_MEMBERS = 200
+MAX_ZIP_TOTAL = 64 * 1024 * 1024  # all text unpacked from one zip
 TEXT_SUFFIXES = (".txt", ".log", ".json", ".xml", ".md", ".csv", ".out", ".err", ".yaml", ".yml", ".conf", "")
 
 # Modules that may register readers when imported (optional; missing ones are skipped).
@@ -154,10 +155,12 @@ def _zip_read(name: str, data: bytes) -> list[InputPart]:
     except zipfile.BadZipFile as exc:
         raise UnreadableInput(f"{name}: a damaged zip file ({exc})") from exc
     parts: list[InputPart] = []
+    budget = MAX_ZIP_TOTAL  # declared sizes can lie, but zipfile never unpacks past them; their sum is bounded
     with zf:
         for info in zf.infolist()[:MAX_ZIP_MEMBERS]:
-            if info.is_dir() or info.file_size > MAX_BYTES:
+            if info.is_dir() or info.file_size > MAX_BYTES or info.file_size > budget:
                 continue
+            budget -= info.file_size
             lower = info.filename.lower()
             if not any(lower.endswith(s) for s in TEXT_SUFFIXES if s) and "." in lower.rsplit("/", 1)[-1]:
                 continue

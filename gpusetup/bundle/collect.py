@@ -7,6 +7,7 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import re
 import sys
 import time
 import zipfile
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from gpusetup import __version__
 from gpusetup.bundle.redact import Redactor
+from gpusetup.credentials import scrub
 from gpusetup.model import Machine, Report, to_dict
 from gpusetup.paths import log_dir, state_dir
 from gpusetup.probe import ProbeContext
@@ -95,6 +97,8 @@ def planned_items(
         _pip_list_item(python),
         CollectItem("raw/cuda-env.txt", "CUDA-related environment variables", produce=lambda: "".join(f"{k}={v}\n" for k, v in sorted(machine.cuda.env.items()))),
     ]
+    items.append(CollectItem("raw/package-index-config.txt", "pip, uv and conda settings: which index, mirror and proxy "
+                             "packages come from (passwords and tokens removed)", produce=lambda: _index_config(ctx)))
     conda = ctx.env.get("CONDA_PREFIX")
     if conda:
         items.append(CollectItem("raw/conda-list.txt", "packages of the active conda environment", command=["conda", "list", "--prefix", conda]))
@@ -107,6 +111,48 @@ def planned_items(
             rel = p.relative_to(d).as_posix()
             items.append(CollectItem(f"logs/{d.name}/{rel}", why, produce=(lambda p=p: p.read_bytes())))
     return items
+
+
+_CONFIG_ENV = re.compile(r"^(?:PIP_|UV_|CONDA_(?:CHANNEL|PKGS|ENVS)|PYTHONHTTPSVERIFY$|REQUESTS_CA_BUNDLE$|SSL_CERT_|"
+                         r"(?:HTTPS?|ALL|NO|FTP)_PROXY$)", re.IGNORECASE)
+_CONFIG_CAP = 64 * 1024
+
+
+def _index_config(ctx: ProbeContext) -> str:
+    """Where packages come from: pip/uv/conda configuration files and environment variables, as they are.
+
+    Credentials are stripped twice: here (every URL's user-info, every secret this process knows) and by the
+    bundle's redactor afterwards (secret-named keys, token shapes)."""
+    from gpusetup.credentials import scrub
+
+    env = ctx.env
+    home = Path(env.get("HOME") or str(Path.home()))
+    xdg = Path(env.get("XDG_CONFIG_HOME") or str(home / ".config"))
+    system = [*(Path(d) / "pip" / "pip.conf" for d in (env.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(":") if d),
+              Path("/etc/pip.conf"), Path("/etc/uv/uv.toml"), Path("/etc/conda/.condarc")]
+    files = [ctx.path(f) for f in system] + [
+        home / ".pip" / "pip.conf", xdg / "pip" / "pip.conf", xdg / "uv" / "uv.toml", home / ".condarc",
+        xdg / "conda" / ".condarc"]
+    appdata = env.get("APPDATA")
+    if appdata:
+        files += [Path(appdata) / "pip" / "pip.ini", Path(appdata) / "uv" / "uv.toml"]
+    for var in ("PIP_CONFIG_FILE", "UV_CONFIG_FILE", "CONDARC"):
+        if env.get(var):
+            files.append(Path(env[var]))
+    if env.get("CONDA_PREFIX"):
+        files.append(Path(env["CONDA_PREFIX"]) / ".condarc")
+    out: list[str] = []
+    for f in dict.fromkeys(files):
+        try:
+            with open(f, "rb") as fh:
+                data = fh.read(_CONFIG_CAP)
+        except OSError:
+            continue
+        out.append(f"# {f}\n{data.decode('utf-8', errors='replace').rstrip()}\n")
+    names = sorted(k for k in env if _CONFIG_ENV.match(k))
+    if names:
+        out.append("# environment\n" + "".join(f"{k}={env[k]}\n" for k in names))
+    return scrub("\n".join(out))
 
 
 def _pip_list_item(python: str | None) -> CollectItem:
@@ -178,7 +224,7 @@ def build_bundle(
                     continue
                 text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
                 if redact:
-                    text = red.redact(text)
+                    text = scrub(red.redact(text))  # + any secret this process knows (e.g. *_TOKEN values)
                 raw = text.encode("utf-8")
                 if len(raw) > PER_FILE_CAP:
                     cut.append({"file": item.name, "original_bytes": len(raw), "kept_bytes": PER_FILE_CAP, "how": "kept the last part"})

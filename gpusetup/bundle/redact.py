@@ -27,26 +27,57 @@ _SECRET_NAME = r"[A-Za-z0-9_.-]*(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?
 # (kind, pattern, replacement) — order matters: secrets and URLs before addresses.
 _PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
     ("private-key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S), "[REDACTED private key]"),
+    ("bearer", re.compile(r"(?i)(authorization:\s*(?:bearer|basic|token)\s+)(\S+)"), r"\1[REDACTED]"),
+    ("bearer", re.compile(r"(?i)(\bbearer\s+)([A-Za-z0-9._~+/-]{16,}=*)"), r"\1[REDACTED]"),
     # NAME=value, NAME: value, "NAME": "value", export NAME='value'
-    ("secret", re.compile(rf"""(?i)(\b{_SECRET_NAME}\b["']?\s*[=:]\s*["']?)([^\s"',;]+)"""), r"\1[REDACTED]"),
+    ("secret", re.compile(rf"""(?i)((?<!://)\b{_SECRET_NAME}\b["']?\s*[=:]\s*["']?)([^\s"',;]+)"""), r"\1[REDACTED]"),
     ("url-credentials", re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/\s:@]+):([^/\s@]+)@"), r"\1[REDACTED]:[REDACTED]@"),
     ("url-token", re.compile(r"(?i)([?&](?:token|access_token|key|api_key|apikey|sig|signature|password|secret)=)([^&\s]+)"), r"\1[REDACTED]"),
     ("aws-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "[REDACTED aws key]"),
-    ("token", re.compile(r"\b(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|sk-[A-Za-z0-9_-]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}|glpat-[A-Za-z0-9_-]{20,})\b"), "[REDACTED token]"),
+    ("url-userinfo", re.compile(r"(?i)\b((?:https?|git\+https?|ftp)://)([^/\s:@]{8,})@"), r"\1[REDACTED]@"),
+    ("token", re.compile(r"\b(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|sk-[A-Za-z0-9_-]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}|glpat-[A-Za-z0-9_-]{20,}|pypi-[A-Za-z0-9_-]{40,}|npm_[A-Za-z0-9]{30,}|AIza[0-9A-Za-z_-]{35})\b"), "[REDACTED token]"),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b"), "[REDACTED jwt]"),
-    ("bearer", re.compile(r"(?i)(authorization:\s*(?:bearer|basic|token)\s+)(\S+)"), r"\1[REDACTED]"),
     ("email", re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b"), "[REDACTED email]"),
-    ("serial", re.compile(r"(?i)(serial(?:\s*number)?\s*[:=]\s*|<serial>)([A-Za-z0-9-]{6,})"), r"\1[REDACTED]"),
+    # "Serial Number : 1324…", "serial=…", "<serial>…", and free text: "GPU Serial number 1324021012345"
+    ("serial", re.compile(r"(?i)(serial(?:[\s_-]*(?:number|no\.?|num|#))?(?:\s+is)?\s*[:=#]?\s*|<serial>)((?=[A-Za-z-]*\d)[A-Za-z0-9-]{6,})"), r"\1[REDACTED]"),
     ("mac-address", re.compile(r"(?<![0-9A-Fa-f:])(?:[0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}(?![0-9A-Fa-f:])"), "[REDACTED mac]"),
     ("ipv4-address", re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?![\w.])"), "[REDACTED ip]"),
     # full or compressed IPv6 with at least three groups and a '::' or 8 groups; PCI addresses have '.'
     ("ipv6-address", re.compile(r"(?<![\w:.])(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,6}:(?:[0-9A-Fa-f]{1,4}:){0,5}[0-9A-Fa-f]{1,4})(?![\w:.])"), "[REDACTED ip]"),
 ]
+_ANY_UUID = re.compile(r"(?<![\w-])[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![\w-])")
+_IP_WORDS = {"inet", "inet6", "addr", "address", "ip", "ipv4", "host", "hostname", "server", "nameserver", "via",
+             "from", "to", "peer", "gateway", "gw", "src", "dst", "client", "remote", "local", "connect",
+             "connecting", "connected", "listen", "listening", "bind", "proxy", "dns", "route", "at", "on", "node",
+             "master", "worker", "endpoint", "url", "by"}
 _GPU_UUID = re.compile(r"\b(GPU|MIG)-[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b")
 _VERSIONISH = re.compile(r"(?i)(version|cudnn|cuda|driver|nccl|libnv|\.so)[^\n]{0,24}$")
 _HOME = re.compile(r"(?i)(/home/|/Users/|C:\\\\?Users\\\\?)([^/\\\s\"']+)")
-_NOT_SECRETS = {"null", "none", "true", "false", "[redacted]", "{", "[", "[]", "{}", "n/a", "<unset>"}
+_NOT_SECRETS = {"bearer", "basic", "token", "null", "none", "true", "false", "[redacted]", "{", "[", "[]", "{}", "n/a", "<unset>"}
 _LOOPBACK = {"127.0.0.1", "0.0.0.0", "255.255.255.255", "::1"}
+
+
+_ANY_UUID_KIND = "uuid"
+
+
+def _is_version(text: str, m: re.Match[str]) -> bool:
+    """Is this four-part dotted number a version ("tensorrt 8.6.1.6", "jax 0.12.0.1") rather than an IPv4?"""
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    before = text[line_start:m.start()]
+    after = text[m.end():m.end() + 8]
+    if re.match(r"[:/]\d", after) or before.endswith(("://", "@", "[")):
+        return False  # 10.0.0.5:8080, 10.0.0.0/24, http://10.…, user@10.…
+    prev = re.findall(r"[A-Za-z][\w.+-]*", before[-40:])
+    if prev and prev[-1].lower().rstrip(":=") in _IP_WORDS and re.search(r"[\s:=]\s*$", before):
+        return False  # inet 192.168.1.4, via 10.0.0.1, nameserver 8.8.8.8
+    if m.group(0).startswith("0."):
+        return True  # 0.x.x.x is no host's address; 0.12.0.1 is a version
+    if re.search(r"(?:==|>=|<=|~=|!=|=|\b[vV]|[-_])$", before) or re.match(r"(?:[-+~]\w|\.(?:post|dev)|rc\d|[ab]\d)",
+                                                                           after):
+        return True  # pkg==8.6.1.6, v8.6.1.6, libnvinfer8-8.6.1.6, 8.6.1.6-1+cuda12.0
+    if re.search(r"(?:^|[\s(\[|,])[A-Za-z][\w.+-]*(?:\s+|\s*:\s*)$", before):
+        return True  # "tensorrt 8.6.1.6", "Version: 8.6.1.6", package tables (pip list, dpkg -l, conda list)
+    return bool(_VERSIONISH.search(text[max(0, m.start() - 40): m.start()]))
 
 
 @dataclass
@@ -89,9 +120,12 @@ class Redactor:
         for kind, pattern, repl in _PATTERNS:
             text = self._sub(kind, pattern, repl, text)
         text = self._sub_uuid(text)
+        text = self._sub(_ANY_UUID_KIND, _ANY_UUID, "[REDACTED uuid]", text)
         text = self._sub_home(text)
         for kind, word, repl in self._known_words():
-            pat = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])")
+            # a host name also in its longer forms: node17 → node17.cluster.example.org (topo -m, prompts, paths)
+            longer = r"(?:\.[A-Za-z0-9-]+)*" if kind == "hostname" else ""
+            pat = re.compile(rf"(?<![\w-]){re.escape(word)}{longer}(?![\w-])")
             text, n = pat.subn(repl, text)
             if n:
                 self.counts[kind] += n
@@ -101,9 +135,7 @@ class Redactor:
         def one(m: re.Match[str]) -> str:
             if kind == "secret" and m.group(2).lower() in _NOT_SECRETS:
                 return m.group(0)
-            if kind == "ipv4-address" and (
-                m.group(0) in _LOOPBACK or _VERSIONISH.search(text[max(0, m.start() - 40) : m.start()])
-            ):
+            if kind == "ipv4-address" and (m.group(0) in _LOOPBACK or _is_version(text, m)):
                 return m.group(0)
             if kind == "ipv6-address" and m.group(0) in _LOOPBACK:
                 return m.group(0)

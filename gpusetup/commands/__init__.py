@@ -7,6 +7,8 @@ import argparse
 import math
 from pathlib import Path
 
+from gpusetup.errors import ToolError
+
 
 def positive_number(text: str) -> float:
     """argparse type for seconds and sizes: a finite number above 0 (``nan``, ``inf``, ``0``, ``-5`` refused)."""
@@ -45,7 +47,6 @@ def python_executable(text: str) -> str:
 def load_for_file(path: str) -> object:
     """The Machine described by ``--for FILE`` (a diagnose report or a machine profile); a file that cannot
     be used becomes a :class:`gpusetup.cli.ToolError` saying what is wrong with it (exit 3, no traceback)."""
-    from gpusetup.cli import ToolError
     from gpusetup.compat.profile import ProfileError, load_machine_file
 
     try:

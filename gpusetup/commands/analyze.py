@@ -7,6 +7,8 @@ import json
 import sys
 import textwrap
 
+from gpusetup.errors import EXIT_TOOL
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -18,15 +20,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Exit code: 0 nothing found, 1 warnings, 2 errors, 3 an input could not be read.",
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="input files; '-' reads standard input")
-    p.add_argument("--json", action="store_true", help='write JSON: {"inputs", "facts", "findings"}')
+    p.add_argument("--json", action="store_true", help='write JSON: {"inputs", "facts", "missing", "findings"} (schema: resources/schema/analyze.schema.json)')
     p.add_argument("-o", "--output", metavar="FILE", help="write the result to FILE instead of the terminal")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from gpusetup.analyze import analyze_paths
-    from gpusetup.cli import EXIT_TOOL
-
     if args.files.count("-") > 1:
         print("gpusetup analyze: '-' (standard input) can be given only once", file=sys.stderr)
         return EXIT_TOOL
@@ -55,7 +55,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _fleet(args: argparse.Namespace, rows) -> int:  # noqa: ANN001 - list[FleetRow], imported lazily
     """Many whole-machine reports/bundles: a fleet table, one row per machine."""
-    from gpusetup.cli import EXIT_TOOL
     from gpusetup.model import Severity
     from gpusetup.report.fleet import fleet_json, fleet_table
 

@@ -7,6 +7,7 @@ import datetime as _dt
 import sys
 
 from gpusetup.commands import positive_number, python_executable
+from gpusetup.errors import ToolError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,7 +30,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gpusetup.bundle import build_bundle, planned_items
-    from gpusetup.cli import ToolError
     from gpusetup.model import Report
     from gpusetup.probe import ProbeContext, detect
     from gpusetup.rules import evaluate

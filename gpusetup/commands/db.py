@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from gpusetup.commands import positive_number
+from gpusetup.errors import ToolError
 
 
 def register(subparsers: Any) -> None:
@@ -30,7 +31,6 @@ def register(subparsers: Any) -> None:
 
 
 def run_info(args: argparse.Namespace) -> int:
-    from gpusetup.cli import ToolError
     from gpusetup.compat.db import DataError, get_db
 
     try:
@@ -64,7 +64,6 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def run_update(args: argparse.Namespace) -> int:
-    from gpusetup.cli import ToolError
     from gpusetup.compat.update import UpdateError, check_url, update
 
     if args.url:

@@ -14,6 +14,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpusetup.errors import ToolError
+from gpusetup.probe.platform.host import is_windows
+
 APP_ID = "gpusetup"
 APP_NAME = "GPU Setup"
 COMMENT = "Set up your GPU for deep learning: check the driver, install PyTorch/TensorFlow/JAX, prove it works"
@@ -154,7 +157,6 @@ def shortcut_script(lnk: Path, argv: list[str], icon: Path | None) -> str:
 
 
 def install_windows(start_menu: Path, argv: list[str] | None = None) -> Written:
-    from gpusetup.cli import ToolError
     from gpusetup.resources import resource
     from gpusetup.runner import SubprocessRunner
 
@@ -169,9 +171,7 @@ def install_windows(start_menu: Path, argv: list[str] | None = None) -> Written:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.cli import ToolError
-
-    windows = sys.platform == "win32"  # the one platform switch of this command: two launcher formats
+    windows = is_windows()  # the one platform switch of this command: two launcher formats
     if args.show:
         print(desktop_file(launcher_argv()), end="")
         return 0

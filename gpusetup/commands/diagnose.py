@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from gpusetup.commands import positive_number, python_executable
+from gpusetup.errors import EXIT_TOOL, ToolError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,7 +34,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.cli import EXIT_TOOL
     from gpusetup.model import Report
     from gpusetup.probe import ProbeContext, detect
     from gpusetup.report import render
@@ -64,8 +64,6 @@ def run(args: argparse.Namespace) -> int:
 def prepare_output(path: Path | str, example: str = "report.txt") -> Path:
     """Check that ``path`` can be a new file and create its missing folders. A folder given as the file, or a
     file where a folder should be, becomes a :class:`gpusetup.cli.ToolError` in plain words, before any work."""
-    from gpusetup.cli import ToolError
-
     path = Path(path).expanduser()
     if path.is_dir():
         raise ToolError(f"cannot write {path}: it is a folder. Give a file name, e.g. {path / example}")
@@ -86,8 +84,6 @@ def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
     """Write via a temporary file and rename, so an interrupted or failed write never leaves half a file,
     a stray temporary file, or a damaged earlier copy. ``mode`` sets the permissions (e.g. 0o755 for scripts).
     Raises :class:`gpusetup.cli.ToolError` with the reason in plain words."""
-    from gpusetup.cli import ToolError
-
     path = prepare_output(path)
     tmp = path.with_name(f".{path.name}.tmp")
     try:

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gpusetup.errors import EXIT_ERROR, EXIT_OK, EXIT_WARN, ToolError
+
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
 
 
@@ -77,7 +79,6 @@ def _print_findings(findings: list[Any], out: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.cli import EXIT_ERROR, EXIT_OK, EXIT_WARN, ToolError
     from gpusetup.generate import GenerateError, generate_setup, host_check
     from gpusetup.model import Severity, to_dict
 

@@ -7,6 +7,9 @@ import os
 import sys
 from pathlib import Path
 
+from gpusetup.errors import EXIT_TOOL, ToolError
+from gpusetup.probe.platform.host import display_available
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -29,8 +32,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import importlib.util
-
-    from gpusetup.cli import EXIT_TOOL, ToolError, display_available
 
     if importlib.util.find_spec("PySide6") is None:  # only gpusetup/gui imports Qt itself
         raise ToolError("the wizard needs PySide6, which is not installed. Install it with: pip install PySide6-Essentials")

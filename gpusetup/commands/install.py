@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gpusetup.commands import gpu_number
+from gpusetup.errors import EXIT_ERROR, EXIT_OK, EXIT_TOOL, EXIT_WARN, ToolError
 
 FRAMEWORK_CHOICES = ("pytorch", "tensorflow", "jax")
 DEFAULT_TARGET = "venv:~/gpu-env"
@@ -46,7 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rollback", action="store_true", help="undo the last install (only what it created)")
     p.add_argument("--download-only", metavar="DIR", help="download the wheels into DIR for an offline install")
     p.add_argument("--wheelhouse", metavar="DIR", help="install offline from wheels in DIR (see --download-only)")
-    p.add_argument("--index-url", metavar="URL", help="a PyPI mirror for packages that come from PyPI")
+    p.add_argument("--index-url", metavar="URL", help="a PyPI mirror for packages that come from PyPI (a password "
+                   "in it is used, never saved: with --resume, give it again or answer the question)")
     p.add_argument("--pytorch-mirror", metavar="URL",
                    help="a mirror of https://download.pytorch.org/whl (e.g. https://mirror.example/whl)")
     p.add_argument("--uv", action="store_true", help="install with uv instead of pip (uv must be on PATH)")
@@ -91,8 +93,10 @@ class _Printer:
         import re
         import time
 
+        from gpusetup.credentials import scrub
+
         pct = f"{fraction:4.0%} " if fraction is not None else "     "
-        line = f"{pct}{label}"
+        line = scrub(f"{pct}{label}")
         if line == self.last:
             return
         self.last = line
@@ -132,6 +136,18 @@ def _run_job(job: Any) -> Any:
     finally:
         signal.signal(signal.SIGINT, old)
         printer.done()
+
+
+def _ask_secret(masked_url: str) -> str | None:
+    """--resume on a terminal: ask for the password gpusetup did not save (not echoed, never stored)."""
+    if not sys.stdin or not sys.stdin.isatty():
+        return None
+    import getpass
+
+    try:
+        return getpass.getpass(f"Password for {masked_url} (not saved): ") or None
+    except (EOFError, KeyboardInterrupt):
+        return None
 
 
 def _os_release_for(machine: Any) -> str | None:
@@ -205,7 +221,6 @@ def render_plan(plan: Any, machine: Any, *, state_dir: Path, foreign: bool = Fal
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.cli import EXIT_ERROR, EXIT_OK, EXIT_TOOL, EXIT_WARN, ToolError
     from gpusetup.install import default_state_dir, resume, rollback
 
     state_dir = Path(args.state_dir).expanduser() if args.state_dir else default_state_dir()
@@ -221,8 +236,12 @@ def run(args: argparse.Namespace) -> int:
         if args.rollback:
             res = _run_job(lambda tok, pr: fn(state_dir, progress=pr, cancel=tok))
         else:
+            from gpusetup import credentials
+
+            credentials.remember(args.index_url)  # the password of a saved plan's mirror, given again
+            credentials.remember(args.pytorch_mirror)
             res = _run_job(lambda tok, pr: fn(state_dir, progress=pr, cancel=tok,
-                                              check_network=not args.no_network_check))
+                                              check_network=not args.no_network_check, ask_secret=_ask_secret))
         return _report(res, args, state_dir, EXIT_OK, EXIT_WARN, EXIT_ERROR, EXIT_TOOL)
 
     machine, foreign = _machine(args, ToolError)
@@ -240,7 +259,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"Wrote the plan as a {shell} script: {path} ({len(plan.steps)} steps). Nothing was installed here.")
         return EXIT_OK
 
-    sys.stdout.write(render_plan(plan, machine, state_dir=state_dir, foreign=foreign))
+    from gpusetup.credentials import scrub
+
+    sys.stdout.write(scrub(render_plan(plan, machine, state_dir=state_dir, foreign=foreign)))
     if args.dry_run:
         print("Dry run: nothing was changed.")
         return EXIT_OK
@@ -312,8 +333,10 @@ def _build(args: argparse.Namespace, machine: Any, foreign: bool, tool_error: ty
 
 def _report(res: Any, args: argparse.Namespace, state_dir: Path, ok: int, warn: int, err: int, tool: int,
             plan: Any = None) -> int:
+    from gpusetup.credentials import scrub
+
     stream = sys.stdout if res.ok else sys.stderr
-    print(res.message, file=stream)
+    print(scrub(res.message), file=stream)
     if res.log_path and res.log_path not in res.message:
         print(f"Log: {res.log_path}", file=stream)
     if res.ok:

@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from gpusetup.commands import gpu_number
+from gpusetup.errors import ToolError
 from gpusetup.model import FrameworkPlan, from_dict
 from gpusetup.report.plans import ChoiceText, PlanText, describe, label
 
@@ -43,7 +44,6 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.cli import ToolError
     from gpusetup.compat.db import DataError, get_db
     from gpusetup.compat.resolver import resolve
 

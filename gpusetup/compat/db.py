@@ -9,6 +9,7 @@ Any problem with the user copy falls back to the embedded one, and :attr:`Compat
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import logging
 import os
@@ -220,6 +221,61 @@ def _with_optional(files: dict[str, dict[str, Any]], directory: Path, fallback: 
             files[name] = fallback[name]
 
 
+class UnverifiedData(DataError):
+    """An updated copy whose signature or recorded checksums do not verify (tampered or not from gpusetup)."""
+
+
+def _read_capped(path: Path, limit: int) -> bytes:
+    with open(path, "rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise DataError(f"{path} is larger than {limit} bytes")
+    return data
+
+
+def verified_files(user: Path) -> tuple[dict[str, dict[str, Any]], str]:
+    """The files of an updated copy, each checked *now*, where it is loaded: the manifest against the pinned
+    Ed25519 key, every file against the sha256 the signed manifest records. Raises :class:`UnverifiedData`
+    (or :class:`DataError` for unreadable files) — a folder written later, or pointed to by
+    ``GPUSETUP_COMPAT_DIR``, is never trusted on its word."""
+    from gpusetup.compat import update as upd  # the trust model lives there; imported here to avoid a cycle
+
+    try:
+        raw = _read_capped(user / MANIFEST, upd.MAX_MANIFEST_BYTES)
+    except OSError as exc:
+        raise DataError(f"{user / MANIFEST} cannot be read: {exc}") from exc
+    try:
+        sig = _read_capped(user / upd.SIGNATURE, 4096)
+    except (OSError, DataError) as exc:
+        raise UnverifiedData(f"it has no signature ({upd.SIGNATURE})") from exc
+    try:
+        upd.verify_signature(raw, sig, upd.pinned_keys())
+        manifest = upd._parse_manifest(raw)
+    except upd.UpdateError as exc:
+        raise UnverifiedData(str(exc)) from exc
+    listed = {f["name"]: f for f in manifest["files"]}
+    files: dict[str, dict[str, Any]] = {}
+    for name in (*REQUIRED_FILES, *(n for n in OPTIONAL_FILES if f"{n}.json" in listed)):
+        entry = listed[f"{name}.json"]
+        path = user / f"{name}.json"
+        try:
+            data = _read_capped(path, upd.MAX_FILE_BYTES)
+        except FileNotFoundError as exc:
+            raise DataError(f"{path} is missing") from exc
+        except OSError as exc:
+            raise DataError(f"{path} cannot be read: {exc}") from exc
+        if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+            raise UnverifiedData(f"{path.name} was changed after the signed update was installed "
+                                 "(its checksum does not match the signed manifest)")
+        try:
+            doc = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise DataError(f"{path} cannot be read: {exc}") from exc
+        check_shape(name, doc, path)
+        files[name] = doc
+    return files, str(manifest["bundle_version"])
+
+
 def _load(user: Path | None) -> CompatDB:
     embedded = read_files(embedded_dir())
     _with_optional(embedded, embedded_dir(), {})
@@ -227,10 +283,15 @@ def _load(user: Path | None) -> CompatDB:
     if user is None or not (user / MANIFEST).is_file():
         return emb_db
     try:
-        manifest = json.loads((user / MANIFEST).read_text(encoding="utf-8"))
-        files = read_files(user)
-        _with_optional(files, user, embedded)
-        bundle_version = str(manifest.get("bundle_version", ""))
+        files, bundle_version = verified_files(user)
+        for name in OPTIONAL_FILES:  # an optional file the signed manifest does not list: the built-in one
+            if name not in files and name in embedded:
+                files[name] = embedded[name]
+    except UnverifiedData as exc:
+        emb_db.fallback_reason = (f"the data in {user} was refused because it does not verify: {exc}. "
+                                  "Using the built-in data; run `gpusetup db update` to install a signed copy")
+        log.warning("%s", emb_db.fallback_reason)
+        return emb_db
     except (OSError, ValueError, DataError) as exc:
         emb_db.fallback_reason = f"the updated data in {user} is unusable ({exc}); using the built-in data"
         log.warning("%s", emb_db.fallback_reason)

@@ -33,11 +33,16 @@ def get_app(argv: list[str] | None = None) -> QApplication:
 def setup_file_log(log_dir: Path) -> Path | None:
     """Log to a file: a windowed build has no console (sys.stdout may be None)."""
     try:
-        log_dir.mkdir(parents=True, exist_ok=True)
+        from gpusetup.credentials import ScrubFilter
+        from gpusetup.paths import open_private, private_dir
+
+        private_dir(log_dir)
         path = log_dir / "wizard.log"
+        open_private(path, "a").close()  # created (or tightened to) 0600 before logging opens it
         handler = logging.FileHandler(path, encoding="utf-8")
     except OSError:
         return None
+    handler.addFilter(ScrubFilter())
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger("gpusetup")
     if not any(isinstance(h, logging.FileHandler) and getattr(h, "baseFilename", "") == str(path) for h in root.handlers):

@@ -83,6 +83,7 @@ class DockerOutcome:
     alternative: str | None = None
     warnings: list[str] = field(default_factory=list)
     raw: Any = None
+    host_findings: list[Finding] = field(default_factory=list)  # can this host run GPU containers (by finding id)
 
 
 @dataclass
@@ -459,7 +460,7 @@ def _docker_outcome(res: Any, out_dir: Path) -> DockerOutcome:
 
     refused = getattr(res, "refused", None)
     warnings = [str(w) for w in (getattr(res, "warnings", None) or [])]
-    warnings += [f.title for f in (getattr(res, "host_findings", None) or []) if getattr(f, "title", None)]
+    host = [f for f in (getattr(res, "host_findings", None) or []) if isinstance(f, Finding)]
     return DockerOutcome(
         ok=bool(getattr(res, "ok", not refused)),
         out_dir=str(getattr(res, "out_dir", None) or out_dir),
@@ -471,6 +472,7 @@ def _docker_outcome(res: Any, out_dir: Path) -> DockerOutcome:
         alternative=getattr(res, "alternative", None),
         warnings=warnings,
         raw=res,
+        host_findings=host,
     )
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from gpusetup import credentials
 from gpusetup.cancel import CancelToken, Progress
 from gpusetup.install import snippets
 from gpusetup.install.journal import LOG, PLAN, InstallLock, Journal, LockBusy, default_state_dir
@@ -27,6 +28,7 @@ from gpusetup.install.plan import InstallPlan
 from gpusetup.install.progress import PipProgress
 from gpusetup.install.stream import StreamResult, run_streaming
 from gpusetup.model import Plan, Step, from_dict, to_dict
+from gpusetup.paths import open_private, write_private
 
 STEP_TIMEOUT = 3 * 3600.0  # a multi-GB download on a slow line; cancel is always available
 SNAPSHOT_TIMEOUT = 60.0
@@ -59,7 +61,7 @@ _SNIPPET_NAMES = {
 def display_argv(argv: list[str], needs_root: bool = False, elevation: str | None = "sudo") -> str:
     """A command as the user reads it: inline Python programs are named rather than printed in full."""
     shown = [_SNIPPET_NAMES.get(a, a) for a in argv]
-    text = " ".join(a if a.startswith("<gpusetup:") else shlex.quote(a) for a in shown)
+    text = credentials.scrub(" ".join(a if a.startswith("<gpusetup:") else shlex.quote(a) for a in shown))
     return f"{elevation} {text}" if needs_root and elevation else text
 
 
@@ -105,7 +107,7 @@ class _Run:
         self.progress = progress or (lambda label, frac: None)
         self.cancel = cancel or CancelToken()
         self.log_path = jdir / LOG
-        self.log_fh = log or open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        self.log_fh = log or open_private(self.log_path, "a")
         self._own_log = log is None
         self.elevate = elevate
         self.timeout = timeout
@@ -123,8 +125,14 @@ class _Run:
         full = [*prefix, *argv]
         self.log_fh.write(f"\n$ {display_argv(full)}\n")
         self.log_fh.flush()
-        res = run_streaming(full, timeout=timeout or self.timeout, cancel=self.cancel, on_line=on_line,
-                            log=self.log_fh, own_session=not prefix)
+        try:  # masked index URLs: the secret goes to pip/uv in their environment, never on the command line
+            real, env = credentials.for_child(full)
+        except credentials.MissingCredential as exc:
+            self.log_fh.write(f"[not started: {exc}]\n")
+            return StreamResult(full, None, error=str(exc))
+        res = run_streaming(real, timeout=timeout or self.timeout, cancel=self.cancel, on_line=on_line,
+                            log=self.log_fh, own_session=not prefix, env=env or None)
+        res.argv = full
         status = (res.error or ("timed out" if res.timed_out else "cancelled" if res.cancelled
                                 else f"exit code {res.returncode}"))
         self.log_fh.write(f"[{status}, {res.duration_s:.1f} s]\n")
@@ -164,16 +172,18 @@ def execute(
     iplan = plan if isinstance(plan, InstallPlan) else InstallPlan(steps=plan.steps, notes=plan.notes)
     jdir = Path(journal_dir) if journal_dir else default_state_dir()
     try:
-        with InstallLock(jdir):
+        with InstallLock(jdir) as lock:
             journal = Journal(jdir)
             status = journal.status()
             if status == "unfinished":
                 return ExecResult(ok=False, journal_dir=str(jdir), message=_unfinished_message(journal))
             if status != "none":
                 journal.archive()
-            (jdir / PLAN).write_text(json.dumps(to_dict(iplan), indent=1), encoding="utf-8")
+            # the plan holds masked URLs (credentials.remember); scrub is the belt to those braces
+            write_private(jdir / PLAN, credentials.scrub(json.dumps(to_dict(iplan), indent=1)))
             journal.append("plan", target=iplan.target, steps=[s.id for s in iplan.steps])
             run = _Run(iplan, jdir, progress, cancel, log, elevate, step_timeout)
+            _lock_note(run, lock)
             try:
                 failure = _preflight(run, free_space or free_bytes, check_network)
                 if failure:
@@ -184,6 +194,24 @@ def execute(
                 run.close()
     except LockBusy as exc:
         return ExecResult(ok=False, journal_dir=str(jdir), message=str(exc))
+
+
+def _remember_configured() -> None:
+    """Secrets where the user configured them (pip's settings and environment): --resume finds them there."""
+    from gpusetup.install.net import pip_config_value
+
+    for key in ("index-url", "extra-index-url", "proxy"):
+        for url in (pip_config_value(key) or "").split():
+            credentials.remember(url)
+    credentials.scrub("")  # reads the environment (PIP_INDEX_URL, HTTPS_PROXY, ...)
+
+
+def _lock_note(run: _Run, lock: InstallLock) -> None:
+    """A lock left by a process that died was taken over: say so in the log, the journal and on screen."""
+    if lock.note:
+        run.log_fh.write(f"note: {lock.note}\n")
+        run.journal.append("note", message=lock.note)
+        run.progress(lock.note, None)
 
 
 def _unfinished_message(journal: Journal) -> str:
@@ -214,9 +242,9 @@ def _preflight(run: _Run, free_space: FreeSpace, check_network: bool) -> str | N
         for url in plan.indexes:
             run.progress(f"Checking that {url} can be reached", None)
             chk = check_index(url, plan.probes.get(url) or plan.probe_package or "pip")
-            run.log_fh.write(f"network: {url}: {'ok' if chk.ok else chk.message}\n")
+            run.log_fh.write(credentials.scrub(f"network: {url}: {'ok' if chk.ok else chk.message}\n"))
             if not chk.ok:
-                return chk.message + " Nothing was changed."
+                return credentials.scrub(chk.message) + " Nothing was changed."
     return None
 
 
@@ -353,6 +381,7 @@ def resume(
     elevate: str = "auto",
     step_timeout: float = STEP_TIMEOUT,
     boot_id: Callable[[], str | None] | None = None,
+    ask_secret: Callable[[str], str | None] | None = None,
 ) -> ExecResult:
     """Continue an unfinished install: after a crash, a failed or cancelled step, or the driver's reboot.
 
@@ -362,7 +391,7 @@ def resume(
     jdir = Path(journal_dir) if journal_dir else default_state_dir()
     boot = boot_id or read_boot_id
     try:
-        with InstallLock(jdir):
+        with InstallLock(jdir) as lock:
             journal = Journal(jdir)
             if journal.status() != "unfinished":
                 return ExecResult(ok=False, journal_dir=str(jdir), message="There is no unfinished install to "
@@ -390,8 +419,19 @@ def resume(
                 if r["event"] == "reboot-done":
                     ok_ids.add(r["step"])
             start = next((i for i, s in enumerate(plan.steps) if s.id not in ok_ids), len(plan.steps))
+            _remember_configured()
+            missing = credentials.unknown([a for s in plan.steps[start:] for a in s.argv]
+                                          + (plan.indexes if check_network else []))
+            if missing and ask_secret is not None:
+                for url in missing:
+                    credentials.supply(url, ask_secret(url))
+                missing = credentials.unknown([a for s in plan.steps[start:] for a in s.argv])
+            if missing:
+                return ExecResult(ok=False, journal_dir=str(jdir), failed_step="preflight",
+                                  message=credentials.missing_message(missing) + " Nothing was changed.")
             journal.append("resume", from_step=plan.steps[start].id if start < len(plan.steps) else None)
             run = _Run(plan, jdir, progress, cancel, log, elevate, step_timeout)
+            _lock_note(run, lock)
             try:
                 remaining = plan.steps[start:]
                 if check_network and any(s.kind == "pip" for s in remaining):
@@ -421,7 +461,7 @@ def rollback(
     """Undo the last install (finished or not), newest step first, touching only what it created."""
     jdir = Path(journal_dir) if journal_dir else default_state_dir()
     try:
-        with InstallLock(jdir):
+        with InstallLock(jdir) as lock:
             journal = Journal(jdir)
             status = journal.status()
             if status in ("none", "rolled-back"):
@@ -442,6 +482,7 @@ def rollback(
                 elif r["event"] == "end":
                     ends[r["step"]] = r
             run = _Run(plan, jdir, progress, cancel, log, elevate, step_timeout)
+            _lock_note(run, lock)
             try:
                 journal.append("rollback-start", steps=list(reversed(order)))
                 removed_env = any(

@@ -10,10 +10,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from gpusetup.credentials import scrub
+from gpusetup.paths import open_private, private_dir
+from gpusetup.probe.platform.host import is_windows
 
 JOURNAL = "journal.jsonl"
 PLAN = "plan.json"
@@ -39,9 +42,9 @@ class Journal:
 
     def append(self, event: str, **data: Any) -> None:
         record = {"event": event, "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **data}
-        self.dir.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(record, sort_keys=True) + "\n")
+        private_dir(self.dir)
+        with open_private(self.path, "a") as fh:
+            fh.write(scrub(json.dumps(record, sort_keys=True)) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
 
@@ -81,7 +84,8 @@ class Journal:
         while dest.exists():
             dest = dest.with_name(dest.name.split(".")[0] + f".{n}")
             n += 1
-        dest.mkdir(parents=True)
+        private_dir(dest.parent)
+        dest.mkdir(mode=0o700)
         for name in (JOURNAL, PLAN, LOG):
             if (self.dir / name).exists():
                 shutil.move(str(self.dir / name), str(dest / name))
@@ -98,12 +102,13 @@ class InstallLock:
     def __init__(self, directory: Path) -> None:
         self.path = Path(directory) / LOCK
         self._fh: Any = None
+        self.note = ""  # set when a lock left behind by a process that died was taken over
 
     def __enter__(self) -> InstallLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the lock's lifetime
+        private_dir(self.path.parent)
+        fh = open_private(self.path, "a+")
         try:
-            if sys.platform == "win32":
+            if is_windows():
                 import msvcrt
 
                 fh.seek(0)
@@ -120,6 +125,11 @@ class InstallLock:
                 f"Another gpusetup install is running (process {owner}). Wait for it to finish, or cancel "
                 "it; only one install can run at a time."
             ) from None
+        fh.seek(0)
+        previous = fh.read().strip()
+        if previous.isdigit() and int(previous) != os.getpid():
+            self.note = (f"An earlier gpusetup install (process {previous}) ended without releasing its lock "
+                         "(it was killed or crashed); this run took the lock over.")
         fh.seek(0)
         fh.truncate()
         fh.write(str(os.getpid()))

@@ -6,14 +6,18 @@ half-installed environment (installers.md (c) 12: proxies, TLS interception).
 
 from __future__ import annotations
 
+import base64
 import configparser
 import os
 import ssl
-import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+
+from gpusetup import credentials
+from gpusetup.probe.platform.host import is_windows
 
 
 def _pip_config_files() -> list[Path]:
@@ -21,7 +25,7 @@ def _pip_config_files() -> list[Path]:
     if os.environ.get("PIP_CONFIG_FILE") == os.devnull:
         return []
     files: list[Path] = []
-    if sys.platform == "win32":
+    if is_windows():
         files.append(Path(os.environ.get("PROGRAMDATA", "C:/ProgramData")) / "pip" / "pip.ini")
         appdata = os.environ.get("APPDATA")
         if appdata:
@@ -82,8 +86,22 @@ def check_index(url: str, project: str, timeout: float = 10.0) -> IndexCheck:
         path = Path(urllib.request.url2pathname(urllib.request.urlparse(url).path))
         ok = path.is_dir()
         return IndexCheck(url, ok, "" if ok else f"The local index folder {path} does not exist.")
-    page = url.rstrip("/") + "/" + project + "/"
-    proxy = proxy_for(url)
+    try:  # a masked mirror URL (user:****@host): the real one, from this process's memory
+        real = credentials.reveal(url)
+    except credentials.MissingCredential as exc:
+        return IndexCheck(url, False, str(exc))
+    shown = credentials.mask_url(url)
+    # user:password@host is not a host name: urllib needs it as an Authorization header
+    parsed = urllib.parse.urlsplit(real)
+    auth = None
+    if parsed.username is not None or parsed.password is not None:
+        netloc = parsed.netloc.rpartition("@")[2]
+        real = urllib.parse.urlunsplit(parsed._replace(netloc=netloc))
+        pair = f"{urllib.parse.unquote(parsed.username or '')}:{urllib.parse.unquote(parsed.password or '')}"
+        auth = "Basic " + base64.b64encode(pair.encode()).decode()
+    url = shown
+    page = real.rstrip("/") + "/" + project + "/"
+    proxy = proxy_for(real)
     handlers: list[urllib.request.BaseHandler] = [
         urllib.request.ProxyHandler({"http": proxy, "https": proxy} if proxy else {})
     ]
@@ -91,17 +109,25 @@ def check_index(url: str, project: str, timeout: float = 10.0) -> IndexCheck:
     if url.startswith("https") and cert and Path(cert).exists():
         handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=cert)))
     opener = urllib.request.build_opener(*handlers)
-    via = f" through the proxy {proxy}" if proxy else " (no proxy configured: HTTPS_PROXY / pip's proxy setting)"
-    req = urllib.request.Request(page, headers={"Accept": "text/html", "User-Agent": "gpusetup"})
+    if proxy:
+        credentials.remember(proxy)
+    via = f" through the proxy {credentials.mask_url(proxy)}" if proxy else " (no proxy configured: HTTPS_PROXY / pip's proxy setting)"
+    headers = {"Accept": "text/html", "User-Agent": "gpusetup"}
+    if auth:
+        headers["Authorization"] = auth
+    req = urllib.request.Request(page, headers=headers)
     try:
         with opener.open(req, timeout=timeout) as resp:
             status = resp.status
     except urllib.error.HTTPError as exc:
+        if exc.code in (401, 403):
+            return IndexCheck(url, False, f"The index {url} refused the login (HTTP {exc.code}): check the user "
+                                          "name and password in the URL or in pip's configuration.")
         if exc.code == 404:
             return IndexCheck(url, False, f"The index {url} answers but does not have '{project}' "
                                           "(wrong index URL or an incomplete mirror).")
         if exc.code == 407:
-            return IndexCheck(url, False, f"The proxy {proxy} asks for a login (HTTP 407). Put the "
+            return IndexCheck(url, False, f"The proxy {credentials.mask_url(proxy or '')} asks for a login (HTTP 407). Put the "
                                           "credentials into HTTPS_PROXY or pip's proxy setting.")
         return IndexCheck(url, False, f"The index {url} answered HTTP {exc.code}{via}.")
     except urllib.error.URLError as exc:

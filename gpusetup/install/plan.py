@@ -15,6 +15,7 @@ from importlib import metadata
 from pathlib import Path, PureWindowsPath
 from typing import Any
 
+from gpusetup import credentials
 from gpusetup.install import snippets
 from gpusetup.messages import add_note, message_of, msg
 from gpusetup.model import Choice, FrameworkPlan, Machine, Plan, Step
@@ -84,6 +85,9 @@ def build_plan(
     ``cuda_toolkit`` only when asked. ``portable`` (for ``--script``/``--for``) uses only the target's own
     pip. ``conda_envs`` lists existing conda env names (``conda env list``), so an absent one is created.
     """
+    # a password in a mirror URL stays in this process; the plan (shown, saved, journalled) has the masked URL
+    index_url = credentials.remember(index_url)
+    pytorch_mirror = credentials.remember(pytorch_mirror)
     os_name = (machine.system.os or current_os()).lower()
     plan = InstallPlan(target=target, os=os_name)
     choices: list[tuple[FrameworkPlan, Choice]] = []
@@ -305,7 +309,7 @@ def _plan_pip(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]], in
 
 def _add_index(plan: InstallPlan, url: str | None, reqs: list[str]) -> None:
     """Remember which index each group comes from (None: pip's configured index, else PyPI) for the check."""
-    real = url or _pip_config("index-url") or PYPI_SIMPLE
+    real = url or credentials.remember(_pip_config("index-url")) or PYPI_SIMPLE
     if real not in plan.indexes:
         plan.indexes.append(real)
         plan.probes[real] = _req_name(reqs[0])

@@ -21,7 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
+from gpusetup import children
 from gpusetup.cancel import CancelToken
+from gpusetup.credentials import scrub
 
 TAIL_LINES = 40
 GRACE_SECONDS = 5.0
@@ -70,8 +72,9 @@ def run_streaming(
         proc = subprocess.Popen(
             [exe, *argv[1:]], stdin=subprocess.DEVNULL if own_session else None, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, env=full_env, text=True, encoding="utf-8", errors="replace", bufsize=1,
-            **kwargs,
+            **kwargs, **children.popen_kwargs(),  # pip dies with gpusetup, even after kill -9
         )
+        children.adopt(proc)
     except OSError as exc:
         return StreamResult(argv, None, error=f"could not start {argv[0]}: {exc}")
     lines: queue.Queue[str | None] = queue.Queue()
@@ -96,6 +99,7 @@ def run_streaming(
         if line is None:
             eof = True
         elif line:
+            line = scrub(line)  # a tool that echoes a URL with its password never gets it into our log
             tail.append(line.rstrip("\n"))
             if log is not None:
                 log.write(line)
@@ -118,6 +122,7 @@ def run_streaming(
             except queue.Empty:
                 break
             if line:
+                line = scrub(line)
                 tail.append(line.rstrip("\n"))
                 if log is not None:
                     log.write(line)

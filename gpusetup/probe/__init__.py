@@ -12,7 +12,6 @@ import datetime as _dt
 import importlib
 import logging
 import os
-import sys
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +22,7 @@ from typing import Any
 from gpusetup import __version__
 from gpusetup.cancel import Cancelled, CancelToken
 from gpusetup.model import Gpu, Machine, PciInfo, ProbeRun
+from gpusetup.probe.platform.host import current_os
 from gpusetup.runner import Runner, SubprocessRunner
 
 log = logging.getLogger("gpusetup.probe")
@@ -86,17 +86,6 @@ class ProbeContext:
 
             self._platform = get_platform(self)
         return self._platform
-
-
-def current_os() -> str:
-    """linux / windows / macos for the machine gpusetup runs on (the one place that reads sys.platform)."""
-    if sys.platform.startswith("linux"):
-        return "linux"
-    if sys.platform == "win32":
-        return "windows"
-    if sys.platform == "darwin":
-        return "macos"
-    return sys.platform
 
 
 def detect(

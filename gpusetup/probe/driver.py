@@ -6,7 +6,7 @@ open vs proprietary flavour), ``/sys/module/nvidia/version``, ``/proc/driver/nvi
 ``libnvidia-ml.so.<version>`` (what user space would load), merges the platform's kernel-module facts,
 then picks ``machine.driver.version``: NVML, else nvidia-smi, else the kernel module. Every source's
 :class:`Reading` is kept, so a kernel-module ≠ user-space mismatch (F-catalogue "driver/library version
-mismatch") stays visible as data; :func:`driver_mismatch` is the helper rules call.
+mismatch") stays visible as data; :func:`gpusetup.driver_readings.driver_mismatch` is the comparison rules and this probe share.
 """
 
 from __future__ import annotations
@@ -16,6 +16,13 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpusetup.driver_readings import (
+    LIBNVML_SOURCE,
+    PROC_VERSION,
+    SYS_VERSION,
+    best_driver_version,
+    driver_mismatch,
+)
 from gpusetup.model import Evidence, KernelModule, Reading
 
 if TYPE_CHECKING:
@@ -24,14 +31,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("gpusetup.probe.driver")
 
-PROC_VERSION = "/proc/driver/nvidia/version"
-SYS_VERSION = "/sys/module/nvidia/version"
 PROC_GPUS = "/proc/driver/nvidia/gpus"
-LIBNVML_SOURCE = "libnvidia-ml file name"
-
-# Sources that report the *driver* version (libcuda's reading is the CUDA API version, not comparable).
-USER_SPACE_SOURCES = ("nvml", "nvidia-smi", LIBNVML_SOURCE)
-KERNEL_SOURCES = (PROC_VERSION, SYS_VERSION)
 # Directories where distributions and the .run installer put libnvidia-ml.so.<version>.
 _LIB_DIRS = (
     "/usr/lib/x86_64-linux-gnu",
@@ -237,41 +237,3 @@ def _read_gpu_information(ctx: ProbeContext, machine: Machine) -> None:
         gpu.evidence.append(Evidence(PROC_GPUS, detail=f"{d.name}/information"))
 
 
-def _first(machine: Machine, sources: tuple[str, ...], *, clean_only: bool = False) -> str | None:
-    for src in sources:
-        for r in machine.driver.versions:
-            if r.source == src and r.value and not (clean_only and r.error):
-                return r.value
-    return None
-
-
-def same_version(a: str, b: str) -> bool:
-    """ "570.124" and "570.124.06" are the same driver (NVML prints two parts); "570.124" ≠ "570.133"."""
-    pa, pb = a.split("."), b.split(".")
-    n = min(len(pa), len(pb))
-    return pa[:n] == pb[:n]
-
-
-def best_driver_version(machine: Machine) -> str | None:
-    """NVML, then nvidia-smi, then the kernel module (what is running), then the library on disk.
-
-    A reading that came with an error (nvidia-smi naming its library version while failing) is used only
-    when nothing cleaner is known."""
-    order = ("nvml", "nvidia-smi", PROC_VERSION, SYS_VERSION, LIBNVML_SOURCE)
-    return _first(machine, order, clean_only=True) or _first(machine, order)
-
-
-def driver_mismatch(machine: Machine) -> tuple[str, str] | None:
-    """(kernel module version, user-space version) when they differ, else None.
-
-    User space is what NVML/nvidia-smi report, or, when they cannot start (which is what a mismatch
-    does to them), the version of the installed ``libnvidia-ml.so.<version>``.
-    """
-    kernel = _first(machine, KERNEL_SOURCES)
-    user = _first(machine, ("nvml", "nvidia-smi"))
-    if user is None:
-        on_disk = {r.value for r in machine.driver.versions if r.source == LIBNVML_SOURCE and r.value}
-        user = on_disk.pop() if len(on_disk) == 1 else None  # several versions on disk: no single answer
-    if kernel and user and not same_version(kernel, user):
-        return kernel, user
-    return None

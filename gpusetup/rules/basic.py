@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from gpusetup.driver_readings import driver_mismatch
 from gpusetup.model import Finding, Machine, Severity
 from gpusetup.rules import rule
 from gpusetup.rules._util import (
@@ -207,12 +208,7 @@ def driver_version_mismatch(machine: Machine) -> list[Finding]:
     evidence: list[str] = []
     kernel_v = user_v = None
     runtime = False
-    try:  # the driver probe's own comparison knows its sources best
-        from gpusetup.probe.driver import driver_mismatch
-
-        mm = driver_mismatch(machine)
-    except ImportError:  # pragma: no cover - the probe ships with the rules
-        mm = None
+    mm = driver_mismatch(machine)  # the same comparison the driver probe makes
     if mm:
         kernel_v, user_v = mm
         runtime = True

@@ -488,6 +488,10 @@
       <translation>{name}：文件已写入 {dir}</translation>
     </message>
     <message>
+      <source>The generator left {n} warning(s); they are under Details.</source>
+      <translation>生成器留下了 {n} 条提醒，内容见“详细信息”。</translation>
+    </message>
+    <message>
       <source>Commands to run next</source>
       <translation>接下来要运行的命令</translation>
     </message>
@@ -496,16 +500,20 @@
       <translation>已取消</translation>
     </message>
     <message>
+      <source>{name}: no files were written (the reason is under Details).</source>
+      <translation>{name}：没有写入任何文件（原因见“详细信息”）。</translation>
+    </message>
+    <message>
       <source>{name}: not written. {reason}</source>
       <translation>{name}：未写入。{reason}</translation>
     </message>
     <message>
-      <source>Instead: {alt}</source>
-      <translation>替代方案：{alt}</translation>
-    </message>
-    <message>
       <source>Image: {image}</source>
       <translation>镜像：{image}</translation>
+    </message>
+    <message>
+      <source>Instead: {alt}</source>
+      <translation>替代方案：{alt}</translation>
     </message>
     <message>
       <source>not working (no NVIDIA driver answered)</source>
@@ -768,30 +776,6 @@
       <translation>正在检查：{what}</translation>
     </message>
     <message>
-      <source>Install the NVIDIA driver</source>
-      <translation>安装 NVIDIA 驱动</translation>
-    </message>
-    <message>
-      <source>Update the NVIDIA driver</source>
-      <translation>更新 NVIDIA 驱动</translation>
-    </message>
-    <message>
-      <source>Restart the computer</source>
-      <translation>重启电脑</translation>
-    </message>
-    <message>
-      <source>Use WSL 2</source>
-      <translation>使用 WSL 2</translation>
-    </message>
-    <message>
-      <source>Use a different Python version</source>
-      <translation>使用其他 Python 版本</translation>
-    </message>
-    <message>
-      <source>Install AMD ROCm</source>
-      <translation>安装 AMD ROCm</translation>
-    </message>
-    <message>
       <source>The plan</source>
       <translation>安装计划</translation>
     </message>
@@ -842,10 +826,6 @@
     <message>
       <source>Save as script…</source>
       <translation>保存为脚本…</translation>
-    </message>
-    <message>
-      <source>(version {v} or newer)</source>
-      <translation>（{v} 或更新版本）</translation>
     </message>
     <message>
       <source>This is exactly what Install will run. You can also copy it or save it and run it yourself.</source>

@@ -18,17 +18,16 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from gpusetup.cli import main
 from gpusetup.compat import db, update
 from gpusetup.resources import resource
 
+from .conftest import KEY, PUB, SHIPPED_KEYS  # the test key is pinned for every compat test (conftest)
+
 pytestmark = pytest.mark.network
 
-KEY = Ed25519PrivateKey.generate()
-PUB = KEY.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 OTHER_KEY = Ed25519PrivateKey.generate()
 
 
@@ -247,11 +246,11 @@ def test_broken_user_copy_falls_back_to_embedded(_isolated_compat_dir: Path) -> 
     (dest / "pytorch.json").write_text("{ not json")
     d = in_use(dest)
     assert d.origin == "embedded"
-    assert d.fallback_reason and "unusable" in d.fallback_reason
+    assert d.fallback_reason and "refused" in d.fallback_reason  # unsigned, so not even parsed
 
 
 def test_shipped_public_key_is_valid() -> None:
-    keys = update.pinned_keys()
+    keys = SHIPPED_KEYS()
     assert keys and all(len(k) == 32 for k in keys)
     with pytest.raises(update.UpdateError, match="pinned key"):
         update.verify_signature(b"{}", base64.b64encode(KEY.sign(b"{}")), keys)
@@ -264,9 +263,68 @@ def test_cli_update_without_url_and_with_http(capsys: pytest.CaptureFixture[str]
     assert "must use https" in capsys.readouterr().err
 
 
-def test_cli_update_failure_exit_2(server, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_update_failure_exit_2(server, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+    monkeypatch.setattr(update, "pinned_keys", SHIPPED_KEYS)
     url, bundle, _ = server
     publish(bundle, "2099.01.01")  # signed with the test key, not the shipped one
     assert main(["db", "update", "--url", url, "--timeout", "5"]) == 2
     out = capsys.readouterr().out
     assert "Update failed" in out and "pinned key" in out and "built-in data" in out
+
+
+# ---------------------------------------------------------------- verified where it is loaded (issue 16, defect 4)
+
+
+def _install_good(server, dest: Path) -> None:
+    url, bundle, _ = server
+    publish(bundle, "2099.01.01")
+    assert run_update(url, dest).ok
+    assert in_use(dest).origin == str(dest)
+
+
+def test_a_file_changed_after_the_update_is_refused_at_load(server, _isolated_compat_dir: Path, caplog) -> None:
+    dest = _isolated_compat_dir
+    _install_good(server, dest)
+    doc = json.loads((dest / "pytorch.json").read_text())
+    doc["tables"] = {k: {**t, "rows": []} for k, t in doc["tables"].items()}  # "recommend nothing"
+    (dest / "pytorch.json").write_text(json.dumps(doc))
+    d = in_use(dest)
+    assert d.origin == "embedded"
+    assert "pytorch.json was changed after the signed update was installed" in d.fallback_reason
+    assert "refused" in d.fallback_reason and "built-in data" in d.fallback_reason
+    assert d.info()["fallback_reason"] == d.fallback_reason
+    assert any("does not verify" in r.getMessage() for r in caplog.records)
+
+
+def test_an_unsigned_folder_named_by_the_environment_is_refused(_isolated_compat_dir: Path) -> None:
+    dest = _isolated_compat_dir  # GPUSETUP_COMPAT_DIR points here
+    shutil.copytree(resource("compat"), dest)
+    (dest / "manifest.json").write_text(json.dumps({"format": 1, "bundle_version": "2099.12.31", "files": []}))
+    d = in_use(dest)
+    assert d.origin == "embedded" and "has no signature" in d.fallback_reason
+
+
+def test_a_copy_signed_by_another_key_is_refused_at_load(server, _isolated_compat_dir: Path) -> None:
+    url, bundle, _ = server
+    dest = _isolated_compat_dir
+    other = Ed25519PrivateKey.generate()
+    update.build_bundle(resource("compat"), dest, other, "2099.01.01")
+    d = in_use(dest)
+    assert d.origin == "embedded" and "pinned key" in d.fallback_reason
+
+
+def test_a_rewritten_manifest_with_matching_hashes_is_refused(server, _isolated_compat_dir: Path) -> None:
+    """Rewriting data *and* the manifest's checksums does not help: the signature covers the manifest."""
+    dest = _isolated_compat_dir
+    _install_good(server, dest)
+    (dest / "jax.json").write_text((dest / "jax.json").read_text().replace('"rows": [', '"rows": [ ', 1))
+    manifest = json.loads((dest / "manifest.json").read_text())
+    import hashlib
+
+    for f in manifest["files"]:
+        if f["name"] == "jax.json":
+            data = (dest / "jax.json").read_bytes()
+            f["sha256"], f["size"] = hashlib.sha256(data).hexdigest(), len(data)
+    (dest / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    d = in_use(dest)
+    assert d.origin == "embedded" and "signature does not match" in d.fallback_reason

@@ -79,3 +79,52 @@ def test_chinese_walk_shows_no_english_sentence_a_beginner_must_read(qtbot, tmp_
         assert not found, "\n".join(found)
     finally:
         i18n.install("en")
+
+
+@pytest.mark.parametrize("kind", ["rtx3060", "no-driver"])
+def test_chinese_docker_setup_words_the_host_check_in_chinese(qtbot, tmp_path: Path, kind: str) -> None:
+    """The Docker target with the real generator: its host-check findings are shown by id in Chinese, the
+    generator's English reasons and warnings sit under 详细信息, and nothing visible is an English sentence."""
+    from beginner_text import problems
+
+    from gpusetup.gui import i18n
+    from gpusetup.gui.pages.base import PAGE_CHOOSE, PAGE_INSTALL
+    from gpusetup.gui.screenshots import SIZE, wait_until_idle
+    from gpusetup.gui.widgets import StatusLine
+    from gpusetup.i18n import finding_text
+
+    i18n.install("zh_CN")
+    try:
+        services = DemoServices(kind, state_dir=tmp_path / "state", step_delay=0)
+        w = SetupWizard(services, QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat), "zh_CN", "light")
+        qtbot.addWidget(w)
+        w.resize(SIZE)
+        w.show()
+        while w.currentId() != PAGE_CHOOSE:
+            wait_until_idle(w)
+            w.next()
+        wait_until_idle(w)
+        choose = w.currentPage()
+        choose.r_docker.setChecked(True)
+        choose.docker_path.setText(str(tmp_path / "dock"))
+        while w.currentId() != PAGE_INSTALL:
+            wait_until_idle(w)
+            w.next()
+        wait_until_idle(w)
+        qtbot.waitUntil(lambda: w.state.docker is not None, timeout=20000)
+        wait_until_idle(w)
+        out = w.state.docker
+        assert out.host_findings, "the generator's host check reaches the page as findings"
+        page = w.currentPage()
+        shown_all = " ".join(s.text.text() for s in page.findChildren(StatusLine) if s.isVisibleTo(page))
+        for f in out.host_findings:
+            zh = finding_text(f, "zh_CN")
+            assert zh is not None, f.id
+            assert zh[0] in shown_all and f.title not in shown_all
+        m = w.state.machine
+        names = [n for g in (m.gpus if m else []) for n in (g.name, g.pci.device_name) if n]
+        found = problems(w, names)
+        assert not found, "\n".join(found)
+        w.stop_jobs()
+    finally:
+        i18n.install("en")

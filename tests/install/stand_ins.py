@@ -60,6 +60,8 @@ class Index:
         self.layouts: dict[str, list[Path]] = {}
         self.slow = True
         self.proxied: list[str] = []
+        self.auth: tuple[str, str] | None = None  # (user, password): basic auth required on every request
+        self.auth_seen: list[bool] = []  # per request: did it carry the right credentials
         self.server: ThreadingHTTPServer | None = None
 
     @property
@@ -78,6 +80,16 @@ def _handler(index: Index) -> type[BaseHTTPRequestHandler]:
             if path.startswith("http://"):
                 index.proxied.append(path)
                 path = urllib.parse.urlparse(path).path
+            if index.auth is not None:
+                want = "Basic " + base64.b64encode(":".join(index.auth).encode()).decode()
+                ok = self.headers.get("Authorization") == want
+                index.auth_seen.append(ok)
+                if not ok:
+                    self.send_response(401)
+                    self.send_header("WWW-Authenticate", 'Basic realm="index"')
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
             parts = [urllib.parse.unquote(p) for p in path.split("/") if p]
             if parts[:1] == ["files"] and len(parts) == 2:
                 f = index.root / parts[1]

@@ -152,6 +152,66 @@ def test_bundle_cli_writes_a_readable_zip(tmp_path, capsys, monkeypatch):
     assert read_bundle(out).manifest["redacted"] is True
 
 
+def test_index_configuration_is_collected_without_credentials(tmp_path, planted, monkeypatch):
+    """Support needs the index/proxy set-up; not its passwords (issue 16: pip/conda/uv config, planted secrets)."""
+    report, ctx = planted
+    home = tmp_path / "userhome"
+    (home / ".config" / "pip").mkdir(parents=True)
+    (home / ".config" / "pip" / "pip.conf").write_text(
+        "[global]\nindex-url = https://carol:PipConfPa55@pypi.mirror.corp/simple\ntimeout = 60\n")
+    (home / ".config" / "uv").mkdir(parents=True)
+    (home / ".config" / "uv" / "uv.toml").write_text(
+        '[[index]]\nname = "corp"\nurl = "https://ghp_PlantedGithubToken0123456789abc@git.corp/simple"\n')
+    (home / ".condarc").write_text("channel_alias: https://dave:CondaPa55w0rd@conda.corp\nproxy_servers:\n"
+                                   "  https: http://erin:CondaProxyPa55@proxy.corp:3128\n")
+    monkeypatch.setenv("GS_TEST_API_TOKEN", "NoKnownShapeButSecret987")  # a token only its name betrays
+    ctx.env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CONFIG_DIRS": str(tmp_path / "x"),
+               "PIP_EXTRA_INDEX_URL": "https://frank:EnvPa55word@extra.corp/simple",
+               "HTTPS_PROXY": "http://bob:Sup3rS3cret!@proxy.corp:3128", "NO_PROXY": "localhost,.corp",
+               "UV_INDEX_URL": "https://uvuser:UvPa55word1@uv.corp/simple"}
+    result = build_bundle(tmp_path / "b.zip", report, ctx, python="python3",
+                          redactor=Redactor(usernames={"alice"}, hostnames={"gpu-node-17"}))
+    with zipfile.ZipFile(result.path) as zf:
+        blob = "\n".join(zf.read(n).decode("utf-8", "replace") for n in zf.namelist())
+        cfg = zf.read("raw/package-index-config.txt").decode()
+    for secret in ("PipConfPa55", "ghp_PlantedGithubToken0123456789abc", "CondaPa55w0rd", "CondaProxyPa55",
+                   "EnvPa55word", "Sup3rS3cret!", "UvPa55word1", "NoKnownShapeButSecret987"):
+        assert secret not in blob, secret
+    for kept in ("pypi.mirror.corp/simple", "timeout = 60", "git.corp/simple", "conda.corp", "proxy.corp:3128",
+                 "extra.corp/simple", "NO_PROXY=localhost,.corp", "uv.corp/simple"):
+        assert kept in cfg, kept
+
+
+@pytest.mark.parametrize("text, gone, kept", [
+    ("[ 5.1] NVRM: GPU Serial number 1324021012345 is failing", "1324021012345", "GPU Serial number"),
+    ("GPU0 X node17.cluster.example.org", "cluster.example.org", "GPU0"),
+    ("alice@node17:~$ nvidia-smi topo -m", "node17", "nvidia-smi topo -m"),
+    ("/home/alice/miniconda3/envs/x", "alice", "/miniconda3/envs/x"),
+    ("machine id 3f1c2a9e-1b2c-4d5e-8f90-0123456789ab", "3f1c2a9e-1b2c-4d5e-8f90-0123456789ab", "machine id"),
+    ("inet 192.168.1.4/24 brd 192.168.1.255", "192.168.1.4", "inet"),
+    ("Connecting to 10.2.3.4 port 443", "10.2.3.4", "port 443"),
+    ("link/ether 3c:ec:ef:12:34:56", "3c:ec:ef:12:34:56", "link/ether"),
+    ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9abcdefgh", "eyJhbGciOiJIUzI1NiJ9abcdefgh", "Authorization"),
+    ("token=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "token"),
+    ("git clone https://ghp_abcdefghijklmnopqrstuvwxyz01@github.com/o/r", "ghp_abcdefghij", "github.com/o/r"),
+    ("pip install -i https://__token__:pypi-AgEIcHlwaS5vcmcCJGIxYWJjZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXo@x/simple y",
+     "pypi-AgEIcHlwaS5vcmc", "x/simple"),
+    ("aws_access_key_id AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE", "aws_access_key_id"),
+])
+def test_redaction_understands_context(text, gone, kept):
+    out = Redactor(usernames={"alice"}, hostnames={"node17"}).redact(text)
+    assert gone not in out and kept in out, out
+
+
+@pytest.mark.parametrize("text", [
+    "tensorrt 8.6.1.6", "jax 0.12.0.1", "nvidia-tensorrt==8.6.1.6", "ii  libnvinfer8  8.6.1.6-1+cuda12.0  amd64",
+    "tensorrt                  8.6.1.6            pypi_0    pypi", "Version: 8.6.1.6", "cuDNN 9.1.0.70",
+    "Driver Version: 535.104.05   CUDA Version: 12.2", "0000:01:00.0", "torch==2.9.1+cu126",
+])
+def test_redaction_never_touches_versions(text):
+    assert Redactor(usernames={"alice"}, hostnames={"node17"}).redact(text) == text
+
+
 def test_pip_list_of_this_python_is_read_in_process(tmp_path, planted):
     """For gpusetup's own interpreter the package list comes from the installed metadata, not a pip run."""
     from importlib import metadata

@@ -45,11 +45,18 @@ def _owners(tree: ast.AST) -> dict[ast.AST, str]:
     return owner
 
 
-def emitted_ids(root: Path = RULES_DIR) -> tuple[dict[str, list[str]], list[str]]:
-    """(id → where it appears, places that build an id dynamically) over every module under ``root``."""
+# The Docker host check (generate/hostcheck.py) emits findings too; the wizard shows them after "Docker setup".
+GENERATE_DIR = RULES_DIR.parent / "generate"
+
+
+def emitted_ids(root: Path | None = None) -> tuple[dict[str, list[str]], list[str]]:
+    """(id → where it appears, places that build an id dynamically) over every module under ``root``
+    (default: the rules and the container generator's host check)."""
     ids: dict[str, list[str]] = {}
     dynamic: list[str] = []
-    for path in sorted(root.rglob("*.py")):
+    roots = [root] if root is not None else [RULES_DIR, GENERATE_DIR]
+    for path in sorted(p for r in roots for p in r.rglob("*.py")):
+        root = next(r for r in roots if r in path.parents)
         tree = ast.parse(path.read_text(encoding="utf-8"))
         owners = _owners(tree)
         for node in ast.walk(tree):

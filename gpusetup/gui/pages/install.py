@@ -30,12 +30,14 @@ from gpusetup.gui.widgets import (
     CommandBox,
     StatusLine,
     clear_layout,
+    details_section,
     label,
     mono_font,
     step_heading,
 )
 from gpusetup.gui.workers import JobContext
-from gpusetup.model import Step
+from gpusetup.i18n import finding_text
+from gpusetup.model import Severity, Step
 
 if TYPE_CHECKING:
     from gpusetup.gui.wizard import SetupWizard
@@ -361,24 +363,46 @@ class InstallPage(BasePage):
         clear_layout(self.next_layout)
         self.next_card.setVisible(True)
         all_ok = True
+        lang = current_language()
+        translated = lang != "en"
         for fw, out in results:
             self.state.docker = out
             name = FRAMEWORK_NAMES.get(fw, fw)
+            # the generator words its choices in English: in a translated interface they go under Details
+            english: list[str] = []
             if out.refused:
                 all_ok = False
-                self.next_layout.addWidget(label(tr("{name}: not written. {reason}").format(name=name, reason=out.refused), bold=True))
-                if out.alternative:
-                    self.next_layout.addWidget(label(tr("Instead: {alt}").format(alt=out.alternative)))
+                if translated:
+                    self.next_layout.addWidget(label(tr("{name}: no files were written (the reason is under Details).").format(name=name), bold=True))
+                    english += [out.refused, out.alternative or ""]
+                else:
+                    self.next_layout.addWidget(label(tr("{name}: not written. {reason}").format(name=name, reason=out.refused), bold=True))
+                    if out.alternative:
+                        self.next_layout.addWidget(label(tr("Instead: {alt}").format(alt=out.alternative)))
+                self._host_checks(out, lang)
+                self._english_details(english)
                 continue
             self.next_layout.addWidget(label(tr("{name}: files written to {dir}").format(name=name, dir=out.out_dir), bold=True))
             if out.image:
-                self.next_layout.addWidget(label(tr("Image: {image}").format(image=out.image) + (f" — {out.why}" if out.why else "")))
+                why = f" — {out.why}" if out.why and not translated else ""
+                self.next_layout.addWidget(label(tr("Image: {image}").format(image=out.image) + why))
+                if translated and out.why:
+                    english.append(out.why)
             for f in out.files:
                 self.next_layout.addWidget(label("• " + f))
             for w in out.warnings:
+                if translated:
+                    english.append("• " + w)
+                    continue
                 s = StatusLine()
                 s.set("warn", w)
                 self.next_layout.addWidget(s)
+            if translated and out.warnings:
+                s = StatusLine()
+                s.set("warn", tr("The generator left {n} warning(s); they are under Details.").format(n=len(out.warnings)))
+                self.next_layout.addWidget(s)
+            self._host_checks(out, lang)
+            self._english_details(english)
             if out.next_commands:
                 self.next_layout.addWidget(label(tr("Then run:"), bold=True))
                 self.next_layout.addWidget(CommandBox("\n".join(out.next_commands), accessible=tr("Commands to run next")))
@@ -388,6 +412,22 @@ class InstallPage(BasePage):
         else:
             self.status.set("warn", tr("Some setups could not be written; the reasons are below."))
         self._buttons()
+
+    def _host_checks(self, out: DockerOutcome, lang: str) -> None:
+        """Can this host run GPU containers: each host-check finding's title, in the interface's language."""
+        kinds = {Severity.ERROR: "fail", Severity.WARNING: "warn", Severity.INFO: "info", Severity.OK: "pass"}
+        for f in out.host_findings:
+            translated = finding_text(f, lang)
+            s = StatusLine()
+            s.set(kinds.get(f.severity, "info"), translated[0] if translated else f.title)
+            if translated:
+                s.setToolTip(f.title)
+            self.next_layout.addWidget(s)
+
+    def _english_details(self, lines: list[str]) -> None:
+        sec = details_section(lines)
+        if sec is not None:
+            self.next_layout.addWidget(sec)
 
     def _docker_failed(self, message: str, exc: BaseException) -> None:
         self.phase = "finished"

@@ -28,6 +28,7 @@ from gpusetup.gui.workers import JobContext
 from gpusetup.i18n import step_text
 from gpusetup.messages import render_notes
 from gpusetup.model import Action, Plan
+from gpusetup.report.plans import action_title as core_action_title
 from gpusetup.report.plans import action_why, rejected_reason
 
 if TYPE_CHECKING:
@@ -35,20 +36,8 @@ if TYPE_CHECKING:
 
 
 def action_title(a: Action) -> str:
-    table = {
-        "install-driver": tr("Install the NVIDIA driver"),
-        "upgrade-driver": tr("Update the NVIDIA driver"),
-        "reboot": tr("Restart the computer"),
-        "use-wsl2": tr("Use WSL 2"),
-        "change-python": tr("Use a different Python version"),
-        "install-rocm": tr("Install AMD ROCm"),
-    }
-    title = table.get(a.kind, a.kind)
-    if a.min_version:
-        title += " " + tr("(version {v} or newer)").format(v=a.min_version)
-    elif a.branch:
-        title += f" ({a.branch})"
-    return title
+    """The action's name in the interface's language (from the core's catalogue, as every surface words it)."""
+    return core_action_title(a, current_language())
 
 
 class PlanPage(BasePage):

@@ -12,18 +12,17 @@ from fakes.runner import FakeRunner, Reply
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpusetup.model import Gpu, KernelModule, Machine, PciInfo, Reading
-from gpusetup.probe import ProbeContext, detect
-from gpusetup.probe.driver import (
+from gpusetup.driver_readings import (
     LIBNVML_SOURCE,
     PROC_VERSION,
     SYS_VERSION,
     best_driver_version,
     driver_mismatch,
-    parse_gpu_information,
-    parse_proc_version,
     same_version,
 )
+from gpusetup.model import Gpu, KernelModule, Machine, PciInfo, Reading
+from gpusetup.probe import ProbeContext, detect
+from gpusetup.probe.driver import parse_gpu_information, parse_proc_version
 from gpusetup.probe.driver import probe as driver_probe
 
 PROC = Path(__file__).resolve().parents[2] / "fixtures" / "proc-driver"

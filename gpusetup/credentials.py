@@ -1,0 +1,250 @@
+"""Credentials never leave memory: URL passwords and tokens are masked in everything shown, logged or saved.
+
+A mirror given as ``http://user:PASS@host/simple`` (``--index-url``, ``--pytorch-mirror``, pip's
+configuration, ``HTTPS_PROXY``) is *remembered* here, in this process only, and everything else — the plan,
+its ``plan.json``, the journal, the log, the screen — carries the masked form ``http://user:****@host/simple``.
+That masked URL is the reference: when a step runs, :func:`for_child` looks the secret up again and hands it
+to pip or uv through their environment variables (``PIP_INDEX_URL`` …), never on a command line that every
+local user can read in ``/proc``.
+
+Decision for ``--resume`` (a new process, the secret is gone): the password is taken from where the user
+configured it — the same ``--index-url`` / ``--pytorch-mirror`` given again, ``PIP_INDEX_URL`` /
+``PIP_EXTRA_INDEX_URL`` or pip's configuration files — or asked for on a terminal; otherwise resume stops
+with a message that says exactly that. gpusetup never writes the secret to disk.
+
+:func:`scrub` masks any URL user-info and every secret this process knows (remembered passwords, values of
+environment variables whose names say TOKEN/PASSWORD/SECRET/KEY, proxy passwords), for log lines and messages.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import urllib.parse
+from collections.abc import Iterable, Mapping
+
+MASK = "****"
+# scheme://userinfo@ — userinfo ends at the last "@" before the path; no spaces, slashes, "?" or "#" in it
+_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]{0,15}://)(?P<info>[^\s/?#@'\"<>]+(?:@[^\s/?#@'\"<>]+)*)@"
+                       r"(?=[^\s/?#@'\"<>]*(?:[/?#\s'\"<>]|$))")
+_MASKED_PREFIX = re.compile(r"\b([A-Za-z][A-Za-z0-9+.\-]{0,15}://[^\s/?#@]*" + re.escape(MASK) + r"@[^\s/?#'\"<>]+)")
+_SECRET_ENV = re.compile(r"(TOKEN|PASSWORD|PASSWD|SECRET|API_?KEY|ACCESS_KEY|PRIVATE_KEY|AUTH|CREDENTIAL)",
+                         re.IGNORECASE)
+_URL_ENV = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_PROXY", "UV_INDEX_URL",
+            "UV_DEFAULT_INDEX", "UV_EXTRA_INDEX_URL", "UV_INDEX", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+            "http_proxy", "https_proxy", "all_proxy", "CONDA_CHANNEL_ALIAS")
+MIN_SECRET = 4  # shorter values would mask ordinary words
+
+_lock = threading.Lock()
+_prefixes: dict[str, str] = {}  # masked "scheme://user:****@host[:port]" → the real prefix
+_values: set[str] = set()  # secret strings to mask wherever they appear
+_env_seen: dict[str, str] = {}
+
+
+class MissingCredential(LookupError):
+    """A masked URL whose secret this process does not know (e.g. ``--resume`` in a new process)."""
+
+    def __init__(self, urls: list[str]) -> None:
+        self.urls = urls
+        super().__init__(missing_message(urls))
+
+
+def missing_message(urls: Iterable[str]) -> str:
+    urls = list(urls)
+    first = urls[0] if urls else "the index"
+    return (f"The install uses a password for {', '.join(urls)}, and gpusetup never saves passwords to disk. "
+            f"Give it again: `gpusetup install --resume --index-url '{first.replace(MASK, 'PASSWORD')}'` "
+            "(or --pytorch-mirror for a PyTorch mirror), or put it into PIP_INDEX_URL / pip's configuration "
+            "(`pip config set global.index-url ...`), or run --resume on a terminal, which asks for it.")
+
+
+def _split(url: str) -> tuple[str, str, str | None, str] | None:
+    """(scheme://, user, password or None, rest starting at the host) for a URL with user-info, else None."""
+    m = _USERINFO.match(url.strip())
+    if not m:
+        return None
+    info = m.group("info")
+    user, sep, password = info.partition(":")
+    return m.group("scheme"), user, (password if sep else None), url.strip()[m.end():]
+
+
+def mask_url(url: str) -> str:
+    """``http://user:PASS@h/x`` → ``http://user:****@h/x``; ``https://TOKEN@h`` → ``https://****@h``."""
+    parts = _split(url)
+    if parts is None:
+        return url
+    scheme, user, password, rest = parts
+    if password is None:  # a lone user-info is usually a token (https://ghp_…@github.com)
+        return f"{scheme}{MASK}@{rest}"
+    return f"{scheme}{user}:{MASK}@{rest}"
+
+
+def _host_part(rest: str) -> str:
+    return re.split(r"[/?#]", rest, maxsplit=1)[0]
+
+
+def remember(url: str | None) -> str | None:
+    """Keep ``url``'s secret in memory and return the masked URL that stands for it everywhere else."""
+    if not url:
+        return url
+    parts = _split(url)
+    if parts is None:
+        return url
+    scheme, user, password, rest = parts
+    masked = mask_url(url)
+    host = _host_part(rest)
+    real_info = f"{user}:{password}" if password is not None else user
+    masked_info = f"{user}:{MASK}" if password is not None else MASK
+    with _lock:
+        _prefixes[f"{scheme}{masked_info}@{host}"] = f"{scheme}{real_info}@{host}"
+        for v in (password, real_info, urllib.parse.unquote(password or ""), user if password is None else None):
+            if v and len(v) >= MIN_SECRET:
+                _values.add(v)
+    return masked
+
+
+def supply(masked_prefix: str, secret: str | None) -> None:
+    """The user typed the password (or token) for ``scheme://user:****@host``: remember it for this run."""
+    if not secret:
+        return
+    quoted = urllib.parse.quote(secret, safe="")
+    real = masked_prefix.replace(f":{MASK}@", f":{quoted}@", 1) if f":{MASK}@" in masked_prefix \
+        else masked_prefix.replace(f"{MASK}@", f"{quoted}@", 1)
+    remember(real)
+
+
+def add_secret(value: str | None) -> None:
+    """Mask this exact string wherever :func:`scrub` sees it (tokens read from the environment, etc.)."""
+    if value and len(value) >= MIN_SECRET:
+        with _lock:
+            _values.add(value)
+
+
+def _absorb_environment(env: Mapping[str, str] | None = None) -> None:
+    """Secrets the user keeps in the environment: proxy/index URL passwords, *_TOKEN/*_PASSWORD values."""
+    env = os.environ if env is None else env
+    for name, value in list(env.items()):
+        if _env_seen.get(name) == value or not value:
+            continue
+        _env_seen[name] = value
+        if name in _URL_ENV or name.upper().endswith(("_URL", "_PROXY")):
+            for word in value.split():
+                remember(word)
+        elif _SECRET_ENV.search(name) and len(value) >= 8 and "/" not in value[:1]:
+            add_secret(value)
+
+
+def reveal(text: str) -> str:
+    """``text`` with every masked URL prefix replaced by the real one; :class:`MissingCredential` if unknown."""
+    missing = []
+
+    def sub(m: re.Match[str]) -> str:
+        key = m.group(1)
+        with _lock:
+            real = _prefixes.get(key)
+        if real is None:
+            missing.append(key)
+            return key
+        return real
+
+    out = _MASKED_PREFIX.sub(sub, text)
+    if missing:
+        raise MissingCredential(missing)
+    return out
+
+
+def unknown(texts: Iterable[str]) -> list[str]:
+    """Masked URL prefixes among ``texts`` whose secret this process does not know."""
+    out: list[str] = []
+    for t in texts:
+        for m in _MASKED_PREFIX.finditer(t or ""):
+            with _lock:
+                known = m.group(1) in _prefixes
+            if not known and m.group(1) not in out:
+                out.append(m.group(1))
+    return out
+
+
+def scrub(text: str) -> str:
+    """``text`` fit to print, log or save: URL user-info masked, every known secret value replaced."""
+    _absorb_environment()
+    if not text:
+        return text
+    out = _USERINFO.sub(lambda m: m.group("scheme") + _mask_info(m.group("info")) + "@", text)
+    with _lock:
+        values = sorted(_values, key=len, reverse=True)
+    for v in values:
+        if v in out:
+            out = out.replace(v, MASK)
+    return out
+
+
+def _mask_info(info: str) -> str:
+    if info == MASK or info.endswith(":" + MASK):
+        return info
+    user, sep, _ = info.partition(":")
+    return f"{user}:{MASK}" if sep else MASK
+
+
+# pip/uv options whose URL value goes to the child through its environment instead of the command line
+_OPTION_ENV = {
+    "pip": {"--index-url": "PIP_INDEX_URL", "-i": "PIP_INDEX_URL", "--extra-index-url": "PIP_EXTRA_INDEX_URL",
+            "--find-links": "PIP_FIND_LINKS", "-f": "PIP_FIND_LINKS", "--proxy": "PIP_PROXY"},
+    "uv": {"--index-url": "UV_INDEX_URL", "-i": "UV_INDEX_URL", "--extra-index-url": "UV_EXTRA_INDEX_URL",
+           "--find-links": "UV_FIND_LINKS", "-f": "UV_FIND_LINKS", "--default-index": "UV_DEFAULT_INDEX"},
+}
+
+
+def for_child(argv: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The argv and extra environment that really run: masked index URLs become pip/uv environment variables.
+
+    A masked URL in any other place is put back into the argument itself (rare: nothing gpusetup plans does
+    that). Raises :class:`MissingCredential` when a secret is not known in this process.
+    """
+    if not any(MASK + "@" in a for a in argv):
+        return list(argv), {}
+    tool = "uv" if any(os.path.basename(a).split(".")[0] == "uv" for a in argv[:2]) else "pip"
+    table = _OPTION_ENV[tool]
+    out: list[str] = []
+    env: dict[str, str] = {}
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        opt, eq, val = a.partition("=")
+        if opt in table and eq and MASK + "@" in val:
+            _put(env, table[opt], reveal(val))
+        elif a in table and i + 1 < len(argv) and MASK + "@" in argv[i + 1]:
+            _put(env, table[a], reveal(argv[i + 1]))
+            i += 1
+        else:
+            out.append(reveal(a) if MASK + "@" in a else a)
+        i += 1
+    return out, env
+
+
+def _put(env: dict[str, str], name: str, value: str) -> None:
+    env[name] = f"{env[name]} {value}" if name in env and name.endswith(("EXTRA_INDEX_URL", "FIND_LINKS")) \
+        else value
+
+
+def forget_all() -> None:
+    """Tests: start from an empty memory."""
+    with _lock:
+        _prefixes.clear()
+        _values.clear()
+        _env_seen.clear()
+
+
+class ScrubFilter:
+    """A ``logging`` filter (add it to a handler) that masks secrets in every record before it is written."""
+
+    def filter(self, record) -> bool:  # noqa: ANN001 - a logging.LogRecord
+        try:
+            text = record.getMessage()
+        except Exception:  # noqa: BLE001 - a malformed record is logged as it is
+            return True
+        clean = scrub(text)
+        if clean != text:
+            record.msg, record.args = clean, ()
+        return True
