@@ -271,13 +271,26 @@ def _problems(c: Cand, env: Env, gpus: Sequence[GpuInfo], relax: frozenset[str])
 # ----------------------------------------------------------------------------------- shared rules
 
 
+def _memo(db: CompatDB) -> dict[Any, Any]:
+    """Per-data answers that depend only on a GPU's CC (asked thousands of times per plan; see resolver_bench)."""
+    memo = db.__dict__.get("_resolver_memo")
+    if memo is None:
+        memo = db.__dict__["_resolver_memo"] = {}
+    return memo
+
+
 def _arch_min_driver(db: CompatDB, g: GpuInfo, driver_os: str) -> tuple[str | None, str | None]:
     if not g.cc:
         return None, None
-    for row in db.rows("driver_branches", "architecture_min_driver"):
-        if vkey(row["cc_min"]) <= g.cck <= vkey(row["cc_max"]):
-            return row.get(driver_os), row["architecture"]
-    return None, None
+    memo = _memo(db)
+    key = ("arch_min_driver", g.cc, driver_os)
+    if key not in memo:
+        memo[key] = (None, None)
+        for row in db.rows("driver_branches", "architecture_min_driver"):
+            if vkey(row["cc_min"]) <= g.cck <= vkey(row["cc_max"]):
+                memo[key] = (row.get(driver_os), row["architecture"])
+                break
+    return memo[key]
 
 
 def _legacy_row(db: CompatDB, g: GpuInfo) -> dict[str, Any] | None:
@@ -344,15 +357,22 @@ def _torch_platform(db: CompatDB, kind: str, env: Env, version: str) -> bool:
 
 
 def _torch_arch(db: CompatDB, version: str, variant: str, env: Env) -> dict[str, Any] | None:
-    for row in db.rows("pytorch", "arch_lists"):
-        if (
-            row["variant"] == variant
-            and row["os"] == env.wheel_os
-            and row["machine"] == env.machine
-            and _in_range(vkey(version), row["torch_min"], row["torch_max"])
-        ):
-            return row
-    return None
+    """The first arch_lists row for this build (exact-release rows read from the wheels come first)."""
+    memo = _memo(db)
+    key = ("torch_arch", version, variant, env.wheel_os, env.machine)
+    if key not in memo:
+        memo[key] = next(
+            (
+                row
+                for row in db.rows("pytorch", "arch_lists")
+                if row["variant"] == variant
+                and row["os"] == env.wheel_os
+                and row["machine"] == env.machine
+                and _in_range(vkey(version), row["torch_min"], row["torch_max"])
+            ),
+            None,
+        )
+    return memo[key]
 
 
 def _torch_packages(rel: dict[str, Any]) -> list[str]:
@@ -545,10 +565,19 @@ def _tf_gpu_checks(db: CompatDB, c: Cand, cfg: dict[str, Any], env: Env, gpus: S
 
 def _tf_arch(db: CompatDB, version: str, env: Env) -> dict[str, Any] | None:
     """The GPU code in this TensorFlow release's wheel (tensorflow/arch_lists, read by cuobjdump), if known."""
-    for row in _opt_rows(db, "tensorflow", "arch_lists"):
-        if row["os"] == env.wheel_os and row["machine"] == env.machine and _in_range(vkey(version), row["tf_min"], row.get("tf_max")):
-            return row
-    return None
+    memo = _memo(db)
+    key = ("tf_arch", version, env.wheel_os, env.machine)
+    if key not in memo:
+        memo[key] = next(
+            (
+                row
+                for row in _opt_rows(db, "tensorflow", "arch_lists")
+                if row["os"] == env.wheel_os and row["machine"] == env.machine
+                and _in_range(vkey(version), row["tf_min"], row.get("tf_max"))
+            ),
+            None,
+        )
+    return memo[key]
 
 
 def _tf_kernel_checks(db: CompatDB, c: Cand, arch: dict[str, Any], gpus: Sequence[GpuInfo]) -> None:
