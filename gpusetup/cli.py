@@ -159,13 +159,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 def gui_main() -> int:
     """Entry point for the double-clickable launcher (no console window on Windows)."""
-    from gpusetup.qtcheck import PROBE_FLAG
-
-    if PROBE_FLAG in sys.argv[1:]:  # the start-up check's child (see gpusetup.qtcheck)
-        from gpusetup.gui.probe import probe_main
-
-        return probe_main()
-    return main(["gui", *sys.argv[1:]])
+    return main(["gui", *sys.argv[1:]])  # --gpusetup-qt-probe: the start-up check's child (commands/gui.py)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from gpusetup.errors import EXIT_TOOL, ToolError
 from gpusetup.probe.platform.host import display_available
+from gpusetup.qtcheck import PROBE_FLAG
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,6 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(rtx3060, two-gpus, no-driver, no-gpu, a100)",
     )
     p.add_argument("--language", choices=["en", "zh_CN"], help="language (default: the system's, then the last one used)")
+    p.add_argument(PROBE_FLAG, dest="qt_probe", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--resume", action="store_true",
                    help="continue an installation that stopped for a restart (what the login entry runs)")
     p.add_argument("--theme", choices=["auto", "light", "dark"], help="appearance (default: follow the system)")
@@ -34,6 +36,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import importlib.util
+
+    if args.qt_probe:  # the child of the start-up check inside the packaged program (gpusetup.qtcheck)
+        from gpusetup.gui.probe import probe_main
+
+        return probe_main()
 
     if importlib.util.find_spec("PySide6") is None:  # only gpusetup/gui imports Qt itself
         raise ToolError("the wizard needs PySide6, which is not installed. Install it with: pip install PySide6-Essentials")
@@ -70,10 +77,11 @@ def run(args: argparse.Namespace) -> int:
     problem = window_problem()
     if problem is not None:
         print(f"gpusetup: the wizard's window cannot open here: {problem}", file=sys.stderr)
-        print("gpusetup: showing the text report instead.", file=sys.stderr)
-        from gpusetup.cli import main as cli_main
-
-        return cli_main(["diagnose"])
+        note = _write_problem(problem)  # a double-clicked program has no terminal: the reason is kept on disk
+        print("gpusetup: showing the text report instead." + (f" (The reason is also in {note}.)" if note else ""),
+              file=sys.stderr)
+        report = args.root_parser.parse_args(["diagnose"])
+        return int(report.handler(report))
     from gpusetup.gui.app import run as run_app
 
     return run_app(fake_machine=args.fake_machine, language=args.language, scheme=args.theme, resume=args.resume)
@@ -117,6 +125,18 @@ def window_problem() -> str | None:
         except OSError:
             pass
     return None
+
+
+def _write_problem(problem: str) -> Path | None:
+    try:
+        from gpusetup import paths
+
+        path = paths.log_dir() / "window-problem.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"The GPU Setup window could not open: {problem}\n", encoding="utf-8")
+        return path
+    except (ImportError, OSError):
+        return None
 
 
 def _pyside_version() -> str:

@@ -80,6 +80,8 @@ def run_selftest(machine: Machine, *, mode: str = "quick", device: int | None = 
                 from gpusetup.selftest import framework
 
                 python = env.python or own_interpreter()
+                ms: list[Measurement]
+                notes: list[str]
                 if python is None:  # the packaged app is not a Python: the environment must be named
                     ms, notes = [framework.no_python()], []
                 else:

@@ -110,4 +110,6 @@ def test_gpusetup_gui_falls_back_to_the_text_report_instead_of_aborting(xvfb: st
     assert "the wizard's window cannot open here" in res.stderr and "libxcb-cursor0" in res.stderr
     assert "showing the text report instead" in res.stderr
     assert res.stdout.strip(), "the text report is printed"
+    kept = tmp_path / "logs" / "window-problem.txt"
+    assert kept.is_file() and "libxcb-cursor0" in kept.read_text()
     assert not (tmp_path / "state" / "qt-platform-ok").exists()
