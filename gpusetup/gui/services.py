@@ -67,6 +67,7 @@ class InstallOutcome:
     message: str = ""
     needs_reboot: bool = False
     raw: Any = None
+    fix: str | None = None  # what the user can change: disk-space / network / python-mirror (ExecResult.fix)
 
 
 @dataclass
@@ -155,6 +156,9 @@ class Services:
         self.state_dir = Path(state_dir) if state_dir else None
         # the frameworks Verify checks (import names); None: the self-test's default (torch, TensorFlow, JAX)
         self.selftest_frameworks: tuple[str, ...] | None = None
+        # what the user set in the wizard after a network failure (None: the configuration's or the default)
+        self.index_url: str | None = None
+        self.python_mirror: str | None = None
 
     # ----------------------------------------------------------------------------- availability
 
@@ -253,7 +257,25 @@ class Services:
         kwargs: dict[str, Any] = {}
         if target.kind == "conda":
             kwargs["conda_envs"] = self.conda_envs()
+        if self.index_url:
+            kwargs["index_url"] = self.index_url
+        if self.python_mirror:
+            kwargs["python_mirror"] = self.python_mirror
         return module.build_plan(fplans, machine, target=target.spec(), **kwargs)
+
+    def use_network(self, index_url: str | None = None, proxy: str | None = None,
+                    python_mirror: str | None = None) -> None:
+        """What the user entered after a network failure: a PyPI mirror, a proxy (for pip and uv, which this
+        process starts), a mirror of the Python builds. Empty values leave the setting as it was."""
+        import os
+
+        if index_url:
+            self.index_url = index_url.strip()
+        if python_mirror:
+            self.python_mirror = python_mirror.strip()
+        if proxy:
+            for var in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"):
+                os.environ[var] = proxy.strip()
 
     def conda_envs(self) -> list[str] | None:
         """Names of existing conda environments (so the plan creates a missing one), None if unknown."""
@@ -469,6 +491,7 @@ def _outcome(result: Any) -> InstallOutcome:
         message=message,
         needs_reboot=bool(getattr(result, "reboot_needed", False) or getattr(result, "needs_reboot", False)),
         raw=result,
+        fix=getattr(result, "fix", None),
     )
 
 

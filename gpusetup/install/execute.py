@@ -49,6 +49,9 @@ class ExecResult:
     log_path: str | None = None
     journal_dir: str | None = None
     done: list[str] = field(default_factory=list)  # ids of steps completed in this call
+    # what the user can change to get past this failure: "disk-space" (another folder), "network" (a package
+    # mirror or a proxy), "python-mirror" (where Python builds come from); None when nothing specific helps
+    fix: str | None = None
 
 
 _SNIPPET_NAMES = {
@@ -113,6 +116,7 @@ class _Run:
         self._own_log = log is None
         self.elevate = elevate
         self.timeout = timeout
+        self.fix: str | None = None  # set by a check that failed (see ExecResult.fix)
 
     def close(self) -> None:
         if self._own_log:
@@ -192,7 +196,7 @@ def execute(
                 failure = _preflight(run, free_space or free_bytes, check_network)
                 if failure:
                     journal.append("finished", ok=False, reason="preflight", message=failure)
-                    return run.result(False, failed_step="preflight", message=failure)
+                    return run.result(False, failed_step="preflight", message=failure, fix=run.fix)
                 return _run_steps(run, 0, {}, boot_id or read_boot_id)
             finally:
                 run.close()
@@ -231,6 +235,7 @@ def _preflight(run: _Run, free_space: FreeSpace, check_network: bool) -> str | N
     if plan.space_path:
         where = _existing_parent(plan.space_path)
         if not os.access(where, os.W_OK):
+            run.fix = "disk-space"
             return (f"Cannot write to {where}: the folder or its disk is read-only, or you have no permission "
                     f"there, so {plan.space_path} cannot be created. Choose a folder you can write to"
                     f"{_where_hint(plan)}. Nothing was changed.")
@@ -239,6 +244,7 @@ def _preflight(run: _Run, free_space: FreeSpace, check_network: bool) -> str | N
         free = free_space(plan.space_path) // MIB
         run.log_fh.write(f"disk: {free} MiB free at {plan.space_path}, about {need} MiB needed\n")
         if free < need:
+            run.fix = "disk-space"
             return (f"Not enough free disk space at {plan.space_path}: {free / 1024:.1f} GB free, about "
                     f"{need / 1024:.1f} GB needed (downloads plus the installed packages). Free some space or "
                     f"choose a folder on another disk{_where_hint(plan)}. Nothing was changed.")
@@ -248,6 +254,7 @@ def _preflight(run: _Run, free_space: FreeSpace, check_network: bool) -> str | N
             chk = check_index(url, plan.probes.get(url) or plan.probe_package or "pip")
             run.log_fh.write(credentials.scrub(f"network: {url}: {'ok' if chk.ok else chk.message}\n"))
             if not chk.ok:
+                run.fix = "network"
                 return credentials.scrub(chk.message) + " Nothing was changed."
     return None
 
@@ -343,7 +350,8 @@ def _run_steps(run: _Run, start: int, carried: dict[str, dict[str, Any]],
                               message=_cancel_message(step, run))
         if not res.ok:
             run.journal.append("stopped", step=step.id, reason="failed")
-            return run.result(False, failed_step=step.id, done=done, message=_failure_message(step, res, run))
+            return run.result(False, failed_step=step.id, done=done, message=_failure_message(step, res, run),
+                              fix="python-mirror" if step.kind == "python" else None)
         done.append(step.id)
     run.progress("Done", 1.0)
     run.journal.append("finished", ok=True)
@@ -472,7 +480,7 @@ def resume(
                     failure = _preflight(run, lambda p: sys.maxsize, True)
                     if failure:
                         journal.append("stopped", step=remaining[0].id, reason="preflight")
-                        return run.result(False, failed_step="preflight", message=failure)
+                        return run.result(False, failed_step="preflight", message=failure, fix=run.fix)
                 return _run_steps(run, start, carried, boot)
             finally:
                 run.close()

@@ -384,6 +384,34 @@
       <translation>重启后自动继续（登录时 GPU Setup 会自己打开）(&amp;C)</translation>
     </message>
     <message>
+      <source>What you can change</source>
+      <translation>你可以修改的地方</translation>
+    </message>
+    <message>
+      <source>Package mirror (index URL)</source>
+      <translation>软件包镜像（索引 URL）</translation>
+    </message>
+    <message>
+      <source>Proxy</source>
+      <translation>代理</translation>
+    </message>
+    <message>
+      <source>Package &amp;mirror:</source>
+      <translation>软件包镜像(&amp;M)：</translation>
+    </message>
+    <message>
+      <source>&amp;Proxy:</source>
+      <translation>代理(&amp;P)：</translation>
+    </message>
+    <message>
+      <source>Use these and &amp;try again</source>
+      <translation>使用这些设置并重试(&amp;T)</translation>
+    </message>
+    <message>
+      <source>Choose another &amp;folder</source>
+      <translation>选择另一个文件夹(&amp;F)</translation>
+    </message>
+    <message>
       <source>Steps</source>
       <translation>步骤</translation>
     </message>
@@ -398,6 +426,10 @@
     <message>
       <source>Show the log</source>
       <translation>显示日志</translation>
+    </message>
+    <message>
+      <source>Making the plan again…</source>
+      <translation>正在重新制定计划……</translation>
     </message>
     <message>
       <source>Starting…</source>
@@ -426,6 +458,10 @@
     <message>
       <source>Writing the Docker files…</source>
       <translation>正在写入 Docker 文件…</translation>
+    </message>
+    <message>
+      <source>Free some space on that disk, or choose a folder on another disk.</source>
+      <translation>请在那个磁盘上腾出一些空间，或者选择另一个磁盘上的文件夹。</translation>
     </message>
     <message>
       <source>There is no plan to install. Go back and choose again.</source>
@@ -460,6 +496,10 @@
       <translation>部分配置无法写入；原因见下方。</translation>
     </message>
     <message>
+      <source>The package index could not be reached. Where the internet is filtered, enter a mirror of PyPI or your proxy, then try again.</source>
+      <translation>无法连接到软件包索引。如果网络受到限制，请填写 PyPI 的镜像地址或你的代理，然后重试。</translation>
+    </message>
+    <message>
       <source>Installing… ({n} steps)</source>
       <translation>正在安装…（共 {n} 步）</translation>
     </message>
@@ -482,6 +522,14 @@
     <message>
       <source>Writing the Docker files failed: {error}</source>
       <translation>写入 Docker 文件失败：{error}</translation>
+    </message>
+    <message>
+      <source>Python could not be downloaded. Enter a mirror of the Python builds (python-build-standalone) or your proxy, then try again.</source>
+      <translation>无法下载 Python。请填写 Python 构建（python-build-standalone）的镜像地址或你的代理，然后重试。</translation>
+    </message>
+    <message>
+      <source>Python &amp;mirror:</source>
+      <translation>Python 镜像(&amp;M)：</translation>
     </message>
     <message>
       <source>Undoing did not fully work: {error}. The log lists what is left; a support bundle (last page) helps us help you.</source>

@@ -66,15 +66,16 @@ class JourneyServices(Services):
 
     def __init__(self, state_dir: Path, index_url: str, version: str) -> None:
         super().__init__(state_dir)
-        self.index_url, self.version = index_url, version
+        self.local_url, self.version = index_url, version
         self.selftest_frameworks = ("numpy",)
         self.selftest_pythons: list[str | None] = []
+        self.pypi = False  # True: the package comes from pip's configured index (PyPI), not a named one
 
     def resolve(self, machine, frameworks=(), python_version=None):  # noqa: ANN001 - Services' signature
         real = super().resolve(machine, frameworks, python_version)
         here = f"{sys.version_info[0]}.{sys.version_info[1]}"
         mine = FrameworkPlan(framework="pytorch", ok=True, choice=Choice(
-            version=self.version, variant="cpu", index_url=f"{self.index_url}/simple",
+            version=self.version, variant="cpu", index_url=None if self.pypi else f"{self.local_url}/simple",
             packages=[f"numpy=={self.version}"], python=here))
         return [mine] + [p for p in real if p.framework != "pytorch"]
 
@@ -122,3 +123,41 @@ def test_wizard_installs_into_a_new_env_and_proves_it_there(qtbot, make_wizard, 
     click_next(qtbot, w, PAGE_DONE)
     wait_ready(qtbot, w)
     assert "Proven on the processor" in texts(w.currentPage())
+
+
+def test_an_unreachable_index_offers_a_mirror_inside_the_wizard(qtbot, make_wizard, numpy_index, isolated,
+                                                                tmp_path: Path, monkeypatch) -> None:
+    """pip's configured index cannot be reached: the check fails before anything changes, the page asks for
+    a mirror, and with the local index as the mirror the same wizard installs."""
+    import socket
+
+    idx, version = numpy_index
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    closed = s.getsockname()[1]
+    s.close()
+    monkeypatch.setenv("PIP_INDEX_URL", f"http://127.0.0.1:{closed}/simple")
+    services = JourneyServices(tmp_path / "state", idx.url, version)
+    services.pypi = True  # the package comes from the configured index (PyPI or its mirror)
+    w = make_wizard(services)
+    for page in (PAGE_MACHINE, PAGE_CHOOSE):
+        click_next(qtbot, w, page)
+        qtbot.waitUntil(lambda: not w.running_jobs(), timeout=TIMEOUT)
+    env = tmp_path / "env"
+    w.currentPage().venv_path.setText(str(env))
+    for name, box in w.currentPage().checks.items():
+        box.setChecked(name == "pytorch")
+    click_next(qtbot, w, PAGE_PLAN)
+    qtbot.waitUntil(lambda: not w.running_jobs(), timeout=TIMEOUT)
+    click_next(qtbot, w, PAGE_INSTALL)
+    inst = w.currentPage()
+    qtbot.waitUntil(lambda: not w.running_jobs() and inst.phase == "finished", timeout=TIMEOUT)
+    assert not w.state.install.ok and w.state.install.fix == "network", w.state.install
+    assert inst.fix_card.isVisible() and inst.mirror_edit.isVisible() and not inst.isComplete()
+    assert not env.exists(), "nothing was changed"
+    inst.mirror_edit.setText(f"{idx.url}/simple")
+    inst.fix_button.click()
+    qtbot.waitUntil(lambda: w.state.install is not None and w.currentPage().isComplete() and not w.running_jobs(),
+                    timeout=TIMEOUT)
+    assert w.state.install.ok and (env / "bin" / "python").is_file()
+    assert f"--index-url {idx.url}/simple" in " ".join(w.state.plan.steps[1].argv)

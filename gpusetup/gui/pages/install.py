@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
+    QFormLayout,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
@@ -118,6 +120,35 @@ class InstallPage(BasePage):
         self.autostart_box.setVisible(False)
         self.autostart_box.toggled.connect(self._autostart_changed)
         self.content.addWidget(self.autostart_box)
+        # after a failure the core can name a fix for: the fields and the button to apply it, here
+        self.fix_card = Card(tr("What you can change"))
+        self.fix_text = label("")
+        self.fix_card.body.addWidget(self.fix_text)
+        self.mirror_edit = QLineEdit()
+        self.mirror_edit.setPlaceholderText("https://mirror.example.org/pypi/simple")
+        self.mirror_edit.setAccessibleName(tr("Package mirror (index URL)"))
+        self.proxy_edit = QLineEdit()
+        self.proxy_edit.setPlaceholderText("http://proxy.example.org:3128")
+        self.proxy_edit.setAccessibleName(tr("Proxy"))
+        self.fix_form = QFormLayout()
+        self.mirror_label = QLabel(tr("Package &mirror:"))
+        self.mirror_label.setBuddy(self.mirror_edit)
+        self.fix_form.addRow(self.mirror_label, self.mirror_edit)
+        proxy_label = QLabel(tr("&Proxy:"))
+        proxy_label.setBuddy(self.proxy_edit)
+        self.fix_form.addRow(proxy_label, self.proxy_edit)
+        self.fix_card.body.addLayout(self.fix_form)
+        fix_row = QHBoxLayout()
+        fix_row.addStretch(1)
+        self.fix_button = QPushButton(tr("Use these and &try again"))
+        self.fix_button.clicked.connect(self.apply_fix)
+        self.folder_button = QPushButton(tr("Choose another &folder"))
+        self.folder_button.clicked.connect(self.change_choice)
+        fix_row.addWidget(self.folder_button)
+        fix_row.addWidget(self.fix_button)
+        self.fix_card.body.addLayout(fix_row)
+        self.fix_card.setVisible(False)
+        self.content.addWidget(self.fix_card)
         self.steps_card = Card(tr("Steps"))
         self.steps_layout = QVBoxLayout()
         self.steps_card.body.addLayout(self.steps_layout)
@@ -171,6 +202,7 @@ class InstallPage(BasePage):
         self.undo_button.setVisible(failed and not self._undone)
         self.retry_button.setVisible(finished and out is not None and not out.ok)
         self.change_button.setVisible(finished)
+        self._show_fix(out if failed else None)
         self.progress.setVisible(running)
         self.wiz.set_busy(running)
         self.completeChanged.emit()
@@ -182,10 +214,50 @@ class InstallPage(BasePage):
     def retry(self) -> None:
         """After a failure: continue where it stopped; after a cancel or an undo: start the plan again."""
         out = self.state.install
-        self.start_install(resume=bool(out is not None and not out.cancelled and not self._undone))
+        checks_failed = out is not None and out.failed_step == "preflight"  # nothing was changed: start again
+        self.start_install(resume=bool(out is not None and not out.cancelled and not self._undone and not checks_failed))
 
     def change_choice(self) -> None:
         self.wiz.go_to(PAGE_CHOOSE)
+
+    def _show_fix(self, out: InstallOutcome | None) -> None:
+        fix = out.fix if out is not None else None
+        self.fix_card.setVisible(fix in ("disk-space", "network", "python-mirror"))
+        if fix == "disk-space":
+            self.fix_text.setText(tr("Free some space on that disk, or choose a folder on another disk."))
+        elif fix == "network":
+            self.fix_text.setText(tr("The package index could not be reached. Where the internet is filtered, enter a mirror of PyPI or your proxy, then try again."))
+            self.mirror_label.setText(tr("Package &mirror:"))
+        elif fix == "python-mirror":
+            self.fix_text.setText(tr("Python could not be downloaded. Enter a mirror of the Python builds (python-build-standalone) or your proxy, then try again."))
+            self.mirror_label.setText(tr("Python &mirror:"))
+        for w in (self.mirror_edit, self.proxy_edit, self.fix_button, self.mirror_label):
+            w.setVisible(fix in ("network", "python-mirror"))
+        self.folder_button.setVisible(fix == "disk-space")
+        self._fix = fix
+
+    _fix: str | None = None
+
+    def apply_fix(self) -> None:
+        """Give the planner the mirror/proxy, make the plan again, and run it from the start."""
+        mirror, proxy = self.mirror_edit.text().strip(), self.proxy_edit.text().strip()
+        if self._fix == "python-mirror":
+            self.services.use_network(python_mirror=mirror or None, proxy=proxy or None)
+        else:
+            self.services.use_network(index_url=mirror or None, proxy=proxy or None)
+        machine, target, fplans = self.state.machine, self.state.target, self.state.chosen_plans()
+        if machine is None or target is None:
+            return
+        services = self.services
+        self.fix_card.setVisible(False)
+        self.status.set("busy", tr("Making the plan again…"))
+        self.run_job(lambda ctx: services.build_plan(fplans, machine, target), name="plan",
+                     on_result=self._replanned,
+                     on_error=lambda msg, exc: self.status.set("fail", msg))
+
+    def _replanned(self, plan: Any) -> None:
+        self.state.plan = plan
+        self.start_install(resume=False)
 
     def start_install(self, resume: bool = False) -> None:
         """Run the plan; ``resume`` continues the unfinished one instead (after a reboot or a failure)."""
