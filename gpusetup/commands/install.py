@@ -332,7 +332,7 @@ def _build(args: argparse.Namespace, machine: Any, foreign: bool, tool_error: ty
     conda_envs = _conda_envs(tool_error) if args.target.startswith("conda:") and not foreign else None
     portable = bool(args.script) or (foreign and not args.download_only)
     try:
-        return build_plan(
+        plan = build_plan(
             fplans, machine, args.target, index_url=args.index_url, pytorch_mirror=args.pytorch_mirror,
             wheelhouse=args.wheelhouse, download_only=args.download_only, portable=portable, foreign=foreign,
             driver=args.driver, container_toolkit=args.container_toolkit, cuda_toolkit=args.cuda_toolkit,
@@ -340,6 +340,14 @@ def _build(args: argparse.Namespace, machine: Any, foreign: bool, tool_error: ty
         )
     except PlanError as exc:
         raise tool_error(str(exc)) from exc
+    if not args.python:  # the Python this plan is for holds a framework back: say so, and how to get the newer
+        from gpusetup.install.python import newer_python_offer
+        from gpusetup.messages import add_note
+
+        offer = newer_python_offer(machine, fplans, machine.system.python)
+        if offer is not None:
+            add_note(plan, offer)
+    return plan
 
 
 def _report(res: Any, args: argparse.Namespace, state_dir: Path, ok: int, warn: int, err: int, tool: int,

@@ -261,7 +261,14 @@ class Services:
             kwargs["index_url"] = self.index_url
         if self.python_mirror:
             kwargs["python_mirror"] = self.python_mirror
-        return module.build_plan(fplans, machine, target=target.spec(), **kwargs)
+        plan = module.build_plan(fplans, machine, target=target.spec(), **kwargs)
+        from gpusetup.install.python import newer_python_offer
+        from gpusetup.messages import add_note
+
+        offer = newer_python_offer(machine, fplans, python_version_of(machine))
+        if offer is not None:  # shown with the plan's notes, in the interface's language
+            add_note(plan, offer)
+        return plan
 
     def use_network(self, index_url: str | None = None, proxy: str | None = None,
                     python_mirror: str | None = None) -> None:

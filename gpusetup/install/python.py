@@ -215,3 +215,63 @@ def no_python_message(want: str | None, found_unusable: list[str]) -> Message:
     minor = _minor(want) or "3"
     found = "".join(f" Found but not usable: {u}." for u in found_unusable)
     return msg("plan-error.no-python", want=minor, found=found)
+
+
+def _python_versions() -> list[str]:
+    """Every Python minor the compat data names as a bound (python_min/python_max), oldest first."""
+    from gpusetup.compat.db import get_db
+
+    found: set[tuple[int, int]] = set()
+    files = get_db().files
+    for name in ("pytorch", "tensorflow", "jax"):
+        tables = (files.get(name) or {}).get("tables") or {}
+        for table in tables.values():
+            for row in table.get("rows", []) if isinstance(table, dict) else []:
+                for key in ("python_min", "python_max"):
+                    m = re.match(r"(\d+)\.(\d+)$", str(row.get(key) or ""))
+                    if m:
+                        found.add((int(m.group(1)), int(m.group(2))))
+    return [f"{a}.{b}" for a, b in sorted(found)]
+
+
+def newer_python_offer(machine: object, fplans: list, here: str | None) -> Message | None:
+    """When this Python holds a framework back (Python 3.9 gets PyTorch 2.8), the nearest newer Python that
+    gets every chosen framework at least as new and one of them newer — as a note the plan shows, instead of
+    settling silently. gpusetup finds that Python on the machine or provides it with uv."""
+    from packaging.version import InvalidVersion, Version
+
+    from gpusetup.compat.resolver import resolve
+
+    cur = _minor(here)
+    chosen = [fp for fp in fplans if fp.choice is not None]
+    if not cur or not chosen:
+        return None
+
+    def key(v: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in v.split("."))
+
+    def ver(s: str) -> Version | None:
+        try:
+            return Version(s)
+        except InvalidVersion:
+            return None
+
+    names = [fp.framework for fp in chosen]
+    for cand in (v for v in _python_versions() if key(v) > key(cur)):
+        try:
+            other = {fp.framework: fp for fp in resolve(machine, names, python_version=cand)}  # type: ignore[arg-type]
+        except ValueError:
+            continue
+        better, worse = [], False
+        for fp in chosen:
+            new = other.get(fp.framework)
+            a, b = ver(fp.choice.version), ver(new.choice.version) if new is not None and new.choice else None
+            if new is None or new.choice is None or (fp.ok and not new.ok) or a is None or b is None or b < a:
+                worse = True
+                break
+            if b > a:
+                better.append((fp.framework, fp.choice.version, new.choice.version))
+        if better and not worse:
+            fw, have, newer = better[0]
+            return msg("install.note.newer-python", framework=fw, have=have, here=cur, python=cand, newer=newer)
+    return None

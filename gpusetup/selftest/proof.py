@@ -57,9 +57,16 @@ def headline(result: SelfTestResult | None, gpu_name: str | None = None) -> Mess
     if result.verdict == "fail":
         return msg("selftest.headline.fail", gpu=name)
     rated = [m for m in result.measurements if m.fraction is not None and m.verdict in ("pass", "warn")]
-    for names, what in ((("d2d",), "memory"), (("cublas_fp32", "matmul_fp32_ptx"), "compute")):
-        m = next((x for x in rated if x.name in names), None)
-        if m is not None and m.fraction is not None:
-            low = "-low" if m.verdict == "warn" else ""
-            return msg(f"selftest.headline.{what}{low}", gpu=name, percent=round(m.fraction * 100))
+    memory = next((x for x in rated if x.name == "d2d"), None)
+    compute = next((x for x in rated if x.name in ("cublas_fp32", "matmul_fp32_ptx")), None)
+    if memory is not None and memory.fraction is not None:
+        pct = round(memory.fraction * 100)
+        if memory.verdict == "warn":
+            return msg("selftest.headline.memory-low", gpu=name, percent=pct)
+        return msg("selftest.headline.memory", gpu=name, percent=pct)
+    if compute is not None and compute.fraction is not None:
+        pct = round(compute.fraction * 100)
+        if compute.verdict == "warn":
+            return msg("selftest.headline.compute-low", gpu=name, percent=pct)
+        return msg("selftest.headline.compute", gpu=name, percent=pct)
     return msg("selftest.headline.works", gpu=name)

@@ -103,3 +103,25 @@ def test_uv_provides_python_and_says_clearly_when_it_cannot_download(
     assert f"127.0.0.1:{closed_port}/python-builds" in res.message  # uv's own words name the host it tried
     assert "set GPUSETUP_PYTHON_MIRROR" in res.message
     assert not (tmp_path / "env").exists()
+
+
+def test_an_old_python_that_holds_a_framework_back_is_said_with_the_newer_one() -> None:
+    from packaging.version import Version
+
+    from gpusetup.compat.resolver import resolve
+    from gpusetup.gui.demo import demo_machine
+    from gpusetup.install.python import newer_python_offer
+    from gpusetup.messages import render
+
+    m = demo_machine("rtx3060")
+    old = resolve(m, ["pytorch"], python_version="3.9")
+    offer = newer_python_offer(m, old, "3.9")
+    assert offer is not None and offer.code == "install.note.newer-python"
+    p = offer.params
+    assert p["have"] == old[0].choice.version and tuple(map(int, p["python"].split("."))) > (3, 9)
+    newer = resolve(m, ["pytorch"], python_version=p["python"])[0].choice.version
+    assert p["newer"] == newer and Version(newer) > Version(p["have"])
+    assert f"gpusetup install --python {p['python']}" in render(offer, "en")
+    assert p["newer"] in render(offer, "zh_CN")
+    best = resolve(m, ["pytorch"], python_version=p["python"])
+    assert newer_python_offer(m, best, p["python"]) is None, "nothing to offer when this Python gets the newest"
