@@ -232,16 +232,15 @@ def run(args: argparse.Namespace) -> int:
         if not _confirm(what + "?", args.yes):
             print("Nothing was changed. (Without a terminal, add --yes to confirm.)", file=sys.stderr)
             return EXIT_TOOL
-        fn = rollback if args.rollback else resume
         if args.rollback:
-            res = _run_job(lambda tok, pr: fn(state_dir, progress=pr, cancel=tok))
+            res = _run_job(lambda tok, pr: rollback(state_dir, progress=pr, cancel=tok))
         else:
             from gpusetup import credentials
 
             credentials.remember(args.index_url)  # the password of a saved plan's mirror, given again
             credentials.remember(args.pytorch_mirror)
-            res = _run_job(lambda tok, pr: fn(state_dir, progress=pr, cancel=tok,
-                                              check_network=not args.no_network_check, ask_secret=_ask_secret))
+            res = _run_job(lambda tok, pr: resume(state_dir, progress=pr, cancel=tok,
+                                                  check_network=not args.no_network_check, ask_secret=_ask_secret))
         return _report(res, args, state_dir, EXIT_OK, EXIT_WARN, EXIT_ERROR, EXIT_TOOL)
 
     machine, foreign = _machine(args, ToolError)

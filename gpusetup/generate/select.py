@@ -198,8 +198,9 @@ def _driver_ok_for_major(machine: Machine, major: int, dcuda: tuple[int, int]) -
     windows = (machine.system.os or "").lower() == "windows"
     need = facts.family_minimum(major, windows)
     dv = vt(machine.driver.version)
-    if dv and need and vt(need):
-        return dv >= vt(need), need  # type: ignore[operator]
+    need_v = vt(need)
+    if dv and need and need_v:
+        return dv >= need_v, need
     return dcuda[0] >= major, need
 
 
