@@ -19,8 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.cli import ToolError
     from gpusetup.config import TEMPLATE, ConfigError, config_path, load_config
+    from gpusetup.errors import ToolError
 
     path = config_path()
     if args.action == "path":
