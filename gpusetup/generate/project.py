@@ -41,13 +41,6 @@ _ACTION_TITLES = {
 }
 
 
-ENV_WHY = {
-    "HSA_OVERRIDE_GFX_VERSION": "ROCm runs the gfx1030 kernels on this RDNA2 card (not supported by AMD; remove it "
-                                "if kernels crash)",
-    "PYTORCH_ENABLE_MPS_FALLBACK": "operations the Apple GPU does not implement run on the CPU instead of failing",
-}
-
-
 class EmitError(ValueError):
     """The plan cannot be written as that kind of file (no build chosen, unknown kind)."""
 
@@ -93,7 +86,7 @@ def emit_project(plans: list[FrameworkPlan], target: Target, kind: str, *, name:
         raise EmitError(f"unknown kind {kind!r}; choose one of {', '.join(EMIT_KINDS)}")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
         raise EmitError(f"project name {name!r} must be letters, digits, '.', '_' or '-'")
-    picks = [pk for p in plans if (pk := _pick(p, index_url, pytorch_mirror)) is not None]
+    picks = [pick for pick in (_pick(p, index_url, pytorch_mirror) for p in plans) if pick is not None]
     if not picks:
         raise EmitError("the plan chose no build to write down (no framework has a build for this machine)")
     notes = _notes(picks, target)
@@ -149,7 +142,7 @@ def _notes(picks: list[_Pick], target: Target) -> list[str]:
         else:
             out.append(f"{build}{src}: no GPU build works on this machine, so this is the CPU build.")
     for k, v in target.env.items():
-        why = target.env_why.get(k) or ENV_WHY.get(k, "")
+        why = target.env_why.get(k, "")
         out.append(f"Runtime setting {k}={v}" + (f": {why}" if why else "."))
     return out
 
