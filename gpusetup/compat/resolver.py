@@ -18,6 +18,7 @@ from itertools import combinations
 from typing import Any
 
 from gpusetup.compat.db import CompatDB, DataError, get_db
+from gpusetup.enrich import CHIP_RULE_SOURCE, NAME_MATCH_SOURCE, chip_class
 from gpusetup.messages import add_note, msg, render
 from gpusetup.model import Action, Choice, FrameworkPlan, Gpu, Machine, Message, Rejected
 from gpusetup.versions import Version, kernel_coverage
@@ -150,9 +151,9 @@ def _machine_env(machine: Machine, python_version: str | None) -> tuple[Env, lis
         arch = "arm64"
     py = python_version or s.python
     if not py:
-        for env in machine.python_envs:
-            if env.version:
-                py = env.version
+        for pyenv in machine.python_envs:
+            if pyenv.version:
+                py = pyenv.version
                 break
     pyv = _mm(py)
     if pyv is None:
@@ -182,23 +183,11 @@ def _classify(machine: Machine) -> list[GpuInfo]:
 
 
 def _classify_nvidia(g: Gpu, info: GpuInfo) -> None:
-    if info.cc:
+    """How CUDA-capable the GPU is by the chip rule, and where its compute capability came from when no driver
+    reported it (the enrich step already filled it in from pci.ids; the plan says so)."""
+    if info.cc and g.compute_capability_source not in (CHIP_RULE_SOURCE, NAME_MATCH_SOURCE):
         return
-    try:
-        from gpusetup import pcidb
-    except ImportError:  # pragma: no cover - pcidb ships with the platform helper
-        return
-    found = None
-    for text in (g.chip, g.pci.device_name, g.name):
-        if text:
-            found = pcidb.classify_nvidia(text)
-            if found:
-                info.classified_from = f"chip rule on {text!r}"
-                break
-    if found is None and g.pci.vendor_id and g.pci.device_id:
-        found = pcidb.classify_pci(g.pci.vendor_id, g.pci.device_id)
-        if found:
-            info.classified_from = f"PCI id {g.pci.vendor_id}:{g.pci.device_id}"
+    found, info.classified_from = chip_class(g)
     if found is None:
         info.cuda_capable = None
         return

@@ -92,6 +92,15 @@ def build_plan(
     ``cuda_toolkit`` only when asked. ``portable`` (for ``--script``/``--for``) uses only the target's own
     pip. ``conda_envs`` lists existing conda env names (``conda env list``), so an absent one is created.
     """
+    if index_url is None or pytorch_mirror is None:  # the shared configuration file's mirrors (CLI and wizard)
+        from gpusetup.config import ConfigError, load_config
+
+        try:
+            cfg = load_config()
+        except ConfigError as exc:
+            raise PlanError(msg("plan-error.config", detail=str(exc))) from exc
+        index_url = index_url or cfg.pypi_mirror
+        pytorch_mirror = pytorch_mirror or cfg.pytorch_mirror
     # a password in a mirror URL stays in this process; the plan (shown, saved, journalled) has the masked URL
     index_url = credentials.remember(index_url)
     pytorch_mirror = credentials.remember(pytorch_mirror)
