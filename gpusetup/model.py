@@ -488,6 +488,8 @@ class Measurement:
     tier: str = ""  # driver / cublas / framework / cpu
     rated_basis: str | None = None  # how ``rated`` was obtained: live-clock / max-clock / datasheet / pcie-link
     datasheet: float | None = None  # the spec-sheet peak, shown beside a peak computed from live clocks
+    code: str = ""  # ``reason`` as data (a gpusetup.messages code) when the self-test words it so
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
