@@ -428,6 +428,7 @@ class Choice:
     commands: list[str] = field(default_factory=list)  # ready-to-paste install commands
     conda: list[str] = field(default_factory=list)  # conda alternative, when one exists
     python: str | None = None
+    env: dict[str, str] = field(default_factory=dict)  # runtime variables the build needs, set on activation
 
 
 @dataclass
