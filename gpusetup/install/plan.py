@@ -157,6 +157,7 @@ def build_plan(
         _plan_env(plan, target, os_name, with_pip, host_pip, portable, base_python, conda_envs, machine, want_py)
         _plan_pip(plan, choices, index_url, pytorch_mirror, wheelhouse, uv)
         _plan_verify_protect(plan, choices)
+        _plan_runtime_env(plan, choices)
 
     want_driver = driver is True or (driver is None and bool(driver_actions))
     if want_driver and driver is not False:
@@ -356,6 +357,25 @@ def expected_pins(choice: Choice) -> list[str]:
             spec = f"{name}=={ver}+{choice.variant}"
         out.append(spec)
     return out
+
+
+def _plan_runtime_env(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]]) -> None:
+    """Runtime variables a build needs (HSA_OVERRIDE_GFX_VERSION, PYTORCH_ENABLE_MPS_FALLBACK) go into the
+    environment's activation scripts, so they are set whenever the environment is used."""
+    env: dict[str, str] = {}
+    for _, ch in choices:
+        env.update(ch.env)
+    if not env:
+        return
+    pairs = [f"{k}={v}" for k, v in sorted(env.items())]
+    plan.steps.append(Step(
+        id="runtime-env", title="Set the build's runtime settings on activation", kind="command",
+        argv=[*plan.python, "-I", "-c", snippets.ACTIVATE_ENV, *pairs], subject=", ".join(pairs),
+        explain=f"Adds {', '.join(pairs)} to the environment's activation scripts (venv: activate, activate.fish, "
+                "Activate.ps1; conda: etc/conda/activate.d), so they are set whenever the environment is "
+                "activated. `gpusetup plan` says why each one is needed.",
+        undo=[*plan.python, "-I", "-c", snippets.ACTIVATE_ENV],
+    ))
 
 
 def _plan_verify_protect(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]]) -> None:
