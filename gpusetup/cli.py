@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -17,6 +18,8 @@ from gpusetup import __version__
 from gpusetup.commands import (
     analyze,
     bundle,
+    completion,
+    config,
     db,
     desktop_entry,
     diagnose,
@@ -32,7 +35,9 @@ from gpusetup.probe.platform.host import display_available
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_TOOL", "EXIT_WARN", "ToolError", "build_parser", "display_available", "main"]
 
 # Sub-command modules, in the order `gpusetup --help` lists them.
-COMMAND_MODULES: tuple[ModuleType, ...] = (diagnose, plan, selftest, install, docker, analyze, bundle, db, gui, desktop_entry)
+COMMAND_MODULES: tuple[ModuleType, ...] = (
+    diagnose, plan, selftest, install, docker, analyze, bundle, db, gui, desktop_entry, config, completion,
+)
 COMMANDS: tuple[str, ...] = tuple(m.__name__.rsplit(".", 1)[-1] for m in COMMAND_MODULES)
 
 
@@ -51,10 +56,42 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gpusetup {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what is run to stderr")
     parser.add_argument("--diagnose", action="store_true", help="same as the 'diagnose' command")
+    _add_color(parser, "color_top")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for module in COMMAND_MODULES:
         module.register(sub)
+    for subparser in sub.choices.values():  # every command takes --color, before or after its name
+        if not any("--color" in a.option_strings for a in subparser._actions):
+            _add_color(subparser, "color")
     return parser
+
+
+def _add_color(parser: argparse.ArgumentParser, dest: str) -> None:
+    from gpusetup.term import CHOICES
+
+    parser.add_argument("--color", dest=dest, nargs="?", const="always", choices=CHOICES, metavar="WHEN",
+                        help="colour the output: auto (a terminal, unless NO_COLOR is set), always or never")
+    parser.add_argument("--no-color", dest=dest, action="store_const", const="never", help=argparse.SUPPRESS)
+
+
+def _apply_config() -> list[str]:
+    """The shared configuration file: its proxy reaches pip, uv and downloads (the wizard starts here too).
+
+    Returns the environment variables it set, so ``main`` removes them again when the command ends. A broken
+    file is reported (once, here) and left out; the commands that need its mirrors read it again and stop
+    with the error.
+    """
+    from gpusetup.config import ConfigError, load_config
+
+    try:
+        cfg = load_config()
+    except ConfigError as exc:
+        print(f"gpusetup: warning: {exc}", file=sys.stderr)
+        return []
+    added = [k for k in cfg.proxy_env() if k not in os.environ]
+    for key in added:
+        os.environ[key] = cfg.proxy_env()[key]
+    return added
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -77,6 +114,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     for handler in logging.getLogger().handlers:  # -v logs commands and their output: never with a password
         handler.addFilter(ScrubFilter())
+    from gpusetup import term
+
+    term.set_mode(getattr(args, "color", None) or getattr(args, "color_top", None))
+    added_env = _apply_config()
+    try:
+        return _run(parser, args)
+    finally:
+        for key in added_env:
+            os.environ.pop(key, None)
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command is None:
         args = parser.parse_args(["gui" if display_available() else "diagnose"])
     try:

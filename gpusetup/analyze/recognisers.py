@@ -236,7 +236,7 @@ def collect_env(text: str, ex: Extraction) -> bool:
     cudnn = _field(text, "cuDNN version")
     if cudnn is not None:
         block = text[text.find("cuDNN version"):].splitlines()[:12]
-        cands = [(None, cudnn)] if re.fullmatch(r"\d+\.\d+\.\d+", cudnn.strip()) else []
+        cands: list[tuple[str | None, str]] = [(None, cudnn)] if re.fullmatch(r"\d+\.\d+\.\d+", cudnn.strip()) else []
         for ln in block:
             lm = re.search(r"(\S*libcudnn[\w]*\.(?:so\.|dylib|dll)?\S*?)(\d+\.\d+\.\d+)", ln)
             if lm:

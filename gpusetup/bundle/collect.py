@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import functools
 import hashlib
 import json
 import os
@@ -109,7 +110,7 @@ def planned_items(
             files = []
         for p in files[:20]:
             rel = p.relative_to(d).as_posix()
-            items.append(CollectItem(f"logs/{d.name}/{rel}", why, produce=(lambda p=p: p.read_bytes())))
+            items.append(CollectItem(f"logs/{d.name}/{rel}", why, produce=functools.partial(p.read_bytes)))
     return items
 
 
@@ -165,12 +166,18 @@ def _pip_list_item(python: str | None) -> CollectItem:
     return CollectItem("raw/pip-list.json", why, command=[python, "-m", "pip", "list", "--format=json", "--disable-pip-version-check"])
 
 
+_HEADER_FIELD = re.compile(r"^(Name|Version):[ \t]*(\S.*?)\s*$", re.MULTILINE)
+
+
 def _installed_distributions() -> str:
     seen: dict[str, dict[str, str]] = {}
     for dist in metadata.distributions():  # first on sys.path wins, as for imports
-        name = dist.metadata["Name"] if dist.metadata else None
-        if name and name.lower() not in seen:
-            seen[name.lower()] = {"name": name, "version": dist.version}
+        # Only the two header fields: parsing each whole METADATA as e-mail (dist.metadata) took 0.35 s.
+        text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+        fields = dict(_HEADER_FIELD.findall(text.split("\n\n", 1)[0]))
+        name, version = fields.get("Name"), fields.get("Version")
+        if name and version and name.lower() not in seen:
+            seen[name.lower()] = {"name": name, "version": version}
     return json.dumps(sorted(seen.values(), key=lambda d: d["name"].lower()))
 
 

@@ -7,7 +7,9 @@ import argparse
 import math
 from pathlib import Path
 
+from gpusetup.compat.profile import ProfileError, load_machine_file
 from gpusetup.errors import ToolError
+from gpusetup.model import Machine
 
 
 def positive_number(text: str) -> float:
@@ -44,11 +46,9 @@ def python_executable(text: str) -> str:
     return text
 
 
-def load_for_file(path: str) -> object:
+def load_for_file(path: str) -> Machine:
     """The Machine described by ``--for FILE`` (a diagnose report or a machine profile); a file that cannot
-    be used becomes a :class:`gpusetup.cli.ToolError` saying what is wrong with it (exit 3, no traceback)."""
-    from gpusetup.compat.profile import ProfileError, load_machine_file
-
+    be used becomes a :class:`gpusetup.errors.ToolError` saying what is wrong with it (exit 3, no traceback)."""
     try:
         return load_machine_file(path)
     except ProfileError as exc:

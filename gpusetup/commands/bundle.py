@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import sys
+from pathlib import Path
 
 from gpusetup.commands import positive_number, python_executable
 from gpusetup.errors import ToolError
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         print("gpusetup: --no-redact: the bundle keeps names, addresses, serials and ids. Share it only with people you trust.", file=sys.stderr)
     try:
         result = build_bundle(
-            out, report, ctx, redact=not args.no_redact, python=args.python, size_cap=int(args.size_cap * 1024 * 1024)
+            Path(out), report, ctx, redact=not args.no_redact, python=args.python, size_cap=int(args.size_cap * 1024 * 1024)
         )
     except OSError as exc:
         raise ToolError(f"cannot write {out}: {exc.strerror or exc}") from exc

@@ -21,15 +21,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="write JSON (schema: resources/schema/report.schema.json)")
-    fmt.add_argument("--format", choices=["text", "json", "markdown", "html"], help="output format (default text)")
+    fmt.add_argument("--format", choices=["text", "json", "markdown", "html", "prometheus"],
+                     help="output format (default text); prometheus: node_exporter textfile-collector metrics")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of the terminal")
+    p.add_argument("--textfile", metavar="FILE.prom",
+                   help="also write Prometheus metrics to FILE.prom (atomically; for node_exporter's textfile "
+                        "collector), whatever the --format")
     p.add_argument("--python", metavar="PATH", type=python_executable, help="check the frameworks of this Python interpreter")
     p.add_argument("--deep", action="store_true", help="import each framework (in a subprocess) to ask it whether it sees the GPU; slower")
     p.add_argument("--show-ids", action="store_true", help="show GPU UUIDs, serials and the host name (masked by default)")
     p.add_argument("--timeout", type=positive_number, default=8.0, metavar="SECONDS", help="time limit for each external command (default 8)")
-    color = p.add_mutually_exclusive_group()
-    color.add_argument("--color", dest="color", action="store_true", default=None, help="force colour")
-    color.add_argument("--no-color", dest="color", action="store_false", help="no colour")
     p.set_defaults(handler=run)
 
 
@@ -42,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
     fmt = "json" if args.json else (args.format or "text")
     if args.output:
         prepare_output(args.output)  # a bad -o is reported before the detection, not after it
+    if args.textfile:
+        prepare_output(args.textfile, "gpusetup.prom")
     ctx = ProbeContext(python=args.python, deep=args.deep, timeout=args.timeout)
     try:
         machine = detect(ctx)
@@ -49,10 +52,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"gpusetup: detection failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_TOOL
     report = Report(machine=machine, findings=evaluate(machine))
-    use_color = args.color if args.color is not None else (
-        fmt == "text" and not args.output and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    )
-    text = render(report, fmt, color=bool(use_color), show_ids=args.show_ids)
+    from gpusetup import term
+
+    use_color = fmt == "text" and not args.output and term.use_color(sys.stdout)
+    if fmt == "prometheus":
+        from gpusetup.report.prometheus import render_prometheus
+
+        text = render_prometheus(report)
+    else:
+        text = render(report, fmt, color=bool(use_color), show_ids=args.show_ids)
+    if args.textfile:
+        from gpusetup.report.prometheus import render_prometheus
+
+        write_atomic(Path(args.textfile), render_prometheus(report))
     if args.output:
         write_atomic(Path(args.output), text)
         print(f"Report written to {args.output}", file=sys.stderr)

@@ -34,7 +34,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--image-source", choices=("cuda", "official", "ngc"), default="cuda",
                    help="nvidia/cuda + pip build (default), the framework's official image, or an NGC container")
     p.add_argument("--flavour", choices=("base", "runtime", "devel", "cudnn-runtime", "cudnn-devel"),
-                   default="runtime", help="nvidia/cuda flavour (devel for nvcc; default runtime)")
+                   default="base", help="nvidia/cuda flavour (default base: the framework's wheels bring CUDA; "
+                        "devel for nvcc)")
+    p.add_argument("--healthcheck", action="store_true",
+                   help="add a Docker HEALTHCHECK (it runs the GPU check, creating a CUDA context on every GPU, "
+                        "every 10 minutes)")
+    p.add_argument("--runtime-class", metavar="NAME",
+                   help="Kubernetes runtimeClassName for GPU pods (e.g. nvidia, where the cluster uses one)")
     p.add_argument("--cuda", metavar="X.Y", help="force the image's CUDA version (refused if the driver is older)")
     p.add_argument("--allow-unverified", action="store_true",
                    help="also consider image tags gpusetup has only seen in secondary sources")
@@ -60,13 +66,16 @@ def _command_line(args: argparse.Namespace) -> str:
     parts = ["gpusetup", "docker", "--framework", args.framework]
     for flag, value, default in (("--out", args.out, None), ("--for", args.for_file, None),
                                  ("--runtime", args.runtime, "enroot"), ("--gpus", args.gpus, None),
-                                 ("--image-source", args.image_source, "cuda"), ("--flavour", args.flavour, "runtime"),
+                                 ("--image-source", args.image_source, "cuda"), ("--flavour", args.flavour, "base"),
+                                 ("--runtime-class", args.runtime_class, None),
                                  ("--cuda", args.cuda, None), ("--image-name", args.image_name, None),
                                  ("--registry", args.registry, "registry.example.com")):
         if value is not None and value != default:
             parts += [flag, str(value)]
     if args.allow_unverified:
         parts.append("--allow-unverified")
+    if args.healthcheck:
+        parts.append("--healthcheck")
     return shlex.join(parts)
 
 
@@ -105,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
             machine, args.framework, out, gpus=args.gpus, runtime=args.runtime, image_source=args.image_source,
             flavour=args.flavour, cuda=args.cuda, allow_unverified=args.allow_unverified,
             image_name=args.image_name, registry=args.registry, command=_command_line(args), force=args.force,
+            healthcheck=args.healthcheck, runtime_class=args.runtime_class,
             host_findings=findings,
         )
     except GenerateError as exc:

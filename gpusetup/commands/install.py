@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--framework", "-f", action="append", choices=FRAMEWORK_CHOICES,
                    help="framework to install (repeat for several; default pytorch)")
-    p.add_argument("--target", default=DEFAULT_TARGET, metavar="venv:PATH|conda:NAME",
+    p.add_argument("--target", default=None, metavar="venv:PATH|conda:NAME",
                    help=f"where to install: a new or existing venv, or a conda env (default {DEFAULT_TARGET})")
     p.add_argument("--dry-run", action="store_true", help="print every command and change nothing")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
@@ -232,16 +232,15 @@ def run(args: argparse.Namespace) -> int:
         if not _confirm(what + "?", args.yes):
             print("Nothing was changed. (Without a terminal, add --yes to confirm.)", file=sys.stderr)
             return EXIT_TOOL
-        fn = rollback if args.rollback else resume
         if args.rollback:
-            res = _run_job(lambda tok, pr: fn(state_dir, progress=pr, cancel=tok))
+            res = _run_job(lambda tok, pr: rollback(state_dir, progress=pr, cancel=tok))
         else:
             from gpusetup import credentials
 
             credentials.remember(args.index_url)  # the password of a saved plan's mirror, given again
             credentials.remember(args.pytorch_mirror)
-            res = _run_job(lambda tok, pr: fn(state_dir, progress=pr, cancel=tok,
-                                              check_network=not args.no_network_check, ask_secret=_ask_secret))
+            res = _run_job(lambda tok, pr: resume(state_dir, progress=pr, cancel=tok,
+                                                  check_network=not args.no_network_check, ask_secret=_ask_secret))
         return _report(res, args, state_dir, EXIT_OK, EXIT_WARN, EXIT_ERROR, EXIT_TOOL)
 
     machine, foreign = _machine(args, ToolError)
@@ -304,9 +303,16 @@ def _conda_envs(tool_error: type[Exception]) -> list[str]:
 
 def _build(args: argparse.Namespace, machine: Any, foreign: bool, tool_error: type[Exception]) -> Any:
     from gpusetup.compat.resolver import resolve
+    from gpusetup.config import ConfigError, load_config
     from gpusetup.install import PlanError, build_plan
 
-    frameworks = list(dict.fromkeys(args.framework or ["pytorch"]))
+    try:
+        cfg = load_config()  # defaults from the shared configuration file; options on the command line win
+    except ConfigError as exc:
+        raise tool_error(str(exc)) from exc
+    frameworks = list(dict.fromkeys(args.framework or cfg.frameworks or ["pytorch"]))
+    if args.target is None:
+        args.target = cfg.target or DEFAULT_TARGET
     try:
         fplans = resolve(machine, frameworks, gpu_index=args.gpu, python_version=args.python)
     except ValueError as exc:

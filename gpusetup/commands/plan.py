@@ -40,13 +40,18 @@ def register(subparsers: Any) -> None:
     p.add_argument("--offline", action="store_true",
                    help="do not check the package index; plan from the built-in data only (also: GPUSETUP_LIVE=off)")
     p.add_argument("--live-index", metavar="URL", help="check against this package index (a mirror) instead of PyPI")
+    from gpusetup.commands import plan_emit
+
+    plan_emit.add_arguments(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from gpusetup.commands import plan_emit
     from gpusetup.compat.db import DataError, get_db
     from gpusetup.compat.resolver import resolve
 
+    plan_emit.check_arguments(args)
     frameworks = list(dict.fromkeys(args.framework or ["pytorch"]))
     if args.python is not None and not _python_ok(args.python):
         raise ToolError(f"--python must look like 3.12, got {args.python!r}")
@@ -70,7 +75,9 @@ def run(args: argparse.Namespace) -> int:
     live = _live(plans, machine, args)
     doc = plan_document(plans, machine, source=source, gpu_index=args.gpu, data=db.info(), python=args.python)
     doc["live"] = live
-    if args.json:
+    if args.emit:
+        plan_emit.run_emit(args, plans, machine, doc)
+    elif args.json:
         print(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
         sys.stdout.write(render_text(doc))

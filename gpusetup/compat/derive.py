@@ -12,8 +12,10 @@ from __future__ import annotations
 import copy
 import datetime as _dt
 import difflib
+import functools
 import json
 import logging
+import operator
 import re
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
@@ -103,7 +105,7 @@ def _gpu_code(ctx: Context, w: R.Wheel, libraries: Sequence[str]) -> R.GpuCode |
         return None
     z = R.RemoteZip(ctx.http, w.file.url, w.file.size)
     for lib in libraries:
-        found = z.find(lambda n, lib=lib: n == lib)
+        found = z.find(functools.partial(operator.eq, lib))
         if not found:
             continue
         m = found[0]
@@ -155,9 +157,9 @@ def derive_torch(ctx: Context) -> list[Fact]:
     wheels, page = _wheels(ctx, "torch")
     facts: list[Fact] = []
     by_series: dict[str, list[R.Wheel]] = {}
-    for w in wheels:
-        if w.local is None:
-            by_series.setdefault(_series_of(w.version), []).append(w)
+    for wheel in wheels:
+        if wheel.local is None:
+            by_series.setdefault(_series_of(wheel.version), []).append(wheel)
     all_series = sorted(by_series, key=_skey)
     newest_series = all_series[-1] if all_series else ""
     d = ctx.options.today
@@ -219,8 +221,8 @@ def derive_tensorflow(ctx: Context) -> list[Fact]:
     wheels, page = _wheels(ctx, "tensorflow")
     facts: list[Fact] = []
     by_series: dict[str, list[R.Wheel]] = {}
-    for w in wheels:
-        by_series.setdefault(_series_of(w.version), []).append(w)
+    for wheel in wheels:
+        by_series.setdefault(_series_of(wheel.version), []).append(wheel)
     all_series = sorted(by_series, key=_skey)
     newest_series = all_series[-1] if all_series else ""
     d = ctx.options.today
@@ -401,7 +403,7 @@ def dump(doc: dict[str, Any]) -> str:
 
 
 def unified_diff(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]], prefix: str = "resources/compat") -> str:
-    parts = []
+    parts: list[str] = []
     for name in sorted(after):
         a, b = dump(before[name]) if name in before else "", dump(after[name])
         if a != b:

@@ -17,7 +17,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from gpusetup.enrich import enrich
 from gpusetup.model import Driver, Gpu, Machine, PciInfo, Report, SchemaError, System, from_dict
+from gpusetup.pcidb import lookup
 
 PROFILE_KEYS = {"os", "wsl", "arch", "python", "driver", "gpus", "jetson"}
 GPU_KEYS = {"vendor", "name", "compute_capability", "pci_id", "gfx"}
@@ -69,7 +71,12 @@ def load_machine_file(path: str | Path) -> Machine:
 
 
 def machine_from_data(data: Any, where: str = "input") -> Machine:
-    """Same as :func:`load_machine_file` for already-parsed JSON."""
+    """Same as :func:`load_machine_file` for already-parsed JSON; the chip rule then fills what the file
+    leaves out (:func:`gpusetup.enrich.enrich`, as after detection)."""
+    return enrich(_machine_from_data(data, where))
+
+
+def _machine_from_data(data: Any, where: str) -> Machine:
     if not isinstance(data, dict):
         raise ProfileError(f"{where}: expected a JSON object, got {type(data).__name__}")
     try:
@@ -138,12 +145,7 @@ def _gpu(raw: Any, where: str) -> Gpu:
         if not m:
             raise ProfileError(f"{where}: 'pci_id' must look like \"10de:1b06\" (vendor:device, hex), got {pci_id!r}")
         pci.vendor_id, pci.device_id = m.group(1).lower(), m.group(2).lower()
-        try:
-            from gpusetup.pcidb import lookup
-
-            pci.vendor_name, pci.device_name = lookup(pci.vendor_id, pci.device_id)
-        except ImportError:  # pragma: no cover - pcidb ships with the platform helper
-            pass
+        pci.vendor_name, pci.device_name = lookup(pci.vendor_id, pci.device_id)
     vendor = raw.get("vendor") or _PCI_VENDORS.get(pci.vendor_id or "")
     if vendor not in VENDORS:
         raise ProfileError(f"{where}: 'vendor' must be one of {', '.join(VENDORS)} (or give a pci_id), got {vendor!r}")

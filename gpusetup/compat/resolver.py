@@ -18,6 +18,7 @@ from itertools import combinations
 from typing import Any
 
 from gpusetup.compat.db import CompatDB, DataError, get_db
+from gpusetup.enrich import CHIP_RULE_SOURCE, NAME_MATCH_SOURCE, chip_class
 from gpusetup.messages import add_note, msg, render
 from gpusetup.model import Action, Choice, FrameworkPlan, Gpu, Machine, Message, Rejected
 from gpusetup.versions import Version, kernel_coverage
@@ -150,9 +151,9 @@ def _machine_env(machine: Machine, python_version: str | None) -> tuple[Env, lis
         arch = "arm64"
     py = python_version or s.python
     if not py:
-        for env in machine.python_envs:
-            if env.version:
-                py = env.version
+        for pyenv in machine.python_envs:
+            if pyenv.version:
+                py = pyenv.version
                 break
     pyv = _mm(py)
     if pyv is None:
@@ -182,23 +183,11 @@ def _classify(machine: Machine) -> list[GpuInfo]:
 
 
 def _classify_nvidia(g: Gpu, info: GpuInfo) -> None:
-    if info.cc:
+    """How CUDA-capable the GPU is by the chip rule, and where its compute capability came from when no driver
+    reported it (the enrich step already filled it in from pci.ids; the plan says so)."""
+    if info.cc and g.compute_capability_source not in (CHIP_RULE_SOURCE, NAME_MATCH_SOURCE):
         return
-    try:
-        from gpusetup import pcidb
-    except ImportError:  # pragma: no cover - pcidb ships with the platform helper
-        return
-    found = None
-    for text in (g.chip, g.pci.device_name, g.name):
-        if text:
-            found = pcidb.classify_nvidia(text)
-            if found:
-                info.classified_from = f"chip rule on {text!r}"
-                break
-    if found is None and g.pci.vendor_id and g.pci.device_id:
-        found = pcidb.classify_pci(g.pci.vendor_id, g.pci.device_id)
-        if found:
-            info.classified_from = f"PCI id {g.pci.vendor_id}:{g.pci.device_id}"
+    found, info.classified_from = chip_class(g)
     if found is None:
         info.cuda_capable = None
         return
@@ -271,13 +260,26 @@ def _problems(c: Cand, env: Env, gpus: Sequence[GpuInfo], relax: frozenset[str])
 # ----------------------------------------------------------------------------------- shared rules
 
 
+def _memo(db: CompatDB) -> dict[Any, Any]:
+    """Per-data answers that depend only on a GPU's CC (asked thousands of times per plan; see resolver_bench)."""
+    memo = db.__dict__.get("_resolver_memo")
+    if memo is None:
+        memo = db.__dict__["_resolver_memo"] = {}
+    return memo
+
+
 def _arch_min_driver(db: CompatDB, g: GpuInfo, driver_os: str) -> tuple[str | None, str | None]:
     if not g.cc:
         return None, None
-    for row in db.rows("driver_branches", "architecture_min_driver"):
-        if vkey(row["cc_min"]) <= g.cck <= vkey(row["cc_max"]):
-            return row.get(driver_os), row["architecture"]
-    return None, None
+    memo = _memo(db)
+    key = ("arch_min_driver", g.cc, driver_os)
+    if key not in memo:
+        memo[key] = (None, None)
+        for row in db.rows("driver_branches", "architecture_min_driver"):
+            if vkey(row["cc_min"]) <= g.cck <= vkey(row["cc_max"]):
+                memo[key] = (row.get(driver_os), row["architecture"])
+                break
+    return memo[key]
 
 
 def _legacy_row(db: CompatDB, g: GpuInfo) -> dict[str, Any] | None:
@@ -344,15 +346,22 @@ def _torch_platform(db: CompatDB, kind: str, env: Env, version: str) -> bool:
 
 
 def _torch_arch(db: CompatDB, version: str, variant: str, env: Env) -> dict[str, Any] | None:
-    for row in db.rows("pytorch", "arch_lists"):
-        if (
-            row["variant"] == variant
-            and row["os"] == env.wheel_os
-            and row["machine"] == env.machine
-            and _in_range(vkey(version), row["torch_min"], row["torch_max"])
-        ):
-            return row
-    return None
+    """The first arch_lists row for this build (exact-release rows read from the wheels come first)."""
+    memo = _memo(db)
+    key = ("torch_arch", version, variant, env.wheel_os, env.machine)
+    if key not in memo:
+        memo[key] = next(
+            (
+                row
+                for row in db.rows("pytorch", "arch_lists")
+                if row["variant"] == variant
+                and row["os"] == env.wheel_os
+                and row["machine"] == env.machine
+                and _in_range(vkey(version), row["torch_min"], row["torch_max"])
+            ),
+            None,
+        )
+    return memo[key]
 
 
 def _torch_packages(rel: dict[str, Any]) -> list[str]:
@@ -545,10 +554,19 @@ def _tf_gpu_checks(db: CompatDB, c: Cand, cfg: dict[str, Any], env: Env, gpus: S
 
 def _tf_arch(db: CompatDB, version: str, env: Env) -> dict[str, Any] | None:
     """The GPU code in this TensorFlow release's wheel (tensorflow/arch_lists, read by cuobjdump), if known."""
-    for row in _opt_rows(db, "tensorflow", "arch_lists"):
-        if row["os"] == env.wheel_os and row["machine"] == env.machine and _in_range(vkey(version), row["tf_min"], row.get("tf_max")):
-            return row
-    return None
+    memo = _memo(db)
+    key = ("tf_arch", version, env.wheel_os, env.machine)
+    if key not in memo:
+        memo[key] = next(
+            (
+                row
+                for row in _opt_rows(db, "tensorflow", "arch_lists")
+                if row["os"] == env.wheel_os and row["machine"] == env.machine
+                and _in_range(vkey(version), row["tf_min"], row.get("tf_max"))
+            ),
+            None,
+        )
+    return memo[key]
 
 
 def _tf_kernel_checks(db: CompatDB, c: Cand, arch: dict[str, Any], gpus: Sequence[GpuInfo]) -> None:

@@ -53,7 +53,7 @@ class GeneratedSetup:
 
 
 _OPTION_NAMES = {"gpus", "runtime", "image_source", "flavour", "cuda", "allow_unverified", "image_name",
-                 "registry", "generated_on", "command", "force", "host_findings"}
+                 "registry", "generated_on", "command", "force", "host_findings", "healthcheck", "runtime_class"}
 
 
 def render_files(machine: Machine, sel: Selection, opts: render.Options,
@@ -73,6 +73,7 @@ def render_files(machine: Machine, sel: Selection, opts: render.Options,
         "kubernetes/job.yaml": render.k8s_job(sel, opts),
         "kubernetes/diagnose-daemonset.yaml": render.k8s_daemonset(opts),
         "kubernetes/collect-reports.sh": render.collect_script(),
+        "kubernetes/prometheus-rules.yml": resource("prometheus", "gpusetup-alerts.yml").read_text(encoding="utf-8"),
         "diagnose/Dockerfile": render.diagnose_dockerfile(opts),
         "slurm/job.sbatch": render.slurm_script(sel, opts),
         "data/.keep": "",
@@ -85,7 +86,8 @@ def generate_setup(machine: Machine, framework: str, out_dir: Path | str, **opti
     """Write a container set-up for ``framework`` into ``out_dir`` that this host can run, or refuse.
 
     Options: ``gpus`` (int), ``runtime`` ('enroot'|'apptainer' for Slurm), ``image_source``
-    ('cuda'|'official'|'ngc'), ``flavour`` (nvidia/cuda flavour, default 'runtime'), ``cuda`` ('12.8' to force
+    ('cuda'|'official'|'ngc'), ``flavour`` (nvidia/cuda flavour, default 'base'), ``healthcheck`` (add a Docker
+    HEALTHCHECK), ``runtime_class`` (Kubernetes runtimeClassName), ``cuda`` ('12.8' to force
     the image's CUDA), ``allow_unverified``, ``image_name``, ``registry``, ``generated_on`` (YYYY-MM-DD),
     ``command`` (shown as the regenerate command), ``force`` (overwrite changed files), ``host_findings``
     (precomputed; default: :func:`host_check`). Refusals write nothing.
@@ -103,7 +105,7 @@ def generate_setup(machine: Machine, framework: str, out_dir: Path | str, **opti
         raise GenerateError(f"--gpus must be a whole number of 1 or more, got {gpus!r}")
     try:
         sel = choose(machine, framework, image_source=options.get("image_source") or "cuda",
-                     flavour=options.get("flavour") or "runtime", cuda=options.get("cuda"),
+                     flavour=options.get("flavour") or "base", cuda=options.get("cuda"),
                      allow_unverified=bool(options.get("allow_unverified")))
     except ValueError as exc:
         raise GenerateError(str(exc)) from exc
@@ -121,6 +123,7 @@ def generate_setup(machine: Machine, framework: str, out_dir: Path | str, **opti
         registry=options.get("registry") or "registry.example.com",
         generated_on=options.get("generated_on") or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
         command=options.get("command") or f"gpusetup docker --framework {framework}",
+        healthcheck=bool(options.get("healthcheck")), runtime_class=options.get("runtime_class") or None,
     )
     files = render_files(machine, sel, opts, findings)
     out = Path(out_dir)

@@ -11,8 +11,8 @@ from typing import Any
 
 from gpusetup.compat.db import DataError as CompatDataError
 from gpusetup.compat.db import get_db
+from gpusetup.enrich import CHIP_RULE_SOURCE, chip_class
 from gpusetup.model import Gpu, Machine
-from gpusetup.pcidb import classify_nvidia, classify_pci
 from gpusetup.versions import Version
 
 
@@ -150,16 +150,9 @@ def gpu_targets(machine: Machine) -> list[GpuTarget]:
 
 
 def _cc_from_chip(gpu: Gpu) -> tuple[tuple[int, int] | None, str]:
-    for key in (gpu.chip, gpu.pci.device_name, gpu.name):
-        if not key:
-            continue
-        chip = classify_nvidia(key)
-        if chip and chip.compute_capability:
-            return mm(chip.compute_capability), "chip rule (pci.ids)"
-    if gpu.pci.vendor_id and gpu.pci.device_id:
-        chip = classify_pci(gpu.pci.vendor_id, gpu.pci.device_id)
-        if chip and chip.compute_capability:
-            return mm(chip.compute_capability), "chip rule (pci.ids)"
+    chip, _how = chip_class(gpu, by_name=False)
+    if chip and chip.compute_capability:
+        return mm(chip.compute_capability), CHIP_RULE_SOURCE
     return None, "unknown"
 
 

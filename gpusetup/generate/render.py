@@ -2,8 +2,8 @@
 
 Pure functions returning strings (the caller writes them), so tests can compare them with golden files.
 Conventions (docker-gui-style.md 1.8): a header saying what was used and how to regenerate, the base image
-pinned by tag (and digest when known), a non-root user, BuildKit pip cache mounts, a HEALTHCHECK that runs
-the framework check, no CUDA or driver installed on top of the image.
+pinned by tag (and digest when known), a non-root user, BuildKit pip cache mounts, a HEALTHCHECK only on
+request (--healthcheck), no CUDA or driver installed on top of the image.
 """
 
 from __future__ import annotations
@@ -32,6 +32,14 @@ class Options:
     registry: str = "registry.example.com"  # where cluster nodes pull from
     generated_on: str = ""  # YYYY-MM-DD, shown in headers
     command: str = ""  # the gpusetup command that regenerates these files
+    healthcheck: bool = False  # add a Docker HEALTHCHECK (a CUDA context on every GPU every 10 minutes)
+    runtime_class: str | None = None  # Kubernetes runtimeClassName for GPU pods, where the cluster uses one
+
+
+# Resources per GPU for cluster jobs (Kubernetes requests, Slurm --cpus-per-gpu/--mem-per-gpu): a data loader
+# keeps about this many cores busy per GPU. A starting point to adjust, not a measured fact.
+CPUS_PER_GPU = 8
+MEM_PER_GPU_GIB = 32
 
 
 def image_name(sel: Selection, opts: Options) -> str:
@@ -139,7 +147,16 @@ def dockerfile(sel: Selection, opts: Options, driver_version: str | None) -> str
     lines += [
         "# gpusetup's framework check: does the framework see the GPU(s) and compute correctly?",
         f"COPY gpu_check.py {CHECK_PATH}",
-        f'HEALTHCHECK --interval=10m --timeout=2m --start-period=2m --retries=3 CMD ["python", "{CHECK_PATH}", "--quiet"]',
+    ]
+    if opts.healthcheck:
+        lines += [
+            "# --healthcheck: the check every 10 minutes (it opens a CUDA context on every GPU it sees).",
+            f'HEALTHCHECK --interval=10m --timeout=2m --start-period=2m --retries=3 CMD ["python", "{CHECK_PATH}", "--quiet"]',
+        ]
+    else:
+        lines += ["# No HEALTHCHECK: it would open a CUDA context on every GPU every few minutes, taking GPU",
+                  "# memory from your job. Regenerate with --healthcheck to add one."]
+    lines += [
         f'CMD ["python", "{CHECK_PATH}"]',
         "",
     ]
@@ -244,7 +261,10 @@ def k8s_job(sel: Selection, opts: Options) -> str:
                         "name": sel.framework,
                         "image": cluster_image(sel, opts),
                         "command": ["python", CHECK_PATH, "--expect", str(n)],
-                        "resources": {"limits": {"nvidia.com/gpu": n}},
+                        "resources": {
+                            "requests": {"cpu": str(CPUS_PER_GPU * n), "memory": f"{MEM_PER_GPU_GIB * n}Gi"},
+                            "limits": {"nvidia.com/gpu": n, "memory": f"{MEM_PER_GPU_GIB * n}Gi"},
+                        },
                         "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
                     }],
                     "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "8Gi"}}],
@@ -259,7 +279,12 @@ def k8s_job(sel: Selection, opts: Options) -> str:
         "# Push the image first (see README.md), then: kubectl apply -f kubernetes/job.yaml",
         "#   kubectl logs job/" + f"gpu-{sel.framework}-check",
         "# GPUs go in limits only; the toleration lets the pod onto tainted GPU node pools.",
+        f"# Requests {CPUS_PER_GPU} CPUs and {MEM_PER_GPU_GIB} GiB of memory per GPU so the scheduler places it where the",
+        "# data loading has room; adjust them to your job.",
     ]
+    if opts.runtime_class:
+        header.append(f"# runtimeClassName {opts.runtime_class}: the cluster's GPU container runtime (--runtime-class).")
+        doc["spec"]["template"]["spec"]["runtimeClassName"] = opts.runtime_class  # type: ignore[index]
     return "\n".join(header) + "\n" + yamlout.dump(doc)
 
 
@@ -267,10 +292,13 @@ def diagnose_image_name(opts: Options) -> str:
     return f"{opts.registry.rstrip('/')}/gpusetup-diagnose:{__version__}"
 
 
+TEXTFILE_DIR = "/var/lib/node_exporter/textfile_collector"
+
+
 def k8s_daemonset(opts: Options, interval_s: int = 21600) -> str:
     loop = (
         'while true; do '
-        'gpusetup diagnose --json > "/reports/${NODE_NAME}.json.tmp"; rc=$?; '
+        'gpusetup diagnose --json --textfile /textfile/gpusetup.prom > "/reports/${NODE_NAME}.json.tmp"; rc=$?; '
         'mv "/reports/${NODE_NAME}.json.tmp" "/reports/${NODE_NAME}.json"; '
         'echo "gpusetup-report node=${NODE_NAME} exit=${rc}"; cat "/reports/${NODE_NAME}.json"; echo; '
         'sleep "${GPUSETUP_INTERVAL}"; '
@@ -288,7 +316,7 @@ def k8s_daemonset(opts: Options, interval_s: int = 21600) -> str:
                 "spec": {
                     "nodeSelector": {"nvidia.com/gpu.present": "true"},
                     "tolerations": [_GPU_TOLERATION],
-                    "runtimeClassName": "nvidia",
+                    "runtimeClassName": opts.runtime_class or "nvidia",
                     "containers": [{
                         "name": "diagnose",
                         "image": diagnose_image_name(opts),
@@ -304,10 +332,12 @@ def k8s_daemonset(opts: Options, interval_s: int = 21600) -> str:
                         "securityContext": {"runAsUser": 0, "runAsGroup": 0, "allowPrivilegeEscalation": False,
                                             "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}},
                         "volumeMounts": [{"name": "reports", "mountPath": "/reports"},
+                                         {"name": "textfile", "mountPath": "/textfile"},
                                          {"name": "tmp", "mountPath": "/tmp"}],
                     }],
                     "volumes": [
                         {"name": "reports", "hostPath": {"path": "/var/log/gpusetup", "type": "DirectoryOrCreate"}},
+                        {"name": "textfile", "hostPath": {"path": TEXTFILE_DIR, "type": "DirectoryOrCreate"}},
                         {"name": "tmp", "emptyDir": {}},
                     ],
                 },
@@ -319,6 +349,9 @@ def k8s_daemonset(opts: Options, interval_s: int = 21600) -> str:
         "# Runs `gpusetup diagnose --json` on every GPU node every "
         f"{interval_s // 3600} h. Each report is printed to the pod log and kept on the node",
         "# in /var/log/gpusetup/<node>.json; kubernetes/collect-reports.sh copies them all to one folder.",
+        f"# It also writes Prometheus metrics to {TEXTFILE_DIR}/gpusetup.prom on the node: point",
+        "# node_exporter's --collector.textfile.directory there (or change the path) and load",
+        "# prometheus-rules.yml (alerts on error findings, lost GPUs, stale checks) into Prometheus.",
         "# It does not request nvidia.com/gpu (that would take the GPUs away from jobs): it sees them through",
         "# the nvidia runtime class and NVIDIA_VISIBLE_DEVICES=all, read-only, like a monitoring agent.",
         "# Node selection uses the GPU Operator / GPU feature discovery label nvidia.com/gpu.present=true;",
@@ -409,15 +442,17 @@ def slurm_script(sel: Selection, opts: Options) -> str:
         f"#SBATCH --job-name=gpu-{sel.framework}",
         "#SBATCH --nodes=1",
         "#SBATCH --ntasks=1",
-        f"#SBATCH --gres=gpu:{n}",
-        f"#SBATCH --cpus-per-task={min(32, 8 * n)}",
+        f"#SBATCH --gpus-per-node={n}",
+        f"#SBATCH --cpus-per-gpu={CPUS_PER_GPU}",
+        f"#SBATCH --mem-per-gpu={MEM_PER_GPU_GIB}G",
         "#SBATCH --time=00:30:00",
         "#SBATCH --output=%x-%j.out",
         f"# Generated by gpusetup {__version__} on {opts.generated_on}; regenerate: {opts.command}",
         f"# Runs the same image as the Dockerfile on {n} GPU(s) through "
         + ("enroot + pyxis (srun --container-image)." if opts.runtime == "enroot" else "Apptainer (--nv)."),
         "# Submit: sbatch slurm/job.sbatch   (override the image: IMAGE=... sbatch slurm/job.sbatch)",
-        "# Replace the check with your own command (for example: python train.py).",
+        "# Replace the check with your own command (for example: python train.py). CPUs and memory scale",
+        f"# with the GPUs ({CPUS_PER_GPU} CPUs and {MEM_PER_GPU_GIB} GB per GPU); adjust them to your job.",
         "set -euo pipefail",
         "",
     ]
@@ -560,9 +595,11 @@ def readme(sel: Selection, opts: Options, driver_version: str | None, host_findi
         "- **Fleet health:** `kubernetes/diagnose-daemonset.yaml` runs `gpusetup diagnose --json` on every GPU "
         "node; build its image from `diagnose/` (instructions inside), `kubectl apply -f "
         "kubernetes/diagnose-daemonset.yaml`, then `kubernetes/collect-reports.sh` gathers one JSON report per "
-        "node (also kept on each node in `/var/log/gpusetup/`, and printed to the pod logs).",
+        "node (also kept on each node in `/var/log/gpusetup/`, and printed to the pod logs). With Prometheus: "
+        f"each node also gets `{TEXTFILE_DIR}/gpusetup.prom` for node_exporter's textfile collector, and "
+        "`kubernetes/prometheus-rules.yml` holds example alerts.",
         f"- **Slurm** ({'enroot + pyxis' if opts.runtime == 'enroot' else 'Apptainer'}): `sbatch slurm/job.sbatch` "
-        f"(asks for `--gres=gpu:{n}`). Regenerate with `--runtime "
+        f"(asks for `--gpus-per-node={n}`, with CPUs and memory per GPU). Regenerate with `--runtime "
         f"{'apptainer' if opts.runtime == 'enroot' else 'enroot'}` for the other runtime.",
         "",
         "## If it fails",

@@ -107,7 +107,7 @@ def choose(
     framework: str,
     *,
     image_source: str = "cuda",
-    flavour: str = "runtime",
+    flavour: str = "base",
     cuda: str | None = None,
     allow_unverified: bool = False,
 ) -> Selection | Refusal:
@@ -198,8 +198,9 @@ def _driver_ok_for_major(machine: Machine, major: int, dcuda: tuple[int, int]) -
     windows = (machine.system.os or "").lower() == "windows"
     need = facts.family_minimum(major, windows)
     dv = vt(machine.driver.version)
-    if dv and need and vt(need):
-        return dv >= vt(need), need  # type: ignore[operator]
+    need_v = vt(need)
+    if dv and need and need_v:
+        return dv >= need_v, need
     return dcuda[0] >= major, need
 
 
@@ -410,6 +411,10 @@ def _explain_pip(sel: Selection, machine: Machine, bcuda: tuple[int, int], dcuda
     else:
         sel.why.append(f"Base image nvidia/cuda:{sel.tag} ('{sel.flavour}' flavour, Python {fmt(sel.python)} "
                        f"from {sel.os}); its CUDA libraries support every GPU here.")
+        if sel.flavour == "base":
+            sel.why.append("The 'base' flavour, not 'runtime': the wheels already bring cuBLAS, cuDNN and the "
+                           "other CUDA libraries, and 'runtime' would add a second copy at a different CUDA "
+                           "version (larger image, two libraries of one name). Use --flavour devel for nvcc.")
     if not sel.verified and sel.source == "cuda":
         sel.warnings.append(f"The tag nvidia/cuda:{sel.tag} comes from an unverified list; if `docker pull` "
                             "cannot find it, regenerate without --allow-unverified.")
@@ -443,10 +448,16 @@ def _choose_framework_image(
         label = f"{r['repository']}:{r['tag']}"
         icuda = mm(r["cuda"])
         assert icuda is not None
-        if icuda > limit or (forced and icuda != forced):
+        forward = None
+        if icuda > limit and not forced and source == "ngc":
+            forward, why_not = _forward_compat(machine, r, gpus)
+        if forward is None and (icuda > limit or (forced and icuda != forced)):
             driver_needs.append(facts.toolkit_driver(icuda, windows))
-            rejected.append(Rejected(label, f"needs CUDA {fmt(icuda)}; the driver supports {fmt(dcuda)}"
-                                     if icuda > dcuda else f"CUDA {fmt(icuda)} is not the requested {fmt(forced)}"))
+            reason = (f"needs CUDA {fmt(icuda)}; the driver supports {fmt(dcuda)}" if icuda > dcuda
+                      else f"CUDA {fmt(icuda)} is not the requested {fmt(forced)}")
+            if icuda > dcuda and source == "ngc" and why_not:
+                reason += f" ({why_not})"
+            rejected.append(Rejected(label, reason))
             continue
         bad = _image_supports(gpus, icuda)
         cover = _gpu_cover(gpus, r["kernels"], r["ptx"], r.get("min_cc"))
@@ -461,6 +472,10 @@ def _choose_framework_image(
             image_cuda=icuda, verified=False, framework_version=r.get("framework_version"), driver_cuda=dcuda,
             gpus=gpus, coverage=cover, rejected=rejected, size_note=r.get("size_note"),
         )
+        if forward:
+            sel.why.append(forward)
+            sel.warnings.append(f"{sel.ref} runs here only through CUDA forward compatibility: keep the driver on "
+                                "its current branch, and expect the container to say so when it starts.")
         key = (sum(1 for v in cover.values() if v), vt(r.get("framework_version") or r["tag"]) or (0,), icuda)
         candidates.append((key, sel))
     if not candidates:
@@ -479,6 +494,35 @@ def _choose_framework_image(
     if sel.size_note:
         sel.warnings.append(f"{sel.ref} is large ({sel.size_note}); the first pull takes a while.")
     return sel
+
+
+def _forward_compat(machine: Machine, row: dict[str, Any], gpus: list[GpuTarget]) -> tuple[str | None, str]:
+    """(why it runs through forward compatibility, or None; why not, when not).
+
+    NGC images carry the CUDA forward-compatibility package, which lets a newer CUDA run on an older driver,
+    but only on data-centre GPUs and only on the driver branches the image's release notes list (kept in
+    the row's ``forward_compat``, with its source). Consumer and workstation GPUs need the full driver.
+    """
+    from gpusetup.selftest.peaks import load_specs
+
+    fc = row.get("forward_compat")
+    specs = load_specs()
+    not_dc = [g for g in gpus if (spec := specs.find(g.name)) is None or spec.segment != "datacenter"]
+    if not_dc:
+        return None, ("CUDA forward compatibility, which could bridge that, works on data-centre GPUs only, "
+                      f"not on {', '.join(g.name for g in not_dc)}")
+    if not fc:
+        return None, "its release notes in gpusetup's list name no forward-compatible driver branches"
+    dv = vt(machine.driver.version)
+    branch = (machine.driver.version or "").split(".")[0]
+    for low in fc["min_drivers"]:
+        if low.split(".")[0] == branch and dv is not None and dv >= (vt(low) or ()):
+            return (f"CUDA {row['cuda']} is newer than this driver supports, but on data-centre GPUs the "
+                    f"image's CUDA forward-compatibility package bridges it: its release notes list driver "
+                    f"{low} (or later R{branch}), and this is {machine.driver.version} ({fc['source']})."), ""
+    listed = ", ".join(f"R{x.split('.')[0]} from {x}" for x in fc["min_drivers"])
+    return None, (f"CUDA forward compatibility covers only driver branches {listed}; this driver is "
+                  f"{machine.driver.version or 'unknown'}")
 
 
 def _refuse(

@@ -442,12 +442,15 @@ class Busy(QWidget):
 def clear_layout(lay: QVBoxLayout | QHBoxLayout) -> None:
     while lay.count():
         item = lay.takeAt(0)
+        if item is None:
+            break
         w = item.widget()
+        sub = item.layout()
         if w is not None:
             w.setParent(None)
             w.deleteLater()
-        elif item.layout() is not None:
-            clear_layout(item.layout())  # type: ignore[arg-type]
+        elif isinstance(sub, (QVBoxLayout, QHBoxLayout)):
+            clear_layout(sub)
 
 
 def details_section(lines: list[str], title: str = "") -> Collapsible | None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from gpusetup.credentials import scrub
 from gpusetup.paths import open_private, private_dir
-from gpusetup.probe.platform.host import is_windows
+from gpusetup.probe.platform.host import lock_exclusive
 
 JOURNAL = "journal.jsonl"
 PLAN = "plan.json"
@@ -108,15 +108,8 @@ class InstallLock:
         private_dir(self.path.parent)
         fh = open_private(self.path, "a+")
         try:
-            if is_windows():
-                import msvcrt
-
-                fh.seek(0)
-                msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
-            else:
-                import fcntl
-
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fh.seek(0)
+            lock_exclusive(fh.fileno())
         except OSError:
             fh.seek(0)
             owner = fh.read().strip() or "unknown"

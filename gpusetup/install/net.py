@@ -66,10 +66,10 @@ def proxy_for(url: str) -> str | None:
     if pip_proxy:
         return pip_proxy
     proxies = urllib.request.getproxies()
-    host = urllib.request.urlparse(url).hostname or ""
+    host = urllib.parse.urlparse(url).hostname or ""
     if urllib.request.proxy_bypass(host):
         return None
-    scheme = urllib.request.urlparse(url).scheme
+    scheme = urllib.parse.urlparse(url).scheme
     return proxies.get(scheme)
 
 
@@ -83,7 +83,7 @@ class IndexCheck:
 def check_index(url: str, project: str, timeout: float = 10.0) -> IndexCheck:
     """Fetch ``<index>/<project>/`` (PEP 503) and say in plain words why it failed, if it did."""
     if url.startswith("file:"):
-        path = Path(urllib.request.url2pathname(urllib.request.urlparse(url).path))
+        path = Path(urllib.request.url2pathname(urllib.parse.urlparse(url).path))
         ok = path.is_dir()
         return IndexCheck(url, ok, "" if ok else f"The local index folder {path} does not exist.")
     try:  # a masked mirror URL (user:****@host): the real one, from this process's memory

@@ -17,8 +17,8 @@ from typing import Any
 
 from gpusetup import credentials
 from gpusetup.install import snippets
-from gpusetup.messages import add_note, message_of, msg
-from gpusetup.model import Choice, FrameworkPlan, Machine, Plan, Step
+from gpusetup.messages import add_note, message_of, msg, render
+from gpusetup.model import Choice, FrameworkPlan, Machine, Message, Plan, Step
 from gpusetup.probe import current_os
 from gpusetup.resources import resource
 from gpusetup.versions import ComputeCapability, Version
@@ -29,7 +29,14 @@ CONSTRAINTS_NAME = "gpusetup-constraints.txt"
 
 
 class PlanError(ValueError):
-    """The request cannot be planned (bad target, nothing to install); the message says how to fix it."""
+    """The request cannot be planned (bad target, nothing to install); the message says how to fix it.
+
+    ``message`` is the same as data (a gpusetup.messages code), so the wizard can word it in its language.
+    """
+
+    def __init__(self, message: Message) -> None:
+        super().__init__(render(message))
+        self.message = message
 
 
 @dataclass
@@ -85,6 +92,15 @@ def build_plan(
     ``cuda_toolkit`` only when asked. ``portable`` (for ``--script``/``--for``) uses only the target's own
     pip. ``conda_envs`` lists existing conda env names (``conda env list``), so an absent one is created.
     """
+    if index_url is None or pytorch_mirror is None:  # the shared configuration file's mirrors (CLI and wizard)
+        from gpusetup.config import ConfigError, load_config
+
+        try:
+            cfg = load_config()
+        except ConfigError as exc:
+            raise PlanError(str(exc)) from exc
+        index_url = index_url or cfg.pypi_mirror
+        pytorch_mirror = pytorch_mirror or cfg.pytorch_mirror
     # a password in a mirror URL stays in this process; the plan (shown, saved, journalled) has the masked URL
     index_url = credentials.remember(index_url)
     pytorch_mirror = credentials.remember(pytorch_mirror)
@@ -127,15 +143,14 @@ def build_plan(
                 add_note(plan, msg("install.note.do-first", kind=a.kind, why=message_of(a), commands=cmds))
 
     if wheelhouse is not None and not portable and not Path(wheelhouse).expanduser().is_dir():
-        raise PlanError(f"--wheelhouse {wheelhouse}: no such folder. Give the folder `gpusetup install "
-                        "--download-only DIR` filled on a machine with internet.")
+        raise PlanError(msg("plan-error.no-wheelhouse", path=str(wheelhouse)))
     if cuda_toolkit is not None and not re.fullmatch(r"\d{1,2}\.\d{1,2}", cuda_toolkit):
-        raise PlanError(f"--cuda-toolkit must be a CUDA version like 12.6, got {cuda_toolkit!r}.")
+        raise PlanError(msg("plan-error.bad-cuda-toolkit", value=repr(cuda_toolkit)))
     if download_only is not None:
         _plan_download(plan, choices, Path(download_only), machine, index_url, pytorch_mirror, foreign, portable)
         return plan
     if not choices and driver is not True and not container_toolkit and not cuda_toolkit:
-        raise PlanError("Nothing to install: " + (" ".join(plan.notes) or "no framework was chosen."))
+        raise PlanError(msg("plan-error.nothing-to-install", why=list(plan.note_codes) or msg("plan-error.no-framework")))
 
     if choices:
         want_py = next((ch.python for _, ch in choices if ch.python), None)
@@ -189,8 +204,7 @@ def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host
         else:
             base = base_python or (sys.executable if exists else _base_python(want_py))
         if not portable and Path(str(venv)).exists() and not exists:
-            raise PlanError(f"{venv} exists but is not a virtual environment. Choose a new folder with "
-                            "--target venv:PATH, or an existing venv.")
+            raise PlanError(msg("plan-error.not-a-venv", path=str(venv)))
         if not exists:
             argv = [base, "-m", "venv", str(venv)] + ([] if with_pip or portable else ["--without-pip"])
             plan.steps.append(Step(
@@ -222,8 +236,7 @@ def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host
                 undo=["conda", "env", "remove", "-y", "-n", name],
             ))
     else:
-        raise PlanError(f"--target {target!r}: use venv:PATH (a new or existing virtual environment) or "
-                        "conda:NAME (a conda environment).")
+        raise PlanError(msg("plan-error.bad-target", target=repr(target)))
 
 
 def _base_python(want: str | None) -> str:
@@ -235,8 +248,7 @@ def _base_python(want: str | None) -> str:
     found = shutil.which(f"python{m.group(1)}")
     if found:
         return found
-    raise PlanError(f"The plan is for Python {m.group(1)}, but this is Python {here} and no python{m.group(1)} is "
-                    f"on PATH. Install Python {m.group(1)}, or plan for this one: --python {here}.")
+    raise PlanError(msg("plan-error.python-missing", want=m.group(1), here=here))
 
 
 def _target_python_version(machine: Machine) -> str | None:
@@ -259,7 +271,7 @@ def _groups(choices: list[tuple[FrameworkPlan, Choice]], index_url: str | None,
     groups: dict[str | None, list[str]] = {}
     for fp, ch in choices:
         if not ch.packages:
-            raise PlanError(f"The plan for {fp.framework} lists no packages to install.")
+            raise PlanError(msg("plan-error.no-packages", framework=fp.framework))
         groups.setdefault(mirror_url(ch.index_url, index_url, pytorch_mirror), []).extend(ch.packages)
     return groups
 
@@ -371,7 +383,7 @@ def _plan_download(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]
                    machine: Machine, index_url: str | None, pytorch_mirror: str | None, foreign: bool,
                    portable: bool) -> None:
     if not choices:
-        raise PlanError("Nothing to download: " + (" ".join(plan.notes) or "no framework was chosen."))
+        raise PlanError(msg("plan-error.nothing-to-download", why=list(plan.note_codes) or msg("plan-error.no-framework")))
     plan.target = f"download:{dest}"
     plan.space_path = str(dest)
     plan.download_mib, _ = _sizes(choices)

@@ -22,6 +22,7 @@ from typing import Any
 from gpusetup import __version__
 from gpusetup.cancel import Cancelled, CancelToken
 from gpusetup.model import Gpu, Machine, PciInfo, ProbeRun
+from gpusetup.probe.platform import Platform, get_platform
 from gpusetup.probe.platform.host import current_os
 from gpusetup.runner import Runner, SubprocessRunner
 
@@ -79,11 +80,9 @@ class ProbeContext:
         return self.root / s.lstrip("/\\")
 
     @property
-    def platform(self) -> Any:
+    def platform(self) -> Platform:
         """The :class:`~gpusetup.probe.platform.Platform` for this OS (chosen once)."""
         if self._platform is None:
-            from gpusetup.probe.platform import get_platform
-
             self._platform = get_platform(self)
         return self._platform
 

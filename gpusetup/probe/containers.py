@@ -78,7 +78,8 @@ def _docker_info(ctx: ProbeContext, c: Containers) -> None:
     reachable = bool(data and data.get("ServerVersion")) and not errors
     c.docker_daemon_reachable = reachable
     if reachable and data:
-        runtimes = data.get("Runtimes") if isinstance(data.get("Runtimes"), dict) else {}
+        raw = data.get("Runtimes")
+        runtimes: dict[str, Any] = raw if isinstance(raw, dict) else {}
         c.nvidia_runtime_registered = "nvidia" in runtimes
         c.default_runtime = data.get("DefaultRuntime") or None
         c.evidence.append(
@@ -99,7 +100,8 @@ def _daemon_json(ctx: ProbeContext, c: Containers) -> None:
         return
     if not isinstance(data, dict):
         return
-    runtimes = data.get("runtimes") if isinstance(data.get("runtimes"), dict) else {}
+    raw = data.get("runtimes")
+    runtimes: dict[str, Any] = raw if isinstance(raw, dict) else {}
     if c.nvidia_runtime_registered is None:
         c.nvidia_runtime_registered = "nvidia" in runtimes
     if c.default_runtime is None and isinstance(data.get("default-runtime"), str):

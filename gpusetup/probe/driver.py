@@ -129,15 +129,8 @@ def _module(machine: Machine, name: str) -> KernelModule | None:
 
 def _merge_platform_modules(ctx: ProbeContext, machine: Machine) -> None:
     try:
-        fn = getattr(ctx.platform, "kernel_modules", None)
+        modules = list(ctx.platform.kernel_modules(ctx))
     except Exception as exc:  # noqa: BLE001 - a broken platform module must not stop this probe
-        log.debug("platform unavailable: %s", exc)
-        return
-    if fn is None:
-        return
-    try:
-        modules = list(fn(ctx))
-    except Exception as exc:  # noqa: BLE001
         machine.driver.evidence.append(
             Evidence("kernel modules", ok=False, error=f"could not list kernel modules: {exc}")
         )
@@ -160,7 +153,7 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
 
     text = _read(ctx, PROC_VERSION, machine)
     proc = parse_proc_version(text) if text is not None else None
-    if proc is not None:
+    if proc is not None and text is not None:
         drv.versions.append(Reading(proc.version, PROC_VERSION, error=proc.error))
         drv.evidence.append(
             Evidence(

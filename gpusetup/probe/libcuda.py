@@ -75,23 +75,16 @@ def _call_with_limit(call: Any, limit: float) -> tuple[int | None, BaseException
 def _candidates(ctx: ProbeContext) -> list[str]:
     """The platform's list (which may be empty: no CUDA on macOS); the default list if it has none."""
     try:
-        platform = ctx.platform
-    except Exception as exc:  # noqa: BLE001 - a platform module that fails to load must not stop this probe
-        log.debug("platform unavailable: %s", exc)
-        platform = None
-    fn = getattr(platform, "libcuda_candidates", None)
-    if fn is not None:
-        try:
-            return list(fn(ctx))
-        except Exception as exc:  # noqa: BLE001
-            log.debug("libcuda_candidates failed: %s", exc)
+        return list(ctx.platform.libcuda_candidates(ctx))
+    except Exception as exc:  # noqa: BLE001 - a platform module that fails must not stop this probe
+        log.debug("libcuda_candidates failed: %s", exc)
     return list(DEFAULT_CANDIDATES)
 
 
 def load_libcuda(ctx: ProbeContext) -> tuple[Any | None, str | None, list[str]]:
     """(library, which candidate loaded, what failed for the others)."""
     loader = ctx.library_loader or ctypes.CDLL
-    tried = []
+    tried: list[str] = []
     for cand in _candidates(ctx):
         try:
             return loader(cand), cand, tried
@@ -152,11 +145,11 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
             )
         )
         return
-    rc, exc = outcome
-    if exc is not None:
+    rc, failure = outcome
+    if failure is not None or rc is None:
         drv.cuinit_error = "CUDA_ERROR_UNKNOWN"
         drv.evidence.append(
-            Evidence("libcuda (cuInit)", ok=False, error=f"cuInit could not be called: {exc}")
+            Evidence("libcuda (cuInit)", ok=False, error=f"cuInit could not be called: {failure}")
         )
         return
     if rc == 0:

@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from gpusetup import pcidb
+from gpusetup.enrich import classify_pci_device
 from gpusetup.model import Evidence, PciInfo
 from gpusetup.probe import find_or_add_gpu
 
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
 
 VENDORS = {"10de": "nvidia", "1002": "amd", "1022": "amd", "8086": "intel", "106b": "apple"}
 _SHORT = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel", "apple": "Apple"}
-CHIP_RULE_SOURCE = "chip rule (pci.ids)"
 
 # Display adapters that are not GPUs for computing: emulated VGA of virtual machines and the small display
 # chip of a server's management controller (BMC). Named so nobody mistakes them for a compute GPU.
@@ -39,7 +39,6 @@ NON_COMPUTE = {
 
 def probe(ctx: ProbeContext, machine: Machine) -> None:
     devices = ctx.platform.pci_display_devices(ctx)
-    link_reader = getattr(ctx.platform, "pcie_link", None)
     for dev in devices:
         vendor = VENDORS.get(dev.vendor_id or "", "other")
         gpu = find_or_add_gpu(machine, vendor, dev.address)
@@ -48,9 +47,9 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
             gpu.vendor = vendor
         _name(gpu, vendor)
         if vendor == "nvidia":
-            classify(gpu)
-        if link_reader is not None and gpu.pcie.gen_current is None:
-            link = link_reader(ctx, gpu.pci.address)
+            classify_pci_device(gpu)
+        if gpu.pcie.gen_current is None:
+            link = ctx.platform.pcie_link(ctx, gpu.pci.address)
             if link is not None:
                 gpu.pcie.gen_current = link.gen_current
                 gpu.pcie.gen_device_max = gpu.pcie.gen_device_max or link.gen_device_max
@@ -103,35 +102,6 @@ def _name(gpu: Gpu, vendor: str) -> None:
     note = NON_COMPUTE.get(gpu.pci.vendor_id or "")
     if note and gpu.name:
         gpu.name = f"{gpu.name} — {note}"
-
-
-def classify(gpu: Gpu) -> None:
-    """Chip rule on the pci.ids name; values a driver already reported are kept."""
-    cls = pcidb.classify_nvidia(gpu.pci.device_name or "") if gpu.pci.device_name else None
-    if cls is None and gpu.pci.vendor_id and gpu.pci.device_id:
-        cls = pcidb.classify_pci(gpu.pci.vendor_id, gpu.pci.device_id)
-    if cls is None:
-        gpu.evidence.append(
-            Evidence(
-                CHIP_RULE_SOURCE,
-                ok=False,
-                error=f"PCI id {gpu.pci.pci_id or '?'} is not in the shipped pci.ids or has no known chip",
-            )
-        )
-        return
-    gpu.chip = gpu.chip or cls.chip
-    gpu.architecture = gpu.architecture or cls.architecture
-    if gpu.compute_capability is None and cls.compute_capability is not None:
-        gpu.compute_capability = cls.compute_capability
-        gpu.compute_capability_source = CHIP_RULE_SOURCE
-    if cls.cuda is False:
-        gpu.evidence.append(
-            Evidence(
-                CHIP_RULE_SOURCE,
-                ok=True,
-                detail=f"{cls.chip}: {cls.architecture} — {pcidb.NO_CUDA} in current CUDA releases",
-            )
-        )
 
 
 def _detail(p: PciInfo) -> str:

@@ -13,7 +13,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gpusetup.probe import ProbeContext
@@ -113,7 +113,8 @@ def _parse_info(exe: str, text: str) -> PyInfo:
         data = None
     if not isinstance(data, dict):
         return PyInfo(executable=exe, error="the interpreter did not answer (is it a Python?)")
-    path = data.get("path") if isinstance(data.get("path"), list) else []
+    raw_path = data.get("path")
+    path: list[Any] = raw_path if isinstance(raw_path, list) else []
     return PyInfo(
         executable=str(data.get("executable") or exe),
         version=data.get("version") if isinstance(data.get("version"), str) else None,

@@ -186,7 +186,7 @@ def _xml_root(text: str) -> tuple[ET.Element | None, str | None]:
 
     if "<!ENTITY" in text:
         return None, "the XML declares entities, which nvidia-smi never does; not read"
-    parser = ET.XMLPullParser(events=("start",))
+    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start",))
     root: ET.Element | None = None
     error = None
     try:
@@ -197,9 +197,11 @@ def _xml_root(text: str) -> tuple[ET.Element | None, str | None]:
     except (ValueError, TypeError) as exc:  # odd characters the expat wrapper refuses
         error = f"the nvidia-smi XML could not be read ({exc})"
     try:
-        for _event, elem in parser.read_events():
-            root = elem
-            break
+        for event in parser.read_events():
+            elem = event[-1]
+            if isinstance(elem, ET.Element):
+                root = elem
+                break
     except ET.ParseError:  # pragma: no cover - events were already queued
         pass
     return root, error

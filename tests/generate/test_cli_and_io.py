@@ -29,7 +29,7 @@ def test_cli_writes_the_setup_for_a_report(tmp_path: Path, capsys: pytest.Captur
                "--runtime", "apptainer", "--gpus", "1"])
     text = capsys.readouterr().out
     assert rc == 0, text
-    assert "nvidia/cuda:12.2.2-runtime-ubuntu22.04" in text and "torch==2.14.1 (cu126)" in text
+    assert "nvidia/cuda:12.2.2-base-ubuntu22.04" in text and "torch==2.14.1 (cu126)" in text
     assert (out / "Dockerfile").is_file() and (out / ".devcontainer/devcontainer.json").is_file()
     assert "apptainer exec --nv" in (out / "slurm/job.sbatch").read_text()
     assert "--runtime apptainer --gpus 1" in (out / "Dockerfile").read_text()  # the regenerate command
@@ -47,7 +47,7 @@ def test_cli_json_and_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     rc = main(["docker", "--framework", "jax", "--for", str(_report(tmp_path, "h100-590")), "--out",
                str(tmp_path / "j"), "--json"])
     data = json.loads(capsys.readouterr().out)
-    assert rc == 0 and data["ok"] and data["image"] == "nvidia/cuda:13.0.2-runtime-ubuntu24.04"
+    assert rc == 0 and data["ok"] and data["image"] == "nvidia/cuda:13.0.2-base-ubuntu24.04"
     rc = main(["docker", "--check", "--for", str(_report(tmp_path, "rtx3080-595")), "--json"])
     assert rc == 0 and json.loads(capsys.readouterr().out)["findings"][0]["id"] == "container-gpu-ok"
 

@@ -29,7 +29,8 @@ from .validators import (
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 UPDATE = os.environ.get("GPUSETUP_UPDATE_GOLDEN") == "1"
-NOT_GOLDEN = {"gpu_check.py", "data/.keep"}  # copied verbatim from resources/ (checked separately)
+# copied verbatim from resources/ (checked separately)
+NOT_GOLDEN = {"gpu_check.py", "data/.keep", "kubernetes/prometheus-rules.yml"}
 
 CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "pytorch-rtx3080-595": ("rtx3080-595", "pytorch", {}),
@@ -39,15 +40,18 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "pytorch-rtx3060-570-official": ("rtx3060-570", "pytorch", {"image_source": "official"}),
     "tensorflow-windows-rtx3080-536": ("rtx3080-win-536", "tensorflow", {}),
     "pytorch-mixed-3x3090-515-devel": ("3x3090-515", "pytorch", {"flavour": "devel"}),
+    "pytorch-h100-590-healthcheck-runtimeclass": ("h100-590", "pytorch", {"healthcheck": True,
+                                                                          "runtime_class": "nvidia-cdi"}),
 }
 EXPECTED_FROM = {
-    "pytorch-rtx3080-595": "nvidia/cuda:13.0.2-runtime-ubuntu24.04",
-    "tensorflow-rtx4090-535-apptainer-2gpus": "nvidia/cuda:12.2.2-runtime-ubuntu22.04",
-    "jax-h100-590-registry": "nvidia/cuda:13.0.2-runtime-ubuntu24.04",
+    "pytorch-rtx3080-595": "nvidia/cuda:13.0.2-base-ubuntu24.04",
+    "tensorflow-rtx4090-535-apptainer-2gpus": "nvidia/cuda:12.2.2-base-ubuntu22.04",
+    "jax-h100-590-registry": "nvidia/cuda:13.0.2-base-ubuntu24.04",
     "pytorch-p100-510-plain-base": "ubuntu:24.04",
     "pytorch-rtx3060-570-official": "pytorch/pytorch:2.11.0-cuda12.8-cudnn9-runtime",
-    "tensorflow-windows-rtx3080-536": "nvidia/cuda:12.2.2-runtime-ubuntu22.04",
+    "tensorflow-windows-rtx3080-536": "nvidia/cuda:12.2.2-base-ubuntu22.04",
     "pytorch-mixed-3x3090-515-devel": "nvidia/cuda:11.7.1-devel-ubuntu22.04",
+    "pytorch-h100-590-healthcheck-runtimeclass": "nvidia/cuda:13.0.2-base-ubuntu24.04",
 }
 
 
@@ -97,7 +101,8 @@ def test_generated_text_has_what_the_issue_asks_for(generated: dict[str, tuple[P
     root, result = generated["tensorflow-rtx4090-535-apptainer-2gpus"]
     dockerfile = (root / "Dockerfile").read_text()
     assert "USER 1000:1000" in dockerfile and "--mount=type=cache,target=/home/app/.cache/pip" in dockerfile
-    assert 'HEALTHCHECK' in dockerfile and "gpu_check.py" in dockerfile
+    assert "HEALTHCHECK --" not in dockerfile and "gpu_check.py" in dockerfile  # opt-in only
+    assert "FROM ${BASE_IMAGE}" in dockerfile and "-base-ubuntu" in dockerfile  # the wheels bring CUDA
     compose = yaml.safe_load((root / "compose.yaml").read_text())
     dev = compose["services"]["app"]["deploy"]["resources"]["reservations"]["devices"][0]
     assert dev == {"driver": "nvidia", "count": 2, "capabilities": ["gpu"]}
@@ -105,7 +110,9 @@ def test_generated_text_has_what_the_issue_asks_for(generated: dict[str, tuple[P
     devc = json.loads((root / ".devcontainer/devcontainer.json").read_text())
     assert devc["hostRequirements"]["gpu"] is True and devc["runArgs"][:2] == ["--gpus", "2"]
     job = yaml.safe_load((root / "kubernetes/job.yaml").read_text())
-    assert job["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 2}
+    res = job["spec"]["template"]["spec"]["containers"][0]["resources"]
+    assert res == {"requests": {"cpu": "16", "memory": "64Gi"}, "limits": {"nvidia.com/gpu": 2, "memory": "64Gi"}}
+    assert "runtimeClassName" not in job["spec"]["template"]["spec"]  # only where the cluster uses one
     ds = yaml.safe_load((root / "kubernetes/diagnose-daemonset.yaml").read_text())
     pod = ds["spec"]["template"]["spec"]
     assert "gpusetup diagnose --json" in pod["containers"][0]["command"][2]
@@ -115,7 +122,8 @@ def test_generated_text_has_what_the_issue_asks_for(generated: dict[str, tuple[P
     assert pod["containers"][0]["securityContext"]["runAsUser"] == 0
     assert pod["containers"][0]["securityContext"]["capabilities"] == {"drop": ["ALL"]}
     slurm = (root / "slurm/job.sbatch").read_text()
-    assert "#SBATCH --gres=gpu:2" in slurm and "apptainer exec --nv" in slurm
+    assert "#SBATCH --gpus-per-node=2" in slurm and "apptainer exec --nv" in slurm
+    assert "#SBATCH --cpus-per-gpu=8" in slurm and "#SBATCH --mem-per-gpu=32G" in slurm and "--gres" not in slurm
     assert "docker://registry.example.com/gpu-tensorflow:2.21.0-and-cuda" in slurm
     readme = (root / "README.md").read_text()
     assert "## What was chosen and why" in readme and "## What the host needs" in readme
@@ -124,6 +132,12 @@ def test_generated_text_has_what_the_issue_asks_for(generated: dict[str, tuple[P
     assert 'srun --container-image="${IMAGE}"' in enroot and "registry.example.com#gpu-pytorch" in enroot
     jax = (generated["jax-h100-590-registry"][0] / "kubernetes/job.yaml").read_text()
     assert "harbor.lab.example/ml/gpu-jax:0.12.0.1-cuda13" in jax
+    opted = generated["pytorch-h100-590-healthcheck-runtimeclass"][0]
+    assert 'HEALTHCHECK --interval=10m' in (opted / "Dockerfile").read_text()
+    job = yaml.safe_load((opted / "kubernetes/job.yaml").read_text())
+    assert job["spec"]["template"]["spec"]["runtimeClassName"] == "nvidia-cdi"
+    ds = yaml.safe_load((opted / "kubernetes/diagnose-daemonset.yaml").read_text())
+    assert ds["spec"]["template"]["spec"]["runtimeClassName"] == "nvidia-cdi"
 
 
 # ---------------------------------------------------------------- the validators do reject broken files

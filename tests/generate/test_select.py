@@ -12,35 +12,35 @@ from .hosts import HOSTS
 
 # host, framework → (FROM reference, first pip requirement) or ("REFUSED", words the reason must contain)
 EXPECT = {
-    ("rtx3080-595", "pytorch"): ("nvidia/cuda:13.0.2-runtime-ubuntu24.04", "torch==2.14.1", "cu132"),
-    ("rtx3080-595", "tensorflow"): ("nvidia/cuda:12.5.1-runtime-ubuntu24.04", "tensorflow[and-cuda]==2.21.0", "and-cuda"),
-    ("rtx3080-595", "jax"): ("nvidia/cuda:13.0.2-runtime-ubuntu24.04", "jax[cuda13]==0.12.0.1", "cuda13"),
+    ("rtx3080-595", "pytorch"): ("nvidia/cuda:13.0.2-base-ubuntu24.04", "torch==2.14.1", "cu132"),
+    ("rtx3080-595", "tensorflow"): ("nvidia/cuda:12.5.1-base-ubuntu24.04", "tensorflow[and-cuda]==2.21.0", "and-cuda"),
+    ("rtx3080-595", "jax"): ("nvidia/cuda:13.0.2-base-ubuntu24.04", "jax[cuda13]==0.12.0.1", "cuda13"),
     # driver 535 = CUDA 12.2: the image must not be newer; the cu126 wheel runs by minor-version compatibility
-    ("rtx4090-535", "pytorch"): ("nvidia/cuda:12.2.2-runtime-ubuntu22.04", "torch==2.14.1", "cu126"),
-    ("rtx4090-535", "tensorflow"): ("nvidia/cuda:12.2.2-runtime-ubuntu22.04", "tensorflow[and-cuda]==2.21.0", "and-cuda"),
+    ("rtx4090-535", "pytorch"): ("nvidia/cuda:12.2.2-base-ubuntu22.04", "torch==2.14.1", "cu126"),
+    ("rtx4090-535", "tensorflow"): ("nvidia/cuda:12.2.2-base-ubuntu22.04", "tensorflow[and-cuda]==2.21.0", "and-cuda"),
     # JAX needs Python 3.12: no nvidia/cuda image <= 12.2 has it, so a plain Ubuntu 24.04 (wheels bring CUDA)
     ("rtx4090-535", "jax"): ("ubuntu:24.04", "jax[cuda12]==0.12.0.1", "cuda12"),
     ("p100-510", "pytorch"): ("ubuntu:24.04", "torch==2.7.1", "cu118"),
     ("p100-510", "tensorflow"): ("ubuntu:22.04", "tensorflow[and-cuda]==2.14.1", "and-cuda"),
     ("p100-510", "jax"): ("REFUSED", "525.60.13"),
-    ("p2000-525", "pytorch"): ("nvidia/cuda:12.0.1-runtime-ubuntu22.04", "torch==2.14.1", "cu126"),
-    ("rtx3060-570", "pytorch"): ("nvidia/cuda:12.6.3-runtime-ubuntu24.04", "torch==2.14.1", "cu126"),
-    ("h100-590", "pytorch"): ("nvidia/cuda:13.0.2-runtime-ubuntu24.04", "torch==2.14.1", "cu130"),
-    ("h100-590", "jax"): ("nvidia/cuda:13.0.2-runtime-ubuntu24.04", "jax[cuda13]==0.12.0.1", "cuda13"),
-    ("rtx3080-win-536", "pytorch"): ("nvidia/cuda:12.2.2-runtime-ubuntu22.04", "torch==2.14.1", "cu126"),
+    ("p2000-525", "pytorch"): ("nvidia/cuda:12.0.1-base-ubuntu22.04", "torch==2.14.1", "cu126"),
+    ("rtx3060-570", "pytorch"): ("nvidia/cuda:12.6.3-base-ubuntu24.04", "torch==2.14.1", "cu126"),
+    ("h100-590", "pytorch"): ("nvidia/cuda:13.0.2-base-ubuntu24.04", "torch==2.14.1", "cu130"),
+    ("h100-590", "jax"): ("nvidia/cuda:13.0.2-base-ubuntu24.04", "jax[cuda13]==0.12.0.1", "cuda13"),
+    ("rtx3080-win-536", "pytorch"): ("nvidia/cuda:12.2.2-base-ubuntu22.04", "torch==2.14.1", "cu126"),
     ("mixed-410", "pytorch"): ("REFUSED", "450.80.02"),
-    ("3x3090-515", "pytorch"): ("nvidia/cuda:11.7.1-runtime-ubuntu22.04", "torch==2.7.1", "cu118"),
+    ("3x3090-515", "pytorch"): ("nvidia/cuda:11.7.1-base-ubuntu22.04", "torch==2.7.1", "cu118"),
     ("v100x8-450", "pytorch"): ("REFUSED", "450.80.02"),
     ("gtx1660ti-418", "tensorflow"): ("REFUSED", "too old"),
     ("k80-470", "pytorch"): ("ubuntu:24.04", "torch==2.7.1", "cu118"),
     ("k80-470", "tensorflow"): ("REFUSED", "no kernel image"),
     ("k20-470", "pytorch"): ("REFUSED", "compute capability 3.5"),
-    ("rtx5090-570", "pytorch"): ("nvidia/cuda:12.8.1-runtime-ubuntu24.04", "torch==2.11.0", "cu128"),
-    ("gtx1080ti-580", "pytorch"): ("nvidia/cuda:12.6.3-runtime-ubuntu24.04", "torch==2.14.1", "cu126"),
+    ("rtx5090-570", "pytorch"): ("nvidia/cuda:12.8.1-base-ubuntu24.04", "torch==2.11.0", "cu128"),
+    ("gtx1080ti-580", "pytorch"): ("nvidia/cuda:12.6.3-base-ubuntu24.04", "torch==2.14.1", "cu126"),
     ("no-driver", "pytorch"): ("REFUSED", "No NVIDIA driver"),
     ("macos", "jax"): ("REFUSED", "macOS"),
     ("jetson", "pytorch"): ("REFUSED", "Jetson"),
-    ("grace-h100-580", "pytorch"): ("nvidia/cuda:13.0.2-runtime-ubuntu24.04", "torch==2.14.1", "cu130"),
+    ("grace-h100-580", "pytorch"): ("nvidia/cuda:13.0.2-base-ubuntu24.04", "torch==2.14.1", "cu130"),
     ("grace-h100-580", "tensorflow"): ("REFUSED", "aarch64"),
 }
 
@@ -94,7 +94,7 @@ def test_forced_cuda_newer_than_driver_is_refused_with_the_toolkit_error() -> No
 def test_forced_cuda_the_driver_supports_is_used() -> None:
     result = choose(HOSTS["rtx3080-595"].machine(), "pytorch", cuda="12.6")
     assert isinstance(result, Selection)
-    assert result.tag == "12.6.3-runtime-ubuntu24.04"
+    assert result.tag == "12.6.3-base-ubuntu24.04"
 
 
 def test_flavours_come_from_the_tag_list_not_a_formula() -> None:
@@ -167,9 +167,9 @@ def test_driver_cuda_is_derived_from_the_driver_version_when_not_reported() -> N
 
 
 @pytest.mark.parametrize(("fixture", "want_tag", "want_cc"), [
-    ("geforce-rtx-3080__595.58.03__telegraf.xml", "13.0.2-runtime-ubuntu24.04", (8, 6)),
+    ("geforce-rtx-3080__595.58.03__telegraf.xml", "13.0.2-base-ubuntu24.04", (8, 6)),
     ("tesla-p100-pcie-16gb__510.47.03__netdata.xml", "24.04", (6, 0)),
-    ("geforce-rtx-4090__535.86.05__netdata.xml", "12.2.2-runtime-ubuntu22.04", (8, 9)),
+    ("geforce-rtx-4090__535.86.05__netdata.xml", "12.2.2-base-ubuntu22.04", (8, 9)),
 ])
 def test_real_nvidia_smi_xml_end_to_end(fixtures, fixture: str, want_tag: str, want_cc: tuple[int, int]) -> None:
     """From a recorded `nvidia-smi -q -x` (no compute capability in it) to the chosen image: the GPU's
@@ -183,3 +183,23 @@ def test_real_nvidia_smi_xml_end_to_end(fixtures, fixture: str, want_tag: str, w
     assert [t.cc for t in targets] == [want_cc]
     sel = choose(m, "pytorch")
     assert isinstance(sel, Selection) and sel.tag == want_tag
+
+
+def test_ngc_on_a_data_centre_gpu_uses_forward_compatibility() -> None:
+    """TensorFlow 23.01 (CUDA 12.0) on a Tesla P100 with driver 510.47.03 (CUDA 11.6): the release notes list
+    510.47 (or later R510) for data-centre GPUs, so it runs; on a GeForce with the same driver age it does not."""
+    sel = choose(HOSTS["p100-510"].machine(), "tensorflow", image_source="ngc")
+    assert isinstance(sel, Selection) and sel.ref == "nvcr.io/nvidia/tensorflow:23.01-tf2-py3"
+    assert any("forward-compatibility package" in w and "510.47" in w for w in sel.why)
+    assert any("forward compatibility" in w for w in sel.warnings)
+    m = HOSTS["p100-510"].machine()
+    m.driver.version = "495.29.05"  # a branch the notes do not list (Linux R495 release)
+    refused = choose(m, "tensorflow", image_source="ngc")
+    assert isinstance(refused, Refusal)
+    assert any("covers only driver branches" in r.reason for r in refused.rejected)
+    g = HOSTS["p100-510"].machine()
+    g.gpus[0].name = "NVIDIA GeForce GTX 1080"
+    g.gpus[0].compute_capability = "6.1"
+    refused = choose(g, "tensorflow", image_source="ngc")
+    assert isinstance(refused, Refusal)
+    assert any("data-centre GPUs only" in r.reason for r in refused.rejected)

@@ -80,6 +80,12 @@ def validate_tree(root: Path) -> None:
         problems += kubernetes_errors(yaml.safe_load((root / manifest).read_text(encoding="utf-8")))
     for script in ("slurm/job.sbatch", "kubernetes/collect-reports.sh"):
         problems += shell_errors(root / script)
+    promtool = shutil.which("promtool")  # Debian package prometheus; tests/report/test_prometheus.py says if absent
+    if promtool:
+        r = subprocess.run([promtool, "check", "rules", str(root / "kubernetes/prometheus-rules.yml")],
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode:
+            problems.append(f"kubernetes/prometheus-rules.yml: {r.stdout}{r.stderr}")
     py_compile.compile(str(root / "gpu_check.py"), doraise=True, cfile=str(root / ".gpu_check.pyc"))
     (root / ".gpu_check.pyc").unlink()
     assert not problems, "\n".join(problems)

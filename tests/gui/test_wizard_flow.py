@@ -523,3 +523,23 @@ def test_plan_that_cannot_be_made_says_why(qtbot, make_wizard, services: FakeSer
     assert "exists but is not a virtual environment" in plan.status.text.text()
     assert not next_button(w).isEnabled(), "no plan, no Install"
     assert w.button(QWizard.WizardButton.BackButton).isEnabled(), "the user can go back and choose again"
+
+
+def test_plan_refusal_is_worded_in_chinese_without_cli_flags(qtbot, make_wizard, services: FakeServices) -> None:
+    from gpusetup.install.plan import PlanError
+    from gpusetup.messages import msg
+
+    def refuse(fplans, machine, target):
+        raise PlanError(msg("plan-error.not-a-venv", path=target.value))
+
+    services.build_plan = refuse
+    w = make_wizard(services, language="zh_CN")
+    click_next(qtbot, w, PAGE_MACHINE)
+    click_next(qtbot, w, PAGE_CHOOSE)
+    wait_ready(qtbot, w)
+    qtbot.mouseClick(next_button(w), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: w.currentId() == PAGE_PLAN and not w.running_jobs(), timeout=TIMEOUT)
+    shown = w.currentPage().status.text.text()
+    assert "已经存在，但不是虚拟环境" in shown and "--target" not in shown
+    # the CLI keeps the exact English with the flag
+    assert "--target venv:PATH" in str(PlanError(msg("plan-error.not-a-venv", path="/x")))

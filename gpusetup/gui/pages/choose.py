@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QGridLayout,
+    QLabel,
     QLineEdit,
     QPushButton,
     QRadioButton,
@@ -95,7 +96,7 @@ class ChoosePage(BasePage):
 
         fw_card = Card(tr("Frameworks"))
         self.checks: dict[str, QCheckBox] = {}
-        self.notes: dict[str, QWidget] = {}
+        self.notes: dict[str, QLabel] = {}
         for fw in FRAMEWORKS:
             box = QCheckBox(FRAMEWORK_NAMES[fw])
             f = box.font()
@@ -129,7 +130,9 @@ class ChoosePage(BasePage):
         self.python_combo = QComboBox()
         self.python_combo.setEditable(True)
         self.python_combo.setAccessibleName(tr("Existing virtual environment to use"))
-        self.python_combo.lineEdit().setAccessibleName(tr("Existing virtual environment to use"))
+        combo_edit = self.python_combo.lineEdit()
+        if combo_edit is not None:  # editable, so Qt made one
+            combo_edit.setAccessibleName(tr("Existing virtual environment to use"))
         self.conda_name = QLineEdit()
         self.conda_name.setAccessibleName(tr("Name of the conda environment"))
         self.docker_path = QLineEdit()

@@ -26,8 +26,8 @@ from gpusetup.gui.widgets import (
 )
 from gpusetup.gui.workers import JobContext
 from gpusetup.i18n import step_text
-from gpusetup.messages import render_notes
-from gpusetup.model import Action, Plan
+from gpusetup.messages import render, render_notes
+from gpusetup.model import Action, Message, Plan
 from gpusetup.report.plans import action_title as core_action_title
 from gpusetup.report.plans import action_why, rejected_reason
 
@@ -105,7 +105,10 @@ class PlanPage(BasePage):
         if isinstance(exc, Unavailable):
             self.status.set("fail", self.unavailable_text(exc))
         else:
-            self.status.set("fail", tr("The plan could not be made: {error}").format(error=message))
+            # the planner's refusal as data (PlanError.message), worded in the interface's language
+            coded = getattr(exc, "message", None)
+            error = render(coded, current_language()) if isinstance(coded, Message) else message
+            self.status.set("fail", tr("The plan could not be made: {error}").format(error=error))
         self.show_plan()
 
     def isComplete(self) -> bool:  # noqa: N802 - Qt API

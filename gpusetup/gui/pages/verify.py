@@ -163,8 +163,8 @@ class VerifyPage(BasePage):
             card.body.addWidget(label(tr("The graphics card multiplied matrices {x}× faster than the processor.").format(x=x), size=1.1))
             if sp.reason and current_language() == "en":
                 card.body.addWidget(label(sp.reason))
-            elif sp.reason:
-                card.body.addWidget(details_section([sp.reason]))
+            elif sp.reason and (more := details_section([sp.reason])) is not None:
+                card.body.addWidget(more)
             self.results_layout.addWidget(card)
         if result.notes:  # first: they say what was (not) tested
             notes = Card(tr("Notes"))
@@ -173,7 +173,9 @@ class VerifyPage(BasePage):
                     notes.body.addWidget(label("• " + n))
             else:  # the self-test words its notes in English: one click away
                 notes.body.addWidget(label(tr("The test left notes on what it could and could not measure.")))
-                notes.body.addWidget(details_section(["• " + n for n in result.notes]))
+                more_notes = details_section(["• " + n for n in result.notes])
+                if more_notes is not None:
+                    notes.body.addWidget(more_notes)
             self.results_layout.addWidget(notes)
         rest = [m for m in result.measurements if m.name != SPEEDUP]
         groups = [

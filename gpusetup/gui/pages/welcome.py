@@ -14,7 +14,9 @@ from gpusetup.gui.pages.base import PAGE_INSTALL, PAGE_MACHINE, BasePage
 from gpusetup.gui.widgets import Card, StatusLine, label
 
 if TYPE_CHECKING:
+    from gpusetup.gui.services import Target
     from gpusetup.gui.wizard import SetupWizard
+    from gpusetup.model import Plan
 
 
 class WelcomePage(BasePage):
@@ -98,7 +100,7 @@ class WelcomePage(BasePage):
         self.content.addWidget(self.resume_card)
         self.resume_card.setVisible(False)
         self.content.addStretch(1)
-        self._pending = None
+        self._pending: tuple[Plan, Target, list[str]] | None = None
 
     def initializePage(self) -> None:  # noqa: N802 - Qt API
         self._pending = self.services.load_pending()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from gpusetup.model import KernelModule, PciInfo, System
+    from gpusetup.model import KernelModule, PcieLink, PciInfo, System
     from gpusetup.probe import ProbeContext
 
 
@@ -31,6 +31,15 @@ class Platform(Protocol):
 
     def kernel_modules(self, ctx: ProbeContext) -> list[KernelModule]:
         """State of the GPU kernel modules (nvidia, nouveau, nova_core, amdgpu…); empty where none apply."""
+        ...
+
+    def pcie_link(self, ctx: ProbeContext, address: str | None) -> PcieLink | None:
+        """The PCIe link of the device at ``address`` as the OS reports it (generation, width); None when the
+        OS does not say (then NVML's reading is the only one)."""
+        ...
+
+    def secure_boot(self, ctx: ProbeContext) -> tuple[bool | None, str | None]:
+        """(Secure Boot on?, where that came from); (None, None) when it cannot be read here."""
         ...
 
 

@@ -33,3 +33,16 @@ def display_available() -> bool:
     if current_os() in ("windows", "macos"):
         return True
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def lock_exclusive(fileno: int) -> None:
+    """Take an exclusive, non-blocking lock on an open file (released when it is closed); OSError when another
+    process holds it. Windows locks the first byte (msvcrt), elsewhere the whole file (flock)."""
+    if sys.platform == "win32":
+        import msvcrt  # Windows-only module: imported where the platform is known
+
+        msvcrt.locking(fileno, msvcrt.LK_NBLCK, 1)
+    else:
+        import fcntl  # POSIX-only module
+
+        fcntl.flock(fileno, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -11,7 +11,7 @@ import platform as _pyplatform
 import re
 from typing import TYPE_CHECKING, Any
 
-from gpusetup.model import Cpu, Evidence, KernelModule, PciInfo, System
+from gpusetup.model import Cpu, Evidence, KernelModule, PcieLink, PciInfo, System
 
 if TYPE_CHECKING:
     from gpusetup.probe import ProbeContext
@@ -110,6 +110,12 @@ class MacPlatform:
 
     def libcuda_candidates(self, ctx: ProbeContext) -> list[str]:
         return []  # no CUDA driver exists for current macOS
+
+    def pcie_link(self, ctx: ProbeContext, address: str | None) -> PcieLink | None:
+        return None  # not read here: NVML reports the link where it runs
+
+    def secure_boot(self, ctx: ProbeContext) -> tuple[bool | None, str | None]:
+        return None, None  # not read on this platform
 
     def kernel_modules(self, ctx: ProbeContext) -> list[KernelModule]:
         return []

@@ -14,7 +14,7 @@ import platform as _pyplatform
 import re
 from typing import TYPE_CHECKING, Any
 
-from gpusetup.model import Cpu, Evidence, KernelModule, PciInfo, System
+from gpusetup.model import Cpu, Evidence, KernelModule, PcieLink, PciInfo, System
 from gpusetup.probe import normalize_pci_address
 
 if TYPE_CHECKING:
@@ -180,7 +180,8 @@ class WindowsPlatform:
     def system(self, ctx: ProbeContext) -> System:
         s = System(os="windows")
         data = self.cim(ctx)
-        osrec = data.get("OperatingSystem") if isinstance(data.get("OperatingSystem"), dict) else {}
+        raw_os = data.get("OperatingSystem")
+        osrec: dict[str, Any] = raw_os if isinstance(raw_os, dict) else {}
         s.distro_name = osrec.get("Caption") or None
         s.os_version = osrec.get("Version") or _pyplatform.version() or None
         s.kernel = osrec.get("BuildNumber") or None
@@ -248,6 +249,12 @@ class WindowsPlatform:
     def libcuda_candidates(self, ctx: ProbeContext) -> list[str]:
         root = ctx.env.get("SystemRoot") or ctx.env.get("SYSTEMROOT") or r"C:\Windows"
         return ["nvcuda.dll", rf"{root}\System32\nvcuda.dll"]
+
+    def pcie_link(self, ctx: ProbeContext, address: str | None) -> PcieLink | None:
+        return None  # not read here: NVML reports the link where it runs
+
+    def secure_boot(self, ctx: ProbeContext) -> tuple[bool | None, str | None]:
+        return None, None  # not read on this platform
 
     def kernel_modules(self, ctx: ProbeContext) -> list[KernelModule]:
         return []

@@ -29,6 +29,7 @@ from gpusetup.rules._util import (
     ver,
     vtuple,
 )
+from gpusetup.versions import Version
 
 _NOT_COMPILED = re.compile(r"Torch not compiled with CUDA enabled", re.IGNORECASE)
 _CONDA_CPU = re.compile(
@@ -435,9 +436,9 @@ def _cudnn_from_facts(machine: Machine) -> list[Finding]:
             if lt and len(lt) > 1 and _older(lt, want):
                 return [_cudnn_finding(loaded or "", need, [*ev, f"{fw.name} loaded cuDNN {loaded} (--deep)"])]
         elif fw.name.lower() == "tensorflow" and not wheels:
-            need = _tf_tested_cudnn(fw.version)
-            nt = vtuple(need)
-            if not nt:
+            tested = _tf_tested_cudnn(fw.version)
+            nt = vtuple(tested)
+            if not tested or not nt:
                 continue
             order = ld + [lib for lib in machine.cuda.libraries if lib.name.lower().startswith("libcudnn")
                           and lib.source == "ldconfig" and vtuple(lib.version)]
@@ -445,8 +446,8 @@ def _cudnn_from_facts(machine: Machine) -> list[Finding]:
                     and len(vtuple(lib.version) or ()) > 1]
             if same and _older(vtuple(same[0].version) or (0,), nt):
                 lib = same[0]
-                return [_cudnn_finding(lib.version or "", need or "", [
-                    f"{label} was tested with cuDNN {need}",
+                return [_cudnn_finding(lib.version or "", tested, [
+                    f"{label} was tested with cuDNN {tested}",
                     f"first cuDNN {nt[0]} the loader finds ({lib.source}): {lib.version} at {lib.path}"],
                     verb="is the one the loader finds")]
     return []
@@ -610,7 +611,7 @@ def toolkit_mismatch(machine: Machine) -> list[Finding]:
     else:
         return []
     want = ".".join(built.split(".")[:2])
-    match = [t for t in machine.cuda.toolkits if t.version and vtuple(t.version)[:2] == vtuple(want)[:2]]
+    match = [t for t in machine.cuda.toolkits if t.version and Version(t.version).same_series(want)]
     if match:
         fix = (f"Point builds at the matching toolkit: `export CUDA_HOME={match[0].path} "
                f"PATH={match[0].path}/bin:$PATH`.")

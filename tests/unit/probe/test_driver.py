@@ -106,7 +106,7 @@ def _root(
 
 def _ctx(root: Path, platform: object | None = None) -> ProbeContext:
     ctx = ProbeContext(root=root)
-    ctx._platform = platform if platform is not None else SimpleNamespace()
+    ctx._platform = platform if platform is not None else SimpleNamespace(kernel_modules=lambda c: [])
     return ctx
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from fakes.fsroot import add_amd_sysfs, fixture, make_root
 from fakes.runner import FakeRunner, Reply
 
+from gpusetup.enrich import CHIP_RULE_SOURCE
 from gpusetup.model import Gpu, Machine, PciInfo
 from gpusetup.probe import ProbeContext, detect
-from gpusetup.probe.pci import CHIP_RULE_SOURCE, probe
+from gpusetup.probe.pci import probe
 
 LSPCI_VVNN = "lspci/lspci-vvnn__lenovo-legion5-15ach6h__rtx-3060-mobile-ga106m+amd-cezanne-igpu__fedora40__excerpt-4-devices__linuxhw-LsPCI.txt"
 

@@ -1,0 +1,29 @@
+"""``gpusetup completion SHELL``: print a shell completion script generated from the argparse tree."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gpusetup.completion import SHELLS
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "completion",
+        help="print a shell completion script (bash, zsh, fish, PowerShell)",
+        description="Print the completion script for SHELL. Load it for this session with "
+        "`source <(gpusetup completion bash)` (zsh: the same with zsh, after compinit), "
+        "`gpusetup completion fish | source`, or in PowerShell "
+        "`gpusetup completion powershell | Out-String | Invoke-Expression`.",
+    )
+    p.add_argument("shell", choices=SHELLS, help="the shell")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpusetup.cli import build_parser
+    from gpusetup.completion import script
+
+    sys.stdout.write(script(build_parser(), args.shell))
+    return 0

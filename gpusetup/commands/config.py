@@ -1,0 +1,55 @@
+"""``gpusetup config path|show|init``: the one configuration file the CLI and the wizard share."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "config",
+        help="where the configuration file is, what it says (secrets hidden), or write a commented one",
+        description="gpusetup reads mirrors, a proxy and defaults from one file (GPUSETUP_CONFIG, else "
+        "$GPUSETUP_HOME/config/config.toml, else the user's config folder). Options on the command line win.",
+    )
+    p.add_argument("action", choices=("path", "show", "init"), help="path: print where it is; show: print it "
+                   "with passwords and tokens hidden; init: write a commented example (never overwrites)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpusetup.cli import ToolError
+    from gpusetup.config import TEMPLATE, ConfigError, config_path, load_config
+
+    path = config_path()
+    if args.action == "path":
+        print(path)
+        return 0
+    if args.action == "init":
+        if path.exists():
+            raise ToolError(f"{path} already exists; nothing was written (edit it, or remove it first)")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "x", encoding="utf-8") as fh:
+                fh.write(TEMPLATE)
+            path.chmod(0o600)  # it may come to hold a proxy password
+        except OSError as exc:
+            raise ToolError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        print(f"Wrote {path}; remove the '#' in front of the lines you want.")
+        return 0
+    try:
+        cfg = load_config(path)
+    except ConfigError as exc:
+        raise ToolError(str(exc)) from exc
+    from gpusetup.bundle.redact import Redactor
+
+    red = Redactor()
+    print(f"Configuration file: {path}" + ("" if cfg.exists else " (not there: built-in defaults)"))
+    rows = [("mirrors.pypi", cfg.pypi_mirror), ("mirrors.pytorch", cfg.pytorch_mirror),
+            ("network.proxy", cfg.proxy), ("defaults.frameworks", ", ".join(cfg.frameworks) or None),
+            ("defaults.target", cfg.target)]
+    for key, value in rows:
+        shown = red.redact(value) if value else "(not set)"
+        sys.stdout.write(f"  {key:<20} {shown}\n")
+    return 0

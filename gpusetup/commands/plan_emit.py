@@ -1,0 +1,75 @@
+"""``gpusetup plan --emit uv|pixi|conda|requirements``: write the plan down for the user's project tool."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from gpusetup.generate.project import EMIT_KINDS
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("project files (--emit)")
+    g.add_argument("--emit", choices=EMIT_KINDS,
+                   help="write the chosen builds as a uv pyproject.toml, pixi.toml, conda environment.yml or "
+                        "requirements.txt instead of the explanation")
+    g.add_argument("-o", "--output", metavar="FILE", help="with --emit: write to FILE (default: standard output)")
+    g.add_argument("--force", action="store_true", help="with --emit -o: overwrite FILE if it exists")
+    g.add_argument("--name", default="gpu-project", help="with --emit: the project/environment name")
+    g.add_argument("--index-url", metavar="URL", help="with --emit: a PyPI mirror to use instead of PyPI")
+    g.add_argument("--pytorch-mirror", metavar="URL",
+                   help="with --emit: a mirror of https://download.pytorch.org/whl to use instead")
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    from gpusetup.cli import ToolError
+
+    if not getattr(args, "emit", None) and (args.output or args.force):
+        raise ToolError("-o/--output and --force only go with --emit")
+    if getattr(args, "emit", None) and args.json:
+        raise ToolError("choose one of --json and --emit")
+
+
+def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict[str, Any]) -> None:
+    """Write the project file (or print it); raise ToolError when it cannot be written."""
+    from gpusetup.cli import ToolError
+    from gpusetup.config import ConfigError, load_config
+    from gpusetup.generate.project import EmitError, Target, emit_project
+
+    try:
+        cfg = load_config()  # the shared configuration's mirrors, unless given on the command line
+    except ConfigError as exc:
+        raise ToolError(str(exc)) from exc
+
+    m = doc["machine"]
+    target = Target(os=m["os"], arch=m["arch"], python=m["python"], wsl=m["wsl"])
+    header = [f"Written by gpusetup {doc['tool_version']} from `gpusetup plan --emit {args.emit}` "
+              f"(compatibility data {doc['data']['version']}, checked {doc['data']['checked']})."]
+    try:
+        emitted = emit_project(plans, target, args.emit, name=args.name,
+                               index_url=args.index_url or cfg.pypi_mirror,
+                               pytorch_mirror=args.pytorch_mirror or cfg.pytorch_mirror, header=header)
+    except EmitError as exc:
+        raise ToolError(str(exc)) from exc
+    if not args.output:
+        sys.stdout.write(emitted.text)
+        return
+    path = Path(args.output).expanduser()
+    if path.exists() and not args.force:
+        raise ToolError(f"{path} already exists; nothing was written. Pass --force to replace it, or merge "
+                        f"the printed text into it (run without -o).")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(emitted.text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise ToolError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    print(f"Wrote {path} ({emitted.kind}).")
+    for note in emitted.notes:
+        print(f"  - {note}")

@@ -1,0 +1,151 @@
+"""One configuration file for the CLI and the wizard: mirrors, proxy and defaults.
+
+Where (first that applies):
+
+1. ``GPUSETUP_CONFIG`` — the file itself;
+2. ``GPUSETUP_HOME`` — ``$GPUSETUP_HOME/config/config.toml`` (portable installs, tests);
+3. the user's config folder from platformdirs — ``~/.config/gpusetup/config.toml`` on Linux,
+   ``%LOCALAPPDATA%\\gpusetup\\config.toml`` on Windows, ``~/Library/Application Support/gpusetup/config.toml``
+   on macOS.
+
+Example (``gpusetup config init`` writes a commented one)::
+
+    [mirrors]
+    pypi = "https://mirrors.example.org/pypi/simple"     # instead of PyPI (like --index-url)
+    pytorch = "https://mirrors.example.org/pytorch-whl"  # instead of https://download.pytorch.org/whl
+
+    [network]
+    proxy = "http://user:secret@proxy.example.org:3128"  # for pip, uv and downloads; never printed
+
+    [defaults]
+    frameworks = ["pytorch"]
+    target = "venv:~/gpu-env"
+
+Command-line options win over the file; the file wins over built-in defaults. A missing file is an empty
+configuration; a broken one is an error that names the file and the line (never silently ignored).
+Nothing here prints or logs the proxy: callers that show the configuration redact it first.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+MAX_BYTES = 64 * 1024
+FRAMEWORKS = ("pytorch", "tensorflow", "jax")
+_KNOWN = {"mirrors": {"pypi", "pytorch"}, "network": {"proxy"}, "defaults": {"frameworks", "target"}}
+
+
+class ConfigError(ValueError):
+    """The configuration file exists but cannot be used; the message names the file and the problem."""
+
+
+@dataclass
+class Config:
+    path: Path
+    exists: bool = False
+    pypi_mirror: str | None = None
+    pytorch_mirror: str | None = None
+    proxy: str | None = None
+    frameworks: list[str] = field(default_factory=list)
+    target: str | None = None
+
+    def proxy_env(self) -> dict[str, str]:
+        """Environment for child processes (pip, uv) when a proxy is configured."""
+        if not self.proxy:
+            return {}
+        return {k: self.proxy for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")}
+
+
+def config_path() -> Path:
+    explicit = os.environ.get("GPUSETUP_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    home = os.environ.get("GPUSETUP_HOME")
+    if home:
+        return Path(home).expanduser() / "config" / "config.toml"
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("gpusetup", appauthor=False)) / "config.toml"
+
+
+def load_config(path: Path | None = None) -> Config:
+    """Read and check the configuration file; a missing file gives the empty configuration."""
+    path = path or config_path()
+    cfg = Config(path=path)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_BYTES + 1)
+    except FileNotFoundError:
+        return cfg
+    except OSError as exc:
+        raise ConfigError(f"cannot read the configuration file {path}: {exc.strerror or exc}") from exc
+    if len(raw) > MAX_BYTES:
+        raise ConfigError(f"the configuration file {path} is larger than {MAX_BYTES // 1024} KiB; it is not a "
+                          "gpusetup configuration")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"the configuration file {path} is not valid TOML: {exc}") from exc
+    cfg.exists = True
+    _check_keys(path, data)
+    mirrors, network, defaults = data.get("mirrors", {}), data.get("network", {}), data.get("defaults", {})
+    cfg.pypi_mirror = _url(path, "mirrors.pypi", mirrors.get("pypi"))
+    cfg.pytorch_mirror = _url(path, "mirrors.pytorch", mirrors.get("pytorch"))
+    cfg.proxy = _url(path, "network.proxy", network.get("proxy"), secret=True)
+    fws = defaults.get("frameworks", [])
+    if not isinstance(fws, list) or any(f not in FRAMEWORKS for f in fws):
+        raise ConfigError(f"{path}: defaults.frameworks must be a list of {', '.join(FRAMEWORKS)}")
+    cfg.frameworks = list(fws)
+    target = defaults.get("target")
+    if target is not None and not (isinstance(target, str) and target.split(":", 1)[0] in ("venv", "conda")):
+        raise ConfigError(f"{path}: defaults.target must look like venv:PATH or conda:NAME")
+    cfg.target = target
+    return cfg
+
+
+def _check_keys(path: Path, data: dict[str, Any]) -> None:
+    for section, value in data.items():
+        if section not in _KNOWN or not isinstance(value, dict):
+            raise ConfigError(f"{path}: unknown section [{section}] (known: {', '.join(sorted(_KNOWN))})")
+        unknown = set(value) - _KNOWN[section]
+        if unknown:
+            raise ConfigError(f"{path}: unknown key(s) in [{section}]: {', '.join(sorted(unknown))} "
+                              f"(known: {', '.join(sorted(_KNOWN[section]))})")
+
+
+def _url(path: Path, key: str, value: Any, secret: bool = False) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or "://" not in value or any(c.isspace() for c in value):
+        shown = "(hidden)" if secret else repr(value)
+        raise ConfigError(f"{path}: {key} must be a URL such as https://host/path, got {shown}")
+    return value
+
+
+TEMPLATE = """\
+# gpusetup configuration, read by the command line and the wizard. Command-line options win over it.
+# Remove the '#' in front of a line to use it.
+
+[mirrors]
+# A PyPI mirror, used instead of https://pypi.org/simple (like --index-url):
+# pypi = "https://mirrors.example.org/pypi/simple"
+# A mirror of the PyTorch wheel indexes, used instead of https://download.pytorch.org/whl (like --pytorch-mirror):
+# pytorch = "https://mirrors.example.org/pytorch-whl"
+
+[network]
+# A proxy for pip, uv and gpusetup's own downloads. It may hold a password: gpusetup never prints it.
+# proxy = "http://user:password@proxy.example.org:3128"
+
+[defaults]
+# frameworks = ["pytorch"]
+# target = "venv:~/gpu-env"
+"""

@@ -1,0 +1,228 @@
+"""`gpusetup plan --emit uv|pixi|conda|requirements`, each file consumed by the tool that reads it.
+
+The plan is a real one (the resolver on a machine profile). Stand-in wheels at the exact versions the plan
+pins are served from the local index on 127.0.0.1: the framework index (``/whl/<variant>/``, standing in for
+download.pytorch.org) has ``torch <version>+<variant>``; the PyPI stand-in (``/whl/pypi/``) has a plain
+``torch <version>`` as the wrong build a careless file would pick, plus the PyPI-only packages.
+
+- uv: real ``uv lock`` then ``uv sync --frozen`` (uv from the Python package index, in the test extra).
+- requirements: real pip (``pip install --dry-run --report``) on the file.
+- conda: conda itself does not install from the Python package index, so the test parses the YAML and then
+  does what conda does with the ``pip:`` section (conda/env/installers/pip.py: the list joined into a
+  temporary requirements file, ``pip install -U -r FILE --exists-action=b``), with real pip.
+- pixi: pixi is not on the Python package index (the ``pixi`` project there is an unrelated Pixiv tool), so
+  the manifest is checked against pixi's own published JSON schema, committed in
+  tests/generate/schemas/ (prefix-dev/pixi schema/schema.json at 2b25fc76dd3b5cc50a235387d948474975c40d73,
+  pixi v0.77.0).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote
+
+import jsonschema
+import pytest
+import tomllib
+import yaml
+
+from gpusetup.cli import main
+from gpusetup.compat.profile import machine_from_data
+from gpusetup.compat.resolver import resolve
+from gpusetup.generate.project import EmitError, Target, emit_project
+from gpusetup.model import Choice, FrameworkPlan
+
+from .stand_ins import HOST_PIP, Index, _handler, build_wheel
+
+PY = f"{sys.version_info.major}.{sys.version_info.minor}"
+RTX3090 = {
+    "os": "linux", "arch": "x86_64", "python": PY, "driver": "580.65.06",
+    "gpus": [{"vendor": "nvidia", "name": "NVIDIA GeForce RTX 3090", "compute_capability": "8.6", "pci_id": "10de:2204"}],
+}
+SCHEMA = Path(__file__).parents[1] / "generate" / "schemas" / "pixi-manifest-v0.77.0.schema.json"
+
+
+def _pinned(req: str) -> tuple[str, str]:
+    """(name, a concrete version satisfying the pin): 'torch==2.15.*' -> ('torch', '2.15.0')."""
+    m = re.fullmatch(r"([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?==([0-9.]+?)(\.\*)?", req)
+    assert m, f"the plan pins {req!r} in a form this test does not know"
+    return m.group(1), m.group(2) + (".0" if m.group(3) else "")
+
+
+def _serve(root: Path) -> Index:
+    """The stand-in index, also answering HEAD (uv asks before a ranged metadata read)."""
+
+    idx = Index(root)
+
+    class H(_handler(idx)):  # type: ignore[misc,valid-type]
+        def do_HEAD(self) -> None:  # noqa: N802 - http.server's name
+            self.send_response(405)  # no ranged reads here: uv then downloads the whole (small) wheel
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), H)
+    server.daemon_threads = True
+    idx.server = server
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return idx
+
+
+@pytest.fixture(scope="module")
+def plan_and_index(tmp_path_factory: pytest.TempPathFactory):
+    index = _serve(tmp_path_factory.mktemp("emit-index"))
+    plans = resolve(machine_from_data(RTX3090), ["pytorch", "jax"], python_version=PY)
+    torch, jax = plans
+    assert torch.ok and torch.choice and torch.choice.index_url and torch.choice.variant.startswith("cu")
+    assert jax.ok and jax.choice and jax.choice.index_url is None
+    variant = torch.choice.variant
+    gpu_wheels, pypi = [], []
+    for p in plans:
+        for req in p.choice.packages:
+            name, version = _pinned(req)
+            if p.choice.index_url:
+                gpu_wheels.append(build_wheel(index.root, name, f"{version}+{variant}", requires=("tinydep>=1.0",)))
+                pypi.append(build_wheel(index.root, name, version, requires=("tinydep>=1.0",)))  # the wrong build
+            else:
+                pypi.append(build_wheel(index.root, name, version))
+    dep = build_wheel(index.root, "tinydep", "1.0")
+    index.layouts[variant] = [*gpu_wheels, dep]
+    index.layouts["pypi"] = [*pypi, dep]
+    yield plans, variant, index
+    assert index.server is not None
+    index.server.shutdown()
+    index.server.server_close()
+
+
+def _emit(plans: list[FrameworkPlan], kind: str, index) -> str:
+    target = Target(os="linux", arch="x86_64", python=PY)
+    return emit_project(plans, target, kind, index_url=f"{index.url}/whl/pypi/",
+                        pytorch_mirror=f"{index.url}/whl").text
+
+
+def _pip_report(req_file: Path, tmp: Path, extra: tuple[str, ...] = ()) -> dict[str, str]:
+    """What real pip would install for a requirements file: {name: (version, url)}."""
+    report = tmp / "report.json"
+    subprocess.run([*HOST_PIP, "install", "--dry-run", "--ignore-installed", "--quiet", "--report", str(report),
+                    *extra, "-r", str(req_file)], check=True, capture_output=True, text=True, timeout=120)
+    items = json.loads(report.read_text())["install"]
+    return {i["metadata"]["name"]: (i["metadata"]["version"], unquote(i["download_info"]["url"])) for i in items}
+
+
+def test_requirements_file_gets_the_gpu_build_with_real_pip(plan_and_index, tmp_path: Path) -> None:
+    plans, variant, index = plan_and_index
+    text = _emit(plans, "requirements", index)
+    assert f"--index-url {index.url}/whl/pypi/" in text and f"--extra-index-url {index.url}/whl/{variant}" in text
+    f = tmp_path / "requirements.txt"
+    f.write_text(text)
+    got = _pip_report(f, tmp_path)
+    version, url = got["torch"]
+    assert version.endswith(f"+{variant}") and f"+{variant}" in url
+    assert got["jax"][0] == _pinned(plans[1].choice.packages[0])[1]
+    # The control: without the framework index line, pip takes PyPI's build, so the check above can fail.
+    f.write_text("".join(line + "\n" for line in text.splitlines() if "--extra-index-url" not in line))
+    assert "+" not in _pip_report(f, tmp_path)["torch"][0]
+
+
+def test_conda_environment_file_as_conda_reads_it(plan_and_index, tmp_path: Path) -> None:
+    plans, variant, index = plan_and_index
+    env = yaml.safe_load(_emit(plans, "conda", index))
+    assert env["name"] == "gpu-project" and env["channels"][0] == "conda-forge"
+    deps = env["dependencies"]
+    assert f"python={PY}" in deps and "pip" in deps
+    specs = next(d["pip"] for d in deps if isinstance(d, dict))
+    # conda/env/installers/pip.py: the pip list, joined by newlines, as a temporary requirements file.
+    req = tmp_path / "condaenv.x.requirements.txt"
+    req.write_text("\n".join(specs))
+    got = _pip_report(req, tmp_path, ("-U", "--exists-action=b"))
+    assert got["torch"][0].endswith(f"+{variant}")
+
+
+def test_uv_project_locks_and_syncs_the_gpu_build_with_real_uv(plan_and_index, tmp_path: Path) -> None:
+    from uv import find_uv_bin
+
+    plans, variant, index = plan_and_index
+    text = _emit(plans, "uv", index)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "pyproject.toml").write_text(text)
+    doc = tomllib.loads(text)
+    gpu_index = next(i for i in doc["tool"]["uv"]["index"] if i.get("explicit"))
+    assert gpu_index["url"] == f"{index.url}/whl/{variant}"
+    assert doc["tool"]["uv"]["sources"]["torch"] == {"index": gpu_index["name"]}
+    # Not UV_NO_CONFIG: that also drops the [tool.uv] settings of the project itself. The fixture's
+    # XDG_CONFIG_HOME / XDG_CONFIG_DIRS already point away from the user's and the system's uv.toml.
+    env = {**os.environ, "UV_CACHE_DIR": str(tmp_path / "cache"), "UV_PYTHON_DOWNLOADS": "never"}
+    for k in ("UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "UV_EXTRA_INDEX_URL", "VIRTUAL_ENV"):
+        env.pop(k, None)
+    uv = find_uv_bin()
+    r = subprocess.run([uv, "lock", "--python", sys.executable], cwd=proj, env=env, capture_output=True,
+                       text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    lock = tomllib.loads((proj / "uv.lock").read_text())
+    torch = next(p for p in lock["package"] if p["name"] == "torch")
+    assert torch["version"].endswith(f"+{variant}")
+    assert torch["source"] == {"registry": f"{index.url}/whl/{variant}"}
+    r = subprocess.run([uv, "sync", "--frozen", "--python", sys.executable], cwd=proj, env=env,
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    out = subprocess.run([str(proj / ".venv" / "bin" / "python"), "-c", "import torch; print(torch.__version__)"],
+                         capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert out.stdout.strip().endswith(f"+{variant}")
+
+
+def test_pixi_manifest_matches_pixis_published_schema(plan_and_index) -> None:
+    plans, variant, index = plan_and_index
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema.Draft7Validator.check_schema(schema)
+    text = _emit(plans, "pixi", index)
+    doc = tomllib.loads(text)
+    jsonschema.validate(doc, schema)
+    assert doc["workspace"]["platforms"] == ["linux-64"]
+    assert doc["system-requirements"]["cuda"] == f"{variant[2:-1]}.{variant[-1]}"  # cu132 -> 13.2
+    assert doc["pypi-dependencies"]["torch"]["index"] == f"{index.url}/whl/{variant}"
+    assert doc["pypi-dependencies"]["jax"]["extras"] == [plans[1].choice.variant]
+    assert doc["pypi-options"]["index-url"] == f"{index.url}/whl/pypi/"
+    # The schema is not vacuous: pixi's own names matter (a misspelt table is refused).
+    doc["system-requirement"] = doc.pop("system-requirements")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, schema)
+
+
+def test_not_ok_plan_writes_the_gpu_build_and_says_what_first() -> None:
+    fp = FrameworkPlan(framework="pytorch", ok=False,
+                       choice=Choice(version="2.15", variant="cpu", index_url="https://download.pytorch.org/whl/cpu",
+                                     packages=["torch==2.15.*"]),
+                       gpu_choice=Choice(version="2.15", variant="cu130",
+                                         index_url="https://download.pytorch.org/whl/cu130", packages=["torch==2.15.*"]))
+    from gpusetup.model import Action
+
+    fp.actions = [Action(kind="upgrade-driver", why="too old", min_version="580.65.06")]
+    out = emit_project([fp], Target(os="windows", arch="AMD64", python="3.12"), "uv")
+    assert "upgrade the NVIDIA driver (at least 580.65.06)" in out.text
+    assert "https://download.pytorch.org/whl/cu130" in out.text and "whl/cpu" not in out.text
+    assert "sys_platform == 'win32' and platform_machine == 'AMD64'" in out.text
+    pixi = tomllib.loads(emit_project([fp], Target(os="windows", arch="AMD64", python="3.12"), "pixi").text)
+    assert pixi["workspace"]["platforms"] == ["win-64"] and pixi["system-requirements"]["cuda"] == "13.0"
+    with pytest.raises(EmitError):
+        emit_project([FrameworkPlan(framework="jax", ok=False)], Target("linux", "x86_64", "3.12"), "uv")
+
+
+def test_cli_writes_file_refuses_to_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prof = tmp_path / "m.json"
+    prof.write_text(json.dumps(RTX3090))
+    out = tmp_path / "requirements.txt"
+    assert main(["plan", "--for", str(prof), "--emit", "requirements", "-o", str(out)]) == 0
+    assert "--extra-index-url https://download.pytorch.org/whl/cu" in out.read_text()
+    capsys.readouterr()
+    assert main(["plan", "--for", str(prof), "--emit", "requirements", "-o", str(out)]) == 3
+    assert "already exists" in capsys.readouterr().err
+    assert main(["plan", "--for", str(prof), "--emit", "uv"]) == 0
+    assert "[tool.uv.sources]" in capsys.readouterr().out
+    assert main(["plan", "--for", str(prof), "--emit", "uv", "--json"]) == 3
