@@ -60,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for module in COMMAND_MODULES:
         module.register(sub)
+    parser.set_defaults(root_parser=parser)  # `gpusetup completion` describes the whole command line
     for subparser in sub.choices.values():  # every command takes --color, before or after its name
         if not any("--color" in a.option_strings for a in subparser._actions):
             _add_color(subparser, "color")

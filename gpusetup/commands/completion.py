@@ -22,8 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.cli import build_parser
     from gpusetup.completion import script
 
-    sys.stdout.write(script(build_parser(), args.shell))
+    sys.stdout.write(script(args.root_parser, args.shell))
     return 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gpusetup.errors import ToolError
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -19,7 +21,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.cli import ToolError
     from gpusetup.config import TEMPLATE, ConfigError, config_path, load_config
 
     path = config_path()

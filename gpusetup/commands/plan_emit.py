@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from gpusetup.errors import ToolError
 from gpusetup.generate.project import EMIT_KINDS
 
 
@@ -26,8 +27,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def check_arguments(args: argparse.Namespace) -> None:
-    from gpusetup.cli import ToolError
-
     if not getattr(args, "emit", None) and (args.output or args.force):
         raise ToolError("-o/--output and --force only go with --emit")
     if getattr(args, "emit", None) and args.json:
@@ -36,7 +35,6 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict[str, Any]) -> None:
     """Write the project file (or print it); raise ToolError when it cannot be written."""
-    from gpusetup.cli import ToolError
     from gpusetup.config import ConfigError, load_config
     from gpusetup.generate.project import EmitError, Target, emit_project
 

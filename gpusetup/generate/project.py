@@ -86,8 +86,7 @@ def emit_project(plans: list[FrameworkPlan], target: Target, kind: str, *, name:
         raise EmitError(f"unknown kind {kind!r}; choose one of {', '.join(EMIT_KINDS)}")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
         raise EmitError(f"project name {name!r} must be letters, digits, '.', '_' or '-'")
-    picks = [_pick(p, index_url, pytorch_mirror) for p in plans]
-    picks = [p for p in picks if p is not None]
+    picks = [pick for pick in (_pick(p, index_url, pytorch_mirror) for p in plans) if pick is not None]
     if not picks:
         raise EmitError("the plan chose no build to write down (no framework has a build for this machine)")
     notes = _notes(picks, target)

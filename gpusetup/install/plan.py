@@ -98,7 +98,7 @@ def build_plan(
         try:
             cfg = load_config()
         except ConfigError as exc:
-            raise PlanError(str(exc)) from exc
+            raise PlanError(msg("plan-error.config", detail=str(exc))) from exc
         index_url = index_url or cfg.pypi_mirror
         pytorch_mirror = pytorch_mirror or cfg.pytorch_mirror
     # a password in a mirror URL stays in this process; the plan (shown, saved, journalled) has the masked URL
