@@ -158,6 +158,7 @@ class Gpu:
     utilization_gpu_pct: int | None = None
     persistence_mode: bool | None = None
     mig_mode: str | None = None  # Enabled / Disabled / N/A
+    compute_mode: str | None = None  # Default / Exclusive_Process / Exclusive_Thread / Prohibited
     mig_devices: list[str] = field(default_factory=list)
     driver_model: str | None = None  # WDDM / TCC / MCDM on Windows
     display_active: bool | None = None

@@ -64,6 +64,11 @@ class Analysis:
         return max((f.severity for f in self.findings), key=lambda s: s.rank, default=Severity.OK)
 
     @property
+    def has_report(self) -> bool:
+        """One of the inputs is our own report (a bundle or `diagnose --json`)."""
+        return any(k in ("gpusetup-report", "gpusetup-bundle") for i in self.inputs for k in i.kinds)
+
+    @property
     def unreadable(self) -> list[AnalyzedInput]:
         return [i for i in self.inputs if i.error]
 
@@ -75,10 +80,41 @@ class Analysis:
                 for i in self.inputs
             ],
             "facts": facts_summary(self.machine),
-            "missing": missing_facts(self.machine),
+            "missing": missing_facts(self.machine, self.has_report),
             # the report's Finding objects, whole (gpu_index included): resources/schema/analyze.schema.json
             "findings": [to_dict(f) for f in self.findings],
         }
+
+
+# Recognisers that would misread a kind of input: our own installer logs quote the plan's commands
+# ("pip install torch==2.4.0"), which say what was to be installed, not what is.
+NOT_FOR_KIND: dict[str, tuple[str, ...]] = {"gpusetup-log": ("framework-mentions", "conda-list")}
+MAX_LINE_CHARS = 4096  # longer lines are cut into pieces of this size before any pattern looks at them
+_ESCAPED_NL = re.compile(r"(?:\\r)?\\n")  # a line break written as backslash-n (a log pasted inside JSON)
+
+
+def split_long_lines(text: str, width: int = MAX_LINE_CHARS) -> str:
+    """Lines longer than ``width`` → several lines, so every later pattern works on short lines (linear time).
+
+    A log pasted as one JSON string keeps its line breaks as ``\\n``: those become real line breaks first.
+    The rest is cut at the last space before ``width`` (or at ``width`` when there is none).
+    """
+    if len(text) <= width or all(len(ln) <= width for ln in text.split("\n")):
+        return text
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        for piece in _ESCAPED_NL.split(line):
+            start = 0
+            while len(piece) - start > width:
+                cut = piece.rfind(" ", start + width // 2, start + width)
+                cut = cut if cut > start else start + width
+                out.append(piece[start:cut])
+                start = cut + 1 if piece[cut:cut + 1] == " " else cut
+            out.append(piece[start:])
+    return "\n".join(out)
 
 
 def extract(part: InputPart) -> tuple[Extraction, AnalyzedInput]:
@@ -90,9 +126,14 @@ def extract(part: InputPart) -> tuple[Extraction, AnalyzedInput]:
         if "gpusetup-report" not in info.kinds:
             info.kinds.append("gpusetup-report")
     if part.text is not None:
+        text = split_long_lines(part.text)
+        skip = {name for kind in info.kinds for name in NOT_FOR_KIND.get(kind, ())}
         for r in RECOGNISERS:
+            if r.name in skip:
+                continue
             try:
-                hit = r.fn(part.text, ex)
+                # structured input (our JSON report) is parsed whole; log-like text line by line, cut to size
+                hit = r.fn(part.text if r.exclusive else text, ex)
             except Exception as exc:  # noqa: BLE001 - one confused recogniser must not lose the others' facts
                 info.notes.append(f"{r.label}: could not be read ({type(exc).__name__}: {exc})")
                 continue
@@ -116,7 +157,13 @@ def analyze_parts(parts: list[InputPart], unreadable: list[AnalyzedInput] | None
         ex, info = extract(part)
         inputs.append(info)
         machine = merge_machines(machine, ex.machine)
-    return Analysis(inputs=inputs, machine=machine, findings=evaluate(machine))
+    findings = evaluate(machine)
+    from gpusetup.rules.unrecognised import not_recognised
+
+    silent = not_recognised(machine, findings, {k for i in inputs for k in i.kinds})
+    if silent is not None:
+        findings.append(silent)
+    return Analysis(inputs=inputs, machine=machine, findings=findings)
 
 
 def analyze_text(text: str, name: str = "text") -> Analysis:
@@ -141,7 +188,10 @@ def facts_summary(m: Machine) -> dict[str, Any]:
     """The facts the inputs held, compact and without empty values (for humans and ``--json``)."""
     out: dict[str, Any] = {}
     s = m.system
-    for key, val in (("os", s.os_version or s.os), ("distro", s.distro_name), ("kernel", s.kernel),
+    # os_version is the OS's own version ("10.0.22631", "14.5"); on Linux our reports may hold the kernel there,
+    # which is shown as "kernel" already, so the OS is then just its name.
+    os_shown = s.os_version if s.os_version and s.os_version != s.kernel else s.os
+    for key, val in (("os", os_shown), ("distro", s.distro_name), ("kernel", s.kernel),
                      ("arch", s.arch), ("wsl", s.wsl), ("container", s.container)):
         if val not in (None, ""):
             out[key] = val
@@ -184,8 +234,15 @@ def facts_summary(m: Machine) -> dict[str, Any]:
     return out
 
 
-def missing_facts(m: Machine) -> list[str]:
-    """What the inputs did not say that would make a diagnosis surer, with the command that tells it."""
+def missing_facts(m: Machine, has_report: bool = False) -> list[str]:
+    """What the inputs did not say that would make a diagnosis surer, with the command that tells it.
+
+    ``has_report``: the inputs hold our own report (a bundle or ``diagnose --json``). Its probes already looked
+    for the driver, the GPUs and the frameworks, so "not there" is an answer, not a gap — and asking for the
+    report it already is would be no help.
+    """
+    if has_report:
+        return []
     need = []
     if not m.driver.version and not m.driver.versions:
         need.append("the NVIDIA driver version (the header of `nvidia-smi`)")
@@ -196,5 +253,5 @@ def missing_facts(m: Machine) -> list[str]:
     if not m.system.os:
         need.append("the operating system (and whether it is WSL or a container)")
     if need:
-        need.append("best of all: `gpusetup diagnose --json` run on the affected machine")
+        need.append("best of all: `gpusetup bundle` (or `gpusetup diagnose --json`) run on the affected machine")
     return need

@@ -17,6 +17,7 @@ import contextlib
 import importlib
 import io
 import json
+import re
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -136,13 +137,37 @@ _CONTROL = set(range(0, 9)) | {11, 12} | set(range(14, 27)) | set(range(28, 32))
 
 
 def looks_binary(data: bytes) -> bool:
-    """NUL bytes (outside UTF-16 text) or many control characters: not a text file."""
+    """NUL bytes (outside UTF-16 text or NUL padding) or many control characters: not a text file."""
     head = data[:4096]
     if not head or head.startswith((b"\xff\xfe", b"\xfe\xff")) or _utf16_without_bom(head):
         return False
     if b"\x00" in head:
-        return True
+        if not nul_padded(data):
+            return True
+        head = data.replace(b"\x00", b"")[:4096]
     return sum(b in _CONTROL for b in head) > len(head) // 20
+
+
+def nul_padded(data: bytes) -> bool:
+    """Text with long runs of NUL bytes: a log file after a hard reset (blocks allocated, never written).
+
+    Binary files have NULs scattered everywhere; padding comes in a few long runs around ordinary text lines.
+    """
+    sample = data[:1 << 20]
+    runs = [len(r) for r in re.findall(rb"\x00+", sample)]
+    if not runs:
+        return False
+    text = sample.replace(b"\x00", b"")
+    if len(text) < 16 or b"\n" not in text:
+        return False
+    if len(runs) > 16 and sum(runs) / len(runs) < 64:
+        return False  # many short NUL runs: structured binary data, not padding
+    return sum(b in _CONTROL for b in text[:65536]) <= min(len(text), 65536) // 20
+
+
+def strip_nul_padding(data: bytes) -> bytes:
+    """NUL padding out, each run replaced by a line break so the lines around it stay apart."""
+    return re.sub(rb"\x00+", b"\n", data) if b"\x00" in data and nul_padded(data) else data
 
 
 def _zip_matches(name: str, data: bytes) -> bool:
@@ -170,7 +195,7 @@ def _zip_read(name: str, data: bytes) -> list[InputPart]:
                 continue  # encrypted or damaged member: skip it, keep the rest
             if looks_binary(raw):
                 continue
-            parts.append(InputPart(f"{name}:{info.filename}", decode_text(raw)))
+            parts.append(InputPart(f"{name}:{info.filename}", decode_text(strip_nul_padding(raw))))
     if not parts:
         raise UnreadableInput(f"{name}: the zip file holds no text files to analyse")
     return parts
@@ -182,7 +207,7 @@ def _text_read(name: str, data: bytes) -> list[InputPart]:
                               "into it (e.g. `nvidia-smi > nvidia-smi.txt`) and send it again")
     if looks_binary(data):
         raise UnreadableInput(f"{name}: this is a binary file, not text (send the text output, a .txt/.log/.json)")
-    return [InputPart(name, decode_text(data))]
+    return [InputPart(name, decode_text(strip_nul_padding(data)))]
 
 
 def _gzip_matches(name: str, data: bytes) -> bool:

@@ -126,6 +126,27 @@ def gpusetup_report(text: str, ex: Extraction) -> bool:
     return True
 
 
+@recogniser("gpusetup-plan", "gpusetup install plan (what would be installed, not what is)", exclusive=True)
+def gpusetup_plan(text: str, ex: Extraction) -> bool:
+    """Our own plan.json (`gpusetup plan --json`, a bundle's plan): it names versions to install, which are not
+    facts about the machine, so nothing is taken from it (and no other recogniser reads its commands)."""
+    s = text.lstrip()
+    if not s.startswith(("[", "{")):
+        return False
+    try:
+        data = json.loads(s)
+    except ValueError:
+        return False
+    plans = data.get("plans") if isinstance(data, dict) else data
+    if not isinstance(plans, list) or not plans:
+        return False
+    if not all(isinstance(p, dict) and "framework" in p and ("choice" in p or "gpu_choice" in p) for p in plans):
+        return False
+    ex.notes.append("an install plan made by gpusetup: it says what would be installed, so no installed "
+                    "framework is read from it")
+    return True
+
+
 # ------------------------------------------------------------------------------------ nvidia-smi
 
 
@@ -393,21 +414,24 @@ def framework_mentions(text: str, ex: Extraction) -> bool:
         (r"^\s*\+?\s*jax==(\d+\.\d+(?:\.\d+)?)", "jax"),
         (r"^\s*\+?\s*jaxlib==(\d+\.\d+(?:\.\d+)?)", "jaxlib"),
     ]
+    low = text.lower()
     for pat, name in pats:
+        if name not in low:
+            continue  # the framework is not named at all: skip the pattern (huge inputs stay fast)
         m = re.search(pat, text, re.I | re.M)
         if m:
             fw = ex.framework(name)
             fw.version = fw.version or m.group(1)
             found = True
-    for plugin in re.findall(r"^\s*\+?\s*(jax-cuda\d+-(?:plugin|pjrt))==", text, re.M | re.I):
+    for plugin in re.findall(r"^\s*\+?\s*(jax-cuda\d+-(?:plugin|pjrt))==", text, re.M | re.I) if "jax-cuda" in low else []:
         ex.framework(plugin.lower())
         found = True
-    m = re.search(r"^\s*cuda is (\d+\.\d+)\s*$", text, re.I | re.M)
+    m = re.search(r"^\s*cuda is (\d+\.\d+)\s*$", text, re.I | re.M) if "cuda is" in low else None
     if m:
         torch = [fw for env in ex.machine.python_envs for fw in env.frameworks if fw.name == "torch"]
         if torch and not torch[0].build_cuda:
             torch[0].build_cuda = m.group(1)
-    for idx, name, cc in _CC_TEXT.findall(text):
+    for idx, name, cc in _CC_TEXT.findall(text) if "found gpu" in low else []:
         g = ex.gpu(int(idx), name.strip())
         g.compute_capability = cc
         g.compute_capability_source = f"PyTorch warning ({ex.name})"
@@ -422,11 +446,12 @@ _WSL = re.compile(r"microsoft-standard-WSL2|\bWSL ?2\b|\[x\] WSL 2", re.I)
 def system_hints(text: str, ex: Extraction) -> bool:
     s = ex.machine.system
     found = False
-    if _WSL.search(text):
+    low = text.lower()
+    if ("wsl" in low or "microsoft" in low) and _WSL.search(text):
         s.wsl = True
         s.os = s.os or "linux"
         found = True
-    if not s.os:
+    if not s.os and "os" in low:
         m = re.search(r"(?:^|\n)#*\s*OS(?: Platform and Distribution| platform and distribution| version)?\s*:?\s*\n*"
                       r"\s*((?:Microsoft )?Windows \d+[^\n]*|Win\d+[^\n]*|Ubuntu [\d.]+[^\n]*|macOS[^\n]*|"
                       r"Rocky Linux[^\n]*|Fedora[^\n]*|CentOS[^\n]*|Debian[^\n]*)", text, re.I)
@@ -436,7 +461,7 @@ def system_hints(text: str, ex: Extraction) -> bool:
                 line = "Windows " + line[3:] if not line.lower().startswith("windows") else line
             _os_line(line, ex.machine)
             found = True
-    if not s.container and re.search(r"^root@[0-9a-f]{12}:", text, re.M):
+    if not s.container and "root@" in text and re.search(r"^root@[0-9a-f]{12}:", text, re.M):
         s.container = "docker"  # a shell prompt inside a container (hostname = container id)
         found = True
     return found
@@ -490,14 +515,19 @@ _KERNEL = re.compile(
 
 @recogniser("log-lines", "log and error lines")
 def log_lines(text: str, ex: Extraction) -> bool:
-    """Every line goes to the rules: kernel-log lines as the kernel log, the rest as messages."""
+    """Every line goes to the rules: kernel-log lines as the kernel log, the rest as messages.
+
+    Literal pre-checks (``in``, done in C) decide before any regular expression runs, so a huge input costs
+    little more than reading it once.
+    """
     m = ex.machine
     n_kernel = n_msg = 0
     for ln in text.splitlines()[:MAX_LINES]:
         s = ln.rstrip()
         if not s.strip():
             continue
-        if _KERNEL.search(s):
+        low = s.lower()
+        if any(k in low for k in _KERNEL_HINTS) and _KERNEL.search(s):
             m.kernel_log.append(s)
             n_kernel += 1
         else:
@@ -505,15 +535,25 @@ def log_lines(text: str, ex: Extraction) -> bool:
             n_msg += 1
     if n_kernel and "kernel-log" not in ex.kinds:
         ex.kinds.append("kernel-log")
-    tb = re.search(r"Traceback \(most recent call last\)|^\w+(?:Error|Exception): ", text, re.M)
+    tb = ("Traceback (most recent call last)" in text or "Error: " in text or "Exception: " in text) and re.search(
+        r"Traceback \(most recent call last\)|^\w+(?:Error|Exception): ", text, re.M)
     if tb and "traceback" not in ex.kinds:
         ex.kinds.append("traceback")
-    if re.search(r"docker: Error response from daemon|Error response from daemon|nvidia-container-cli", text):
+    if "Error response from daemon" in text or "nvidia-container-cli" in text:
         ex.kinds.append("docker-error")
-    if not tb and re.search(r"\b(?:error|failed|failure|cannot|could not|not compiled|insufficient|mismatch)\b",
-                            text, re.I):
+    low_text = text.lower()
+    if not tb and any(w in low_text for w in _ERROR_WORDS) and re.search(
+            r"\b(?:error|failed|failure|cannot|could not|not compiled|insufficient|mismatch|out of memory|"
+            r"busy or unavailable)\b", text, re.I):
         ex.kinds.append("error-lines")
     return False  # never a kind by itself; the kinds above say what was seen
+
+
+# Lower-case literals one of which every _KERNEL match contains (checked before the regular expression).
+_KERNEL_HINTS = ("nvrm", "xid", "nouveau", "nova", "nvidia-nvlink:", "nvidia-uvm:", "kernel: ", "pm: suspend",
+                 "pcie bandwidth", "module verification failed", "lockdown:", "fallen off the bus")
+_ERROR_WORDS = ("error", "fail", "cannot", "could not", "not compiled", "insufficient", "mismatch",
+                "out of memory", "busy or unavailable")
 
 
 RECOGNISER_LABELS_EXTRA = {

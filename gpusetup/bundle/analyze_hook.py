@@ -37,7 +37,9 @@ def read_as_parts(name: str, data: bytes) -> list[InputPart]:
     for fname in sorted(bundle.files):
         if fname in _ALREADY_IN_REPORT:
             continue
-        parts.append(InputPart(f"{name}: {fname}", text=bundle.text(fname)))
+        # Our own logs (installer journals) quote planned commands ("pip install torch==…"): not installed facts.
+        kinds = ["gpusetup-log"] if fname.startswith("logs/") else []
+        parts.append(InputPart(f"{name}: {fname}", text=bundle.text(fname), kinds=kinds))
     return parts
 
 

@@ -133,7 +133,7 @@ def render_text(analysis) -> str:  # noqa: ANN001 - gpusetup.analyze.Analysis (k
         shown += 1
     if not shown:
         lines.append("  (none of the facts gpusetup knows how to read)")
-    missing = missing_facts(analysis.machine)
+    missing = missing_facts(analysis.machine, analysis.has_report)
     if missing:
         lines.append("")
         lines.append("Not in the input (would make the diagnosis surer):")

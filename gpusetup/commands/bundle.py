@@ -81,18 +81,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _plans(machine):
     try:
-        from gpusetup.compat.resolver import resolve
-    except ImportError:
-        return []
-    try:
+        from gpusetup.compat.resolver import resolve  # lazy: not loaded at CLI start-up (see cli.py)
+
         return resolve(machine, ("pytorch", "tensorflow", "jax"))
     except Exception:  # noqa: BLE001 - a bundle must still be written
         return []
 
 
 def _selftest(machine):
-    try:
-        from gpusetup.selftest import run_selftest
-    except ImportError:
-        return None
+    from gpusetup.selftest import run_selftest  # lazy: only `bundle --selftest` needs the self-test stack
+
     return run_selftest(machine, mode="quick")

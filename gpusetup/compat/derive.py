@@ -283,8 +283,11 @@ def derive_jax(ctx: Context) -> list[Fact]:
     if not versions:
         return facts
     newest = versions[-1]
-    targets = [v for v in versions if (not ctx.options.series or _series_of(v) in ctx.options.series)]
-    targets = targets[-1:] if not ctx.options.series else targets
+    # the newest release of each asked-for series (default: the newest release only)
+    newest_of: dict[str, str] = {}
+    for v in versions:
+        newest_of[_series_of(v)] = v
+    targets = [v for s, v in newest_of.items() if s in ctx.options.series] if ctx.options.series else versions[-1:]
     for v in targets:
         jw = next(w for w in jax_wheels if w.version == v)
         try:
@@ -393,8 +396,15 @@ def propose(files: dict[str, dict[str, Any]], facts: Sequence[Fact]) -> tuple[di
 
 
 def _insert_at(rows: list[dict[str, Any]], f: Fact) -> int:
-    """Newest-first tables get new releases at the top; exact arch rows go before range rows (first match wins)."""
-    return 0
+    """Release tables stay newest first (the resolver prefers earlier rows); exact arch rows go before the range
+    rows (the first match wins)."""
+    version = f.key.get("version")
+    if version is None:
+        return 0
+    for i, r in enumerate(rows):
+        if "version" in r and R.version_key(str(r["version"])) < R.version_key(str(version)):
+            return i
+    return len(rows)
 
 
 def dump(doc: dict[str, Any]) -> str:

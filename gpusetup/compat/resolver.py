@@ -309,11 +309,15 @@ def _needed_driver(
 ) -> None:
     """Set the candidate's minimum driver: the CUDA family minimum and each GPU's own minimum."""
     need, why = base, base_why
+    by_arch: tuple[str, str] | None = None
     for g in gpus:
         gmin, arch = _arch_min_driver(db, g, env.driver_os)
         if gmin and (need is None or vkey(gmin) > vkey(need)):
             need, why = gmin, msg("why.arch-min-driver", architecture=arch)
+            by_arch = (gmin, str(arch))
     c.need_driver, c.driver_why = need, why
+    if by_arch and not db.table("driver_branches", "architecture_min_driver").verified:
+        c.unverified.append(msg("unverified.arch-min-driver", architecture=by_arch[1], driver=by_arch[0]))
 
 
 def _python_check(c: Cand, env: Env, lo: str | None, hi: str | None) -> None:
@@ -427,6 +431,8 @@ def _jetson_block(db: CompatDB, env: Env, gpus: Sequence[GpuInfo]) -> Message | 
         )
         if row is None or not row["sbsa_wheels"]:
             hint = row["note"] if row else msg("hint.jetson-no-data")
+            if row is not None and row.get("verified", db.table("pytorch", "jetson").verified) is False:
+                return msg("reason.jetson-sbsa-unverified", gpu=g.label, hint=hint)
             return msg("reason.jetson-sbsa", gpu=g.label, hint=hint)
     return None
 
@@ -621,6 +627,8 @@ def _cudnn_pin(db: CompatDB, c: Cand, framework: str, major: int, gpus: Sequence
             continue
         old = [g for g in gpus if g.cc and g.cck < vkey(pin["cc_below"])]
         if old:
+            if pin.get("verified", db.table("cudnn", "legacy_pins").verified) is False:
+                c.unverified.append(msg("unverified.cudnn-pin", package=pin["package"], version=pin["version"], cc=pin["cc_below"]))
             c.packages.append(f"{pin['package']}=={pin['version']}")
             c.notes.append(
                 msg("note.cudnn-pinned", package=pin["package"], version=pin["version"], cc=pin["cc_below"],
@@ -870,6 +878,20 @@ def _plan_for(
     return plan
 
 
+def _legacy_unverified(db: CompatDB, gpus: Sequence[GpuInfo], actions: Sequence[Action]) -> list[Message]:
+    """A driver action naming a legacy branch rests on driver_branches/legacy_branches; say when it is unverified."""
+    if not any(a.kind in ("install-driver", "upgrade-driver") for a in actions):
+        return []
+    rows = [r for r in (_legacy_row(db, g) for g in gpus) if r]
+    if not rows:
+        return []
+    row = min(rows, key=lambda r: r["last_branch"])
+    if row.get("verified", db.table("driver_branches", "legacy_branches").verified) is not False:
+        return []
+    detail = msg("unverified.legacy-branch", branch=row["last_branch"], architecture=row["architecture"])
+    return [msg("note.unverified-data", detail=detail)]
+
+
 def _unverified(c: Cand) -> list[Message]:
     return [msg("note.unverified-data", detail=u) for u in c.unverified]
 
@@ -924,6 +946,7 @@ def _decide(
                 lo, hi = later.cand.python_range
                 plan.gpu_choice.python = f"{lo}–{hi}" if hi else f"≥ {lo}"
             plan.actions = _actions(db, later, env, framework)
+            notes += _legacy_unverified(db, later.gpus, plan.actions)
             plan.gpus_covered = [g.index for g in later.gpus]
             for g in selected:
                 if g not in later.gpus:

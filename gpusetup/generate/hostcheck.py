@@ -57,11 +57,10 @@ def toolkit_install_commands(machine: Machine) -> str:
 
 
 def _installer_hint() -> str:
-    """Point at gpusetup's own installer step when it ships (helper 'install' owns it)."""
-    try:
-        from gpusetup.install.plan import installers_dir
-    except ImportError:
-        return ""
+    """Point at gpusetup's own installer step (installers/nvidia-container-toolkit.sh)."""
+    # Lazy: gpusetup.install loads its executor (about 0.1 s); the CLI imports this module at start-up.
+    from gpusetup.install.plan import installers_dir
+
     if (installers_dir() / "nvidia-container-toolkit.sh").is_file():
         return "\nOr let gpusetup do it (shows the plan first): gpusetup install --container-toolkit"
     return ""

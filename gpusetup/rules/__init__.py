@@ -7,7 +7,6 @@ severe first. A failing rule becomes an ``info`` finding about itself, never a c
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,8 +27,6 @@ class Rule:
 
 _REGISTRY: dict[str, Rule] = {}
 
-# Modules whose import registers rules. Each is optional while it is being built.
-RULE_MODULES: tuple[str, ...] = ("basic", "catalogue")
 
 
 def rule(rule_id: str, catalogue: str | None = None) -> Callable[[RuleFn], RuleFn]:
@@ -43,12 +40,6 @@ def rule(rule_id: str, catalogue: str | None = None) -> Callable[[RuleFn], RuleF
 
 
 def all_rules() -> list[Rule]:
-    for name in RULE_MODULES:
-        try:
-            importlib.import_module(f"gpusetup.rules.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"gpusetup.rules.{name}":
-                raise
     return list(_REGISTRY.values())
 
 
@@ -79,3 +70,8 @@ def evaluate(machine: Machine, only: set[str] | None = None) -> list[Finding]:
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (-f.severity.rank, f.catalogue or "~", f.id))
+
+
+# The rule modules register their rules with rule() above when imported, so they come last.
+from gpusetup.rules import basic as _basic  # noqa: E402, F401
+from gpusetup.rules import catalogue as _catalogue  # noqa: E402, F401

@@ -348,6 +348,9 @@ def cudnn_version(raw: str | None) -> str | None:
     if not raw:
         return None
     s = str(raw).strip()
+    t = re.fullmatch(r"\(\s*(\d+),\s*(\d+),\s*(\d+)\s*\)", s)  # PyTorch prints (8, 9, 2)
+    if t:
+        return ".".join(t.groups())
     if re.fullmatch(r"\d{4,6}", s):
         n = int(s)
         if n >= 90000:  # cuDNN 9+: major*10000 + minor*100 + patch

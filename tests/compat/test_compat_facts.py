@@ -154,3 +154,24 @@ def test_db_info_gives_age_and_verified_share() -> None:
     assert compat_db._age_days("2026-11-22", dt.date(2026, 11, 24)) == 2
     assert compat_db._age_days("not a date") is None
     assert info["age_days"] == compat_db._age_days(info["checked"])
+
+
+def test_unverified_legacy_branch_cudnn_pin_and_arch_minimum_are_said() -> None:
+    """driver_branches/legacy_branches, cudnn/legacy_pins and driver_branches/architecture_min_driver are
+    verified=false tables (secondary reports / inferred): a plan that uses them says so in its notes."""
+    k80 = _plan("pytorch", [nv("Tesla K80", "3.7")], driver=None, python="3.10")
+    assert any("Based on unverified data: that 470 is the last driver branch for Kepler GPUs" in n for n in k80.notes)
+    pascal = _plan("tensorflow", [nv("NVIDIA GeForce GTX 1080 Ti", "6.1")], driver="550.54.15")
+    assert "nvidia-cudnn-cu12==9.10.2.21" in pascal.choice.packages
+    assert any("Based on unverified data: that nvidia-cudnn-cu12 9.10.2.21 is the last cuDNN" in n for n in pascal.notes)
+    rtx5090 = _plan("pytorch", [nv("NVIDIA GeForce RTX 5090", "12.0")], os="windows", driver="572.16")
+    assert rtx5090.ok and rtx5090.choice.variant == "cu128"  # needs 570.65 (Blackwell), above the 12.x family minimum
+    assert any("the oldest driver that supports Blackwell GPUs (570.65) is inferred" in n for n in rtx5090.notes)
+
+
+def test_db_info_cli_prints_age_and_verified_share(capsys) -> None:
+    from gpusetup.cli import main
+
+    assert main(["db", "info"]) == 0
+    out = capsys.readouterr().out
+    assert "Age: checked " in out and "Verified: " in out and "rows (" in out

@@ -275,6 +275,9 @@ def test_a_fact_covering_part_of_a_row_does_not_make_it_verified() -> None:
     assert any("still verified=false: the index confirms only python_max" in c for c in changes)
     new = derive.Fact("pytorch", "releases", {"version": "2.99"}, {"python_max": "3.15"}, "https://pypi.org/simple/torch/",
                       "python tags", "2026-11-24", complete=False, new_row={"cuda_variants": []})
-    after, _ = derive.propose(files, [new])
-    assert after["pytorch"]["tables"]["releases"]["rows"][0]["version"] == "2.99"
-    assert after["pytorch"]["tables"]["releases"]["rows"][0]["verified"] is False
+    old = derive.Fact("pytorch", "releases", {"version": "1.13"}, {"python_max": "3.11"}, "https://pypi.org/simple/torch/",
+                      "python tags", "2026-11-24", complete=False, new_row={"cuda_variants": []})
+    after, _ = derive.propose(files, [new, old])
+    rows = after["pytorch"]["tables"]["releases"]["rows"]
+    assert rows[0]["version"] == "2.99" and rows[0]["verified"] is False  # newest first: the resolver's order
+    assert rows[-1]["version"] == "1.13"

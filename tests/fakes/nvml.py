@@ -367,6 +367,10 @@ class FakeNvml:
         d = self._dev(h, "persistence_mode")
         return d.gpu.persistence_mode if d else None
 
+    def compute_mode(self, h: FakeHandle) -> str | None:
+        d = self._dev(h, "compute_mode")
+        return d.gpu.compute_mode if d else None
+
     def display_active(self, h: FakeHandle) -> bool | None:
         d = self._dev(h, "display_active")
         return d.gpu.display_active if d else None

@@ -27,7 +27,7 @@ RULES_DIR = Path(rules.__file__).parent
 CATALOGUE = resource("translations", "findings_zh_CN.json")
 SCHEMA = resource("schema", "findings_i18n.schema.json")
 # The only place allowed to pass a non-literal id: make() itself, which forwards its caller's literal.
-DYNAMIC_OK = {("_util.py", "make")}
+DYNAMIC_OK = {("_util.py", "make"), ("data.py", "evaluate_entry"), ("data.py", "_register")}
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -75,6 +75,11 @@ def emitted_ids(root: Path | None = None) -> tuple[dict[str, list[str]], list[st
                 ids.setdefault(arg.value, []).append(where)
             elif (path.name, owners.get(node, "<module>")) not in DYNAMIC_OK:
                 dynamic.append(f"{where} ({name} in {owners.get(node, '<module>')})")
+    if root == RULES_DIR:
+        # The data catalogue (resources/diagnostics/*.json): data.py registers and emits each entry's id.
+        for path in sorted(resource("diagnostics").glob("*.json")):
+            for entry in json.loads(path.read_text(encoding="utf-8")).get("entries", []):
+                ids.setdefault(entry["id"], []).append(f"resources/diagnostics/{path.name}")
     return ids, sorted(dynamic)
 
 

@@ -201,9 +201,9 @@ def parse_proc_modules(text: str) -> dict[str, dict[str, str | int | list[str]]]
         if len(parts) < 3 or not re.fullmatch(r"[\w-]+", parts[0]):
             continue
         info: dict[str, str | int | list[str]] = {}
-        if parts[1].isdigit():
+        if parts[1].isascii() and parts[1].isdigit():  # "¹" is a digit to isdigit(), not to int()
             info["size"] = int(parts[1])
-        if parts[2].isdigit():
+        if parts[2].isascii() and parts[2].isdigit():
             info["refcount"] = int(parts[2])
         if len(parts) > 3:
             info["used_by"] = [u for u in parts[3].split(",") if u and u != "-"]

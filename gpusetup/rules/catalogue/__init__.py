@@ -1,9 +1,9 @@
-"""One rule per failure F01–F35 of the catalogue in ``reference/diagnostics.md`` Part 2.
+"""One rule per failure F01–F35 (code) and F36 onwards (data: ``resources/diagnostics/``, read by ``data.py``) of the catalogue in ``reference/diagnostics.md`` Part 2.
 
-Importing this package registers them (``gpusetup.rules.RULE_MODULES`` names it). Grouped by layer as in the
+Importing this package registers them (``gpusetup.rules`` imports it). Grouped by layer as in the
 catalogue; F09 and F28 live in ``gpusetup.rules.basic`` with the other first-line checks.
 """
 
 from __future__ import annotations
 
-from gpusetup.rules.catalogue import compat, containers, hardware, kernel, python  # noqa: F401 - registers rules
+from gpusetup.rules.catalogue import compat, containers, data, hardware, kernel, python  # noqa: F401 - registers rules

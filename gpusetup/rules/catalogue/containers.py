@@ -16,6 +16,7 @@ from gpusetup.rules._util import (
     packages,
     probed,
 )
+from gpusetup.rules.catalogue.data import first_wording, wording_rx
 
 # ------------------------------------------------------------------------------------------- F29
 
@@ -28,7 +29,10 @@ _F29_TEXT = re.compile(
 
 @rule("container-toolkit-missing", catalogue="F29")
 def toolkit_missing(machine: Machine) -> list[Finding]:
-    lines = grep(machine, _F29_TEXT, 3)
+    extra = wording_rx("F29")  # every tool's words for it (Docker, compose, the Kubernetes device plugin): data
+    lines = grep(machine, extra or _F29_TEXT, 3)
+    hit = first_wording(machine, "F29")
+    k8s = hit is not None and hit[0].tool.startswith("k8s")
     c = machine.containers
     structured = bool(
         c.docker and c.docker_daemon_reachable and c.nvidia_runtime_registered is False and not c.cdi_specs
@@ -52,10 +56,19 @@ def toolkit_missing(machine: Machine) -> list[Finding]:
                "`sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker`.")
     if snap:
         fix += " Docker installed as a snap cannot use the toolkit: install docker-ce instead."
+    if k8s:
+        fix = ("On every GPU node: install the NVIDIA Container Toolkit and make `nvidia` the default runtime of the "
+               "node's container runtime — containerd: `sudo nvidia-ctk runtime configure --runtime=containerd "
+               "--set-as-default && sudo systemctl restart containerd`; Docker: `sudo nvidia-ctk runtime configure "
+               "--runtime=docker --set-as-default && sudo systemctl restart docker` — then delete the device-plugin "
+               "pod so it restarts (or give the plugin a RuntimeClass `nvidia`). Check with `kubectl describe node "
+               "| grep nvidia.com/gpu`.")
     return [
         make(
             "container-toolkit-missing",
             Severity.ERROR if lines else (Severity.WARNING if c.toolkit_version else Severity.INFO),
+            "The Kubernetes device plugin cannot reach the GPU: the node's container runtime does not use the NVIDIA "
+            "Container Toolkit" if k8s else
             "Docker cannot give containers the GPU: the NVIDIA Container Toolkit is missing or not registered",
             "`--gpus all` (and compose `capabilities: [gpu]`) need the NVIDIA Container Toolkit installed and "
             "registered as a Docker runtime; without it Docker answers 'could not select device driver'.",
@@ -151,13 +164,21 @@ def container_capabilities(machine: Machine) -> list[Finding]:
         make(
             "container-missing-compute-capability",
             Severity.ERROR,
-            "The container was started without the NVIDIA 'compute' capability, so CUDA is missing inside",
-            "The NVIDIA Container Toolkit mounts only the driver parts a container asks for. Images not based on "
-            "nvidia/cuda often ask for none or only 'utility' (nvidia-smi works, libcuda.so is absent), and "
-            "PyTorch then reports 'Found no NVIDIA driver on your system'.",
-            "Start the container with `-e NVIDIA_DRIVER_CAPABILITIES=compute,utility -e NVIDIA_VISIBLE_DEVICES=all` "
-            "(compose: `capabilities: [gpu, compute, utility]` under deploy.resources.reservations.devices, or "
-            "the same environment variables).",
+            "The container was started without the NVIDIA 'compute' capability, so CUDA is missing inside"
+            if structured else
+            "The container cannot reach the NVIDIA driver: it was started without a GPU or without the 'compute' "
+            "capability",
+            "The NVIDIA Container Toolkit mounts only the driver parts a container asks for: none when the container "
+            "was not given a GPU (`docker run` without `--gpus`, a compose service without a device reservation), "
+            "and no libcuda.so when it asks only for 'utility' (nvidia-smi works, CUDA does not). PyTorch then "
+            "reports 'Found no NVIDIA driver on your system'.",
+            ("Start the container with `-e NVIDIA_DRIVER_CAPABILITIES=compute,utility -e NVIDIA_VISIBLE_DEVICES=all` "
+             "(compose: `capabilities: [gpu, compute, utility]` under deploy.resources.reservations.devices, or "
+             "the same environment variables).") if structured else
+            ("Give the container the GPU: `docker run --gpus all …` (compose: under the service, "
+             "`deploy.resources.reservations.devices` with `driver: nvidia`, `count: all`, `capabilities: [gpu]`). "
+             "If it already has one (nvidia-smi works inside), add the compute capability: "
+             "`-e NVIDIA_DRIVER_CAPABILITIES=compute,utility`."),
             ev + lines + context,
             to_be_sure=None if structured else "`env | grep NVIDIA_` and `ls /usr/lib/x86_64-linux-gnu/libcuda.so*` "
             "inside the container.",

@@ -26,6 +26,7 @@ from gpusetup.rules._util import (
     search,
     vmajor,
 )
+from gpusetup.rules.catalogue.data import first_wording
 
 
 def _flat(text: str) -> str:
@@ -68,6 +69,9 @@ _F07_TEXT = re.compile(
 def _secure_boot_signals(machine: Machine) -> list[str]:
     lines = [ln for ln in grep(machine, _F07_TEXT, 4)
              if "nvidia" in ln.lower() or "could not insert" not in ln.lower()]
+    hit = first_wording(machine, "F07")  # other tools' words (data): the installer's, with Secure Boot named
+    if hit is not None and hit[2].strip() not in lines:
+        lines.append(hit[2].strip())
     if machine.system.secure_boot:
         lines += grep(machine, r"nvidia\S*: module verification failed", 2)
     return lines
@@ -418,6 +422,9 @@ def no_module_for_kernel(machine: Machine) -> list[Finding]:
     if machine.system.wsl:
         return []
     specific = grep(machine, _F06_SPECIFIC, 3)
+    hit = first_wording(machine, "F06")  # DKMS, make and akmods words for a failed module build (data)
+    if hit is not None and hit[2].strip() not in specific:
+        specific.append(hit[2].strip())
     mod = nvidia_module(machine)
     kernel = machine.system.kernel
     ev = list(specific)

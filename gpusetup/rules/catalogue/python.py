@@ -29,6 +29,7 @@ from gpusetup.rules._util import (
     ver,
     vtuple,
 )
+from gpusetup.rules.catalogue.data import first_wording
 from gpusetup.versions import Version
 
 _NOT_COMPILED = re.compile(r"Torch not compiled with CUDA enabled", re.IGNORECASE)
@@ -300,6 +301,10 @@ def libs_missing(machine: Machine) -> list[Finding]:
         for prefix, wheel in _WHEELS.items():
             if base.startswith(prefix):
                 w = wheel.format(cu=cu or "12")
+                so = re.search(r"\.so\.(\d+)", lib)
+                if prefix == "libcudnn" and so:
+                    # the soname names cuDNN's major version: libcudnn.so.8 needs cuDNN 8, not the newest wheel
+                    w = f'"{w}=={so.group(1)}.*"'
                 if w not in wheels:
                     wheels.append(w)
     if tf:
@@ -326,15 +331,15 @@ def libs_missing(machine: Machine) -> list[Finding]:
 # ------------------------------------------------------------------------------------------- F23
 
 _CUDNN_OLD = re.compile(r"Loaded runtime CuDNN library: (\d+(?:\.\d+)*).*?compiled with:? (\d+(?:\.\d+)*)",
-                        re.IGNORECASE)
+                        re.IGNORECASE)  # kept for other modules; the wordings of every tool are data (F23)
 
 
 @rule("cudnn-too-old", catalogue="F23")
 def cudnn_old(machine: Machine) -> list[Finding]:
-    m = search(machine, _CUDNN_OLD)
+    hit = first_wording(machine, "F23")
     copies = sorted({lib.version for lib in machine.cuda.libraries
                      if lib.name.lower().startswith("libcudnn") and lib.version})
-    if not m:
+    if not hit:
         structured = _cudnn_from_facts(machine)
         if structured:
             return structured
@@ -354,8 +359,81 @@ def cudnn_old(machine: Machine) -> list[Finding]:
                 )
             ]
         return []
-    loaded, needed = m.group(1), m.group(2)
-    return [_cudnn_finding(loaded, needed, grep(machine, _CUDNN_OLD, 2))]
+    wording, m, matched = hit
+    groups = m.groupdict()
+    loaded, needed = cudnn_version(groups.get("loaded")), cudnn_version(groups.get("needed"))
+    if not loaded or not needed:
+        return []
+    evidence = [ln.strip() for ln in matched.splitlines() if ln.strip()][:4]
+    return [_cudnn_text_finding(machine, wording.tool, loaded, needed, cudnn_version(groups.get("built")),
+                                wording.strict, evidence)]
+
+
+def _cudnn_text_finding(machine: Machine, tool: str, loaded: str, needed: str, built: str | None,
+                        same_minor: bool, evidence: list[str]) -> Finding:
+    """The framework's own words, read with the versions compared (packed 7103 is 7.1.3, 90100 is 9.1.0)."""
+    lv, nv = Version(loaded), Version(needed)  # typed: 8.6 == 8.6.0, 9.10.1 > 9.9
+    lt, nt = lv.release or (0,), nv.release or (0,)
+    text = joined_text(machine)
+    if tool == "tensorflow" and re.search(r"\bjax(?:lib)?\b|external/xla/|XlaRuntimeError", text, re.IGNORECASE):
+        tool = "jax"  # XLA's stream executor prints the same words in JAX
+    tool_name = {"tensorflow": "TensorFlow", "jax": "JAX", "pytorch": "PyTorch"}.get(tool, tool)
+    conda = bool(re.search(r"conda install|conda (?:env|environment)\b|# packages in environment at|conda-forge|"
+                           r"\banaconda3?\b|miniconda",
+                           text, re.IGNORECASE))
+    want = f"{nt[0]}.{nt[1] if len(nt) > 1 else 0}"
+    if lt[0] != nt[0]:
+        title = (f"The cuDNN loaded ({loaded}) is a different major version than {tool_name} was built with "
+                 f"({needed})")
+        why = (f"cuDNN {lt[0]} and cuDNN {nt[0]} are not interchangeable: {tool_name} needs cuDNN {nt[0]}.x, and "
+               "the loader found another major version first.")
+        verb_fix = f"install cuDNN {nt[0]}.x ({needed} or a newer {nt[0]}.x)"
+    elif (lv.major_minor or (0, 0)) > (nv.major_minor or (0, 0)) and same_minor:
+        title = (f"cuDNN {loaded} was loaded, but this {tool_name} was built with {needed} and accepts only "
+                 f"{want}.x")
+        why = (f"This {tool_name} build (TensorFlow 1.x and other builds of that time) compares cuDNN's major and "
+               f"minor version exactly: the newer {lt[0]}.{lt[1]} is refused just like an older one would be.")
+        verb_fix = f"install cuDNN {want}.x (the {needed} it was built with), or a {tool_name} build made for " \
+                   f"cuDNN {lt[0]}.{lt[1]}"
+    elif lv < nv and same_minor:
+        title = f"An older cuDNN ({loaded}) was loaded than {tool_name} was built with ({needed})"
+        why = (f"This {tool_name} build compares cuDNN's major and minor version exactly, so it needs {want}.x; "
+               "another, older copy of cuDNN was found first on the library path.")
+        verb_fix = f"install cuDNN {want}.x ({needed} or a newer {want}.x)"
+    elif lv < nv:
+        title = f"An older cuDNN ({loaded}) was loaded than {tool_name} needs ({needed})"
+        why = ("The framework needs cuDNN of the same major version and an equal or higher minor version. "
+               "Another copy of cuDNN earlier on the library path (system install, an old conda package, a wheel "
+               "such as cupy bundling its own) was picked instead.")
+        if built and built != needed:
+            why += f" ({tool_name} was built against {built}; {needed} is the oldest it accepts.)"
+        verb_fix = f"install cuDNN {needed} or a newer {nt[0]}.x"
+    else:
+        title = f"{tool_name} refused the cuDNN it loaded ({loaded}; built with {needed})"
+        why = ("The loaded cuDNN is not older than the build's, yet the framework refused it: usually two copies "
+               "are on the library path and a different one is loaded at run time than the one you checked.")
+        verb_fix = f"keep a single cuDNN {nt[0]}.x that {tool_name} accepts"
+    find = "Find the copies (`ldconfig -p | grep libcudnn; pip list | grep -i cudnn; conda list cudnn`), remove " \
+           f"or reorder the {loaded} one, and "
+    if tool == "pytorch" and not same_minor and nt[0] >= 8:
+        how = ("PyTorch's pip wheels bring their own cuDNN: an older copy in a folder on LD_LIBRARY_PATH (or "
+               "PATH on Windows) is loaded instead. Remove that folder from LD_LIBRARY_PATH (`echo "
+               "$LD_LIBRARY_PATH`), or reinstall torch so its bundled cuDNN is complete (`pip install "
+               "--force-reinstall torch` with the index URL you installed it from).")
+    elif conda:
+        how = f"In this conda environment: `conda install cudnn={needed if nt[0] < 9 else want}`" + (
+            "" if nt[0] < 9 else f" (conda-forge: `conda install -c conda-forge \"cudnn>={want}\"`)") + "."
+    elif nt[0] >= 9:
+        how = f"With pip: `pip install -U \"nvidia-cudnn-cu12>={needed}\"` (CUDA 12 builds; `nvidia-cudnn-cu13` " \
+              "for CUDA 13)."
+    elif nt[0] == 8:
+        how = (f"With pip: `pip install \"nvidia-cudnn-cu11~={want}\"` or `\"nvidia-cudnn-cu12~={want}\"` to "
+               "match the framework's CUDA major (or the cuDNN 8 package for your CUDA from NVIDIA's repository).")
+    else:
+        how = (f"cuDNN {nt[0]} has no pip wheel: install cuDNN {needed} for your CUDA from NVIDIA's cuDNN archive "
+               f"(https://developer.nvidia.com/rdp/cudnn-archive; on Ubuntu the `libcudnn{nt[0]}` package of that "
+               "version, `sudo apt-get install --allow-downgrades libcudnn7=<version>+cuda<X.Y>`).")
+    return make("cudnn-too-old", Severity.ERROR, title, why, find + verb_fix + ". " + how, evidence)
 
 
 def _cudnn_finding(loaded: str, needed: str, evidence: list[str], why: str = "", fix: str = "",
