@@ -445,6 +445,18 @@ def _pip_config(key: str) -> str | None:
     return pip_config_value(key)
 
 
+def _all_data_centre(machine: Machine) -> bool:
+    """Every NVIDIA GPU is a data-centre model (gpu_specs.json segment), so the -server driver branch fits."""
+    from gpusetup.selftest.peaks import load_specs
+
+    gpus = machine.nvidia_gpus
+    if not gpus:
+        return False
+    specs = load_specs()
+    found = [specs.find(g.name, g.pci.device_id) for g in gpus]
+    return all(s is not None and s.segment == "datacenter" for s in found)
+
+
 def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> None:
     sysinfo = machine.system
     branch = None
@@ -478,6 +490,9 @@ def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> Non
         hint = " ".join((a.branch or "") for a in actions).lower()
         flavour = "proprietary" if "proprietary" in hint else "open" if "open" in hint else "auto"
     args = ["--flavour", flavour] + (["--branch", branch] if branch else [])
+    server = _all_data_centre(machine)
+    if server:
+        args.append("--server")
     if sysinfo.secure_boot is not None:
         args += ["--secure-boot", "on" if sysinfo.secure_boot else "off"]
     why = {"open": "your GPU is Turing or newer, so NVIDIA's open kernel modules are used (the default since 560)",
@@ -486,6 +501,10 @@ def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> Non
     _plan_script(plan, "driver", "nvidia-driver.sh", args,
                  "Install the NVIDIA driver" + (f" (branch {branch})" if branch else ""),
                  f"Needs administrator rights. Installs the driver from your distribution's packages; {why}. "
+                 + ("Data-centre GPUs get the -server driver branch; on NVSwitch systems the script also installs "
+                    "the fabric manager of exactly the driver's version, and it enables the persistence daemon. "
+                    if server else "")
+                 +
                  "Secure Boot is checked first (signed modules are preferred; otherwise it explains the "
                  "one-time key enrolment). nouveau is switched off.", machine)
     if branch:

@@ -317,3 +317,21 @@ def test_driver_nvswitch_needs_a_branch_and_a_recipe(tmp_path: Path) -> None:
     assert rc == 1 and "no fabric manager recipe" in out
     rc, _, out = dry("nvidia-driver.sh", "ubuntu-24.04", "--nvswitch", "maybe")
     assert rc == 1 and "--nvswitch must be" in out
+
+
+def test_install_plan_asks_for_the_server_branch_on_data_centre_gpus_only() -> None:
+    from gpusetup.compat.profile import machine_from_data
+    from gpusetup.compat.resolver import resolve
+    from gpusetup.install import build_plan
+
+    def driver_step(gpu: dict) -> list[str]:
+        m = machine_from_data({"os": "linux", "arch": "x86_64", "python": "3.12", "gpus": [gpu]})
+        fplans = resolve(m, ["pytorch"])
+        assert any(a.kind == "install-driver" for a in fplans[0].actions)
+        plan = build_plan(fplans, m, "venv:/nonexistent/gpusetup-test-env", portable=True)
+        return next(s for s in plan.steps if s.id == "driver").argv
+
+    h100 = driver_step({"vendor": "nvidia", "name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0"})
+    assert "--server" in h100 and h100[1].endswith("nvidia-driver.sh")
+    rtx = driver_step({"vendor": "nvidia", "name": "NVIDIA GeForce RTX 3090", "compute_capability": "8.6"})
+    assert "--server" not in rtx
