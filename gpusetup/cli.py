@@ -64,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     for subparser in sub.choices.values():  # every command takes --color, before or after its name
         if not any("--color" in a.option_strings for a in subparser._actions):
             _add_color(subparser, "color")
+    sub.choices["completion"].set_defaults(root_parser=parser)  # the completion script is made from this tree
     return parser
 
 

@@ -37,7 +37,7 @@ from typing import Any
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[no-redef,import-not-found,unused-ignore]
 
 MAX_BYTES = 64 * 1024
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")

@@ -428,6 +428,7 @@ class Choice:
     commands: list[str] = field(default_factory=list)  # ready-to-paste install commands
     conda: list[str] = field(default_factory=list)  # conda alternative, when one exists
     python: str | None = None
+    env: dict[str, str] = field(default_factory=dict)  # runtime variables the build needs, set on activation
 
 
 @dataclass
@@ -487,6 +488,8 @@ class Measurement:
     tier: str = ""  # driver / cublas / framework / cpu
     rated_basis: str | None = None  # how ``rated`` was obtained: live-clock / max-clock / datasheet / pcie-link
     datasheet: float | None = None  # the spec-sheet peak, shown beside a peak computed from live clocks
+    code: str = ""  # ``reason`` as data (a gpusetup.messages code) when the self-test words it so
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -10,6 +10,11 @@
 # Pre-Turing GPUs (Maxwell, Pascal, Volta) need the proprietary flavour: NVIDIA's open kernel modules
 # (the default since 560) support Turing and newer only. --flavour says which one; gpusetup passes it.
 #
+# Data centres: --server installs the -server driver branch (Ubuntu: `ubuntu-drivers install --gpgpu`,
+# nvidia-driver-N-server). On NVSwitch systems (HGX/DGX; --nvswitch auto finds the NVSwitch bridges in
+# sysfs) it also installs the fabric manager of exactly the driver's version (the GPUs stay unusable when
+# the two differ) and enables it; --server and NVSwitch systems also get the persistence daemon enabled.
+#
 # Every change is printed before it is made ("+ command"); --dry-run prints and changes nothing. Running it
 # twice is safe: an installed driver is left alone. What it creates is listed in the state file, so --undo
 # removes exactly that. A successful install prints "gpusetup: reboot-needed" and writes the reboot-needed
@@ -31,18 +36,27 @@ SECURE_BOOT=auto
 BRANCH=""
 FLAVOUR=auto
 ARCH=""
+SERVER=0
+NVSWITCH=auto
+PERSISTENCE=auto
+SYSFS=/sys
 
 usage() {
     cat <<'EOF'
 Usage: nvidia-driver.sh [--branch N] [--flavour open|proprietary|auto] [--dry-run] [--undo]
+                        [--server] [--nvswitch yes|no|auto] [--persistence yes|no|auto]
                         [--secure-boot on|off|auto] [--os-release FILE] [--proc-version FILE]
-                        [--wsl yes|no|auto] [--arch x86_64|aarch64] [--state-dir DIR] [--assume-fresh]
+                        [--wsl yes|no|auto] [--arch x86_64|aarch64] [--state-dir DIR] [--sysfs DIR]
+                        [--assume-fresh]
 
   --branch N        driver branch, e.g. 580 (default: the distribution's recommendation)
   --flavour F       open (Turing and newer), proprietary (needed for Maxwell/Pascal/Volta) or auto
   --dry-run         print exactly what would be done; change nothing
   --undo            remove what an earlier run of this script installed (from its state file)
   --assume-fresh    treat every package as not installed (dry-runs for another machine)
+  --server          the data-centre (-server / gpgpu) driver branch
+  --nvswitch W      yes: also install the fabric manager matching the driver; auto: if NVSwitches are found
+  --persistence W   enable nvidia-persistenced (auto: with --server or on NVSwitch systems)
 EOF
 }
 
@@ -90,6 +104,10 @@ while [ $# -gt 0 ]; do
         --wsl) WSL=${2:?--wsl needs a value}; shift ;;
         --arch) ARCH=${2:?--arch needs a value}; shift ;;
         --state-dir) STATE_DIR=${2:?--state-dir needs a directory}; shift ;;
+        --server) SERVER=1 ;;
+        --nvswitch) NVSWITCH=${2:?--nvswitch needs a value}; shift ;;
+        --persistence) PERSISTENCE=${2:?--persistence needs a value}; shift ;;
+        --sysfs) SYSFS=${2:?--sysfs needs a directory}; shift ;;
         -h | --help) usage; exit 0 ;;
         *) usage >&2; die "unknown option: $1" ;;
     esac
@@ -98,6 +116,8 @@ done
 
 case $FLAVOUR in open | proprietary | auto) ;; *) die "--flavour must be open, proprietary or auto" ;; esac
 case $BRANCH in '' | [0-9][0-9][0-9]) ;; *) die "--branch must be a driver branch like 580" ;; esac
+case $NVSWITCH in yes | no | auto) ;; *) die "--nvswitch must be yes, no or auto" ;; esac
+case $PERSISTENCE in yes | no | auto) ;; *) die "--persistence must be yes, no or auto" ;; esac
 [ -r "$OS_RELEASE" ] || die "cannot read $OS_RELEASE (which Linux distribution is this?)"
 [ -n "$ARCH" ] || ARCH=$(uname -m)
 
@@ -155,7 +175,26 @@ if [ "$SECURE_BOOT" = auto ]; then
     fi
 fi
 
-note "nvidia-driver.sh: ${ID:-unknown} ${VERSION_ID:-} ($ARCH), branch ${BRANCH:-recommended}, flavour $FLAVOUR, Secure Boot $SECURE_BOOT"
+# NVSwitch bridges (PCI vendor 10de; device ids from the pci.ids database: 1af1 "GA100 [A100 NVSwitch]",
+# 22a3 "GH100 [H100 NVSwitch]"). They are visible before any driver is installed.
+if [ "$NVSWITCH" = auto ]; then
+    NVSWITCH=no
+    for dev in "$SYSFS"/bus/pci/devices/*; do
+        [ -r "$dev/vendor" ] && [ -r "$dev/device" ] || continue
+        if [ "$(cat "$dev/vendor")" = 0x10de ]; then
+            case $(cat "$dev/device") in 0x1af1 | 0x22a3) NVSWITCH=yes ;; esac
+        fi
+    done
+fi
+if [ "$PERSISTENCE" = auto ]; then
+    PERSISTENCE=no
+    if [ "$SERVER" = 1 ] || [ "$NVSWITCH" = yes ]; then PERSISTENCE=yes; fi
+fi
+if [ "$NVSWITCH" = yes ] && [ -z "$BRANCH" ]; then
+    die "this is an NVSwitch system: give --branch N, so the fabric manager can be installed for exactly that driver"
+fi
+
+note "nvidia-driver.sh: ${ID:-unknown} ${VERSION_ID:-} ($ARCH), branch ${BRANCH:-recommended}$([ "$SERVER" = 1 ] && printf ' (server)'), flavour $FLAVOUR, Secure Boot $SECURE_BOOT, NVSwitch $NVSWITCH"
 
 blacklist_nouveau() {
     local conf=/etc/modprobe.d/gpusetup-blacklist-nouveau.conf
@@ -168,7 +207,40 @@ blacklist_nouveau() {
     if [ "$1" = deb ]; then run update-initramfs -u; else run dracut --force; fi
 }
 
+# deb_version PKG : the installed version of PKG, else the version apt would install; empty if unknown
+deb_version() {
+    [ "$ASSUME_FRESH" = 1 ] && return 0
+    if deb_installed "$1"; then
+        dpkg-query -W -f='${Version}' "$1"
+    elif command -v apt-cache >/dev/null 2>&1; then
+        apt-cache policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -v '^(none)$' || true
+    fi
+}
+
+# fabricmanager_deb DRIVER_PACKAGE : nvidia-fabricmanager-N of exactly the driver package's version
+fabricmanager_deb() {
+    local drv=$1 fm="nvidia-fabricmanager-$BRANCH" ver
+    ver=$(deb_version "$drv")
+    if [ -z "$ver" ]; then
+        [ "$DRY_RUN" = 1 ] || die "cannot tell which version of $drv is installed, so the fabric manager cannot be matched to it"
+        ver="<version of $drv>"
+    fi
+    note "NVSwitch system: the fabric manager must have exactly the driver's version ($ver), or the GPUs stay unusable"
+    run apt-get install -y "$fm=$ver"
+    record pkg "$fm"
+    run systemctl enable nvidia-fabricmanager
+    note "After a driver upgrade, upgrade $fm to the same version before restarting."
+}
+
+enable_persistence() {
+    if [ "$PERSISTENCE" = yes ]; then
+        note "persistence: nvidia-persistenced keeps the GPUs initialised between jobs (no start-up delay, stable state)"
+        run systemctl enable nvidia-persistenced
+    fi
+}
+
 finish() {
+    enable_persistence
     write_file "$STATE_DIR/reboot-needed" "nvidia-driver.sh installed a driver; restart to load it"
     if [ "$DRY_RUN" = 0 ]; then echo "gpusetup: reboot-needed"; fi
     note "Restart the computer to load the driver, then run: gpusetup install --resume"
@@ -182,16 +254,30 @@ secure_boot_note_signed() {
 
 # -------------------------------------------------------------------------------------------- Ubuntu
 install_ubuntu() {
-    local pkg="" spec=""
+    local pkg="" spec="" suffix="" have_driver=0
+    local gpgpu=()
+    if [ "$SERVER" = 1 ]; then
+        suffix="-server"
+        gpgpu=(--gpgpu)  # ubuntu-drivers' data-centre mode: the -server (gpgpu) packages
+    fi
     if [ -n "$BRANCH" ]; then
-        pkg="nvidia-driver-$BRANCH"
+        pkg="nvidia-driver-$BRANCH$suffix"
         [ "$FLAVOUR" = open ] && pkg="$pkg-open"
-        spec="nvidia:$BRANCH"
+        spec="nvidia:$BRANCH$suffix"
         [ "$FLAVOUR" = open ] && spec="$spec-open"  # [I] ubuntu-drivers maps nvidia:580-open to nvidia-driver-580-open
         if deb_installed "$pkg"; then
-            note "$pkg is already installed; nothing to do"
-            exit 0
+            if [ "$NVSWITCH" != yes ]; then
+                note "$pkg is already installed; nothing to do"
+                exit 0
+            fi
+            note "$pkg is already installed; checking the fabric manager"
+            have_driver=1
         fi
+    fi
+    if [ "$have_driver" = 1 ]; then
+        fabricmanager_deb "$pkg"
+        enable_persistence
+        exit 0
     fi
     secure_boot_note_signed "ubuntu-drivers installs Canonical-signed kernel modules (linux-modules-nvidia-*), so no key enrolment is needed"
     run apt-get update
@@ -200,11 +286,12 @@ install_ubuntu() {
         record pkg ubuntu-drivers-common
     fi
     if [ -n "$spec" ]; then
-        run ubuntu-drivers install "$spec"
+        run ubuntu-drivers install "${gpgpu[@]}" "$spec"
         record pkg "$pkg"
     else
-        run ubuntu-drivers install
+        run ubuntu-drivers install "${gpgpu[@]}"
     fi
+    if [ "$NVSWITCH" = yes ]; then fabricmanager_deb "$pkg"; fi
     blacklist_nouveau deb
 }
 
@@ -222,7 +309,14 @@ debian_nvidia_repo() {
     run apt-get update
 }
 
+no_fabricmanager_recipe() {
+    if [ "$NVSWITCH" = yes ]; then
+        die "this is an NVSwitch system, and gpusetup has no fabric manager recipe for ${ID:-this distribution}: install the driver and nvidia-fabricmanager-$BRANCH of exactly the same version with NVIDIA's repository (https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/)"
+    fi
+}
+
 install_debian() {
+    no_fabricmanager_recipe
     local headers=linux-headers-amd64
     [ "$ARCH" = aarch64 ] && headers=linux-headers-arm64
     if [ -z "$BRANCH" ] || [ "$BRANCH" = 535 ] || [ "$BRANCH" = 470 ]; then
@@ -270,6 +364,7 @@ install_debian() {
 
 # -------------------------------------------------------------------------------------------- Fedora
 install_fedora() {
+    no_fabricmanager_recipe
     local pkgs=(akmod-nvidia xorg-x11-drv-nvidia-cuda)
     if [ -n "$BRANCH" ] && [ "$BRANCH" -le 470 ]; then
         pkgs=("akmod-nvidia-${BRANCH}xx" "xorg-x11-drv-nvidia-${BRANCH}xx-cuda")  # RPM Fusion legacy packages
@@ -322,8 +417,17 @@ install_rhel() {
         record file "$repo"
     fi
     run dnf install -y kernel-devel-matched kernel-headers
-    run dnf module enable -y "nvidia-driver:$stream"
-    run dnf install -y "$pkg"
+    if [ "$NVSWITCH" = yes ]; then
+        # the module stream's fm profile installs the driver together with the fabric manager of the same
+        # version (NVIDIA yum-packaging-fabric-manager README), then the service is enabled
+        note "NVSwitch system: installing the driver with its fabric manager (same version, one module stream)"
+        run dnf module install -y "nvidia-driver:$stream/fm"
+        record pkg "nvidia-fabricmanager-$BRANCH"
+        run systemctl enable nvidia-fabricmanager
+    else
+        run dnf module enable -y "nvidia-driver:$stream"
+        run dnf install -y "$pkg"
+    fi
     record pkg "$pkg"
     if [ "$SECURE_BOOT" = on ]; then
         note "Secure Boot is on: the DKMS-built module must be signed by a key the firmware trusts."

@@ -93,6 +93,12 @@ def planned_items(
         CollectItem("raw/proc-modules-gpu.txt", "which GPU kernel modules are loaded", produce=lambda: _gpu_modules(ctx)),
         CollectItem("raw/dkms-status.txt", "whether the driver module was built for each installed kernel", command=["dkms", "status"]),
         CollectItem("raw/secure-boot.txt", "Secure Boot blocks unsigned kernel modules", command=["mokutil", "--sb-state"]),
+        # What NVIDIA support asks for on data-centre systems (HGX/DGX): the debug tool's device list, the
+        # server model and firmware, and the persistence daemon's and NVSwitch fabric manager's journals.
+        CollectItem("raw/nvidia-debugdump-list.txt", "the GPUs as NVIDIA's own debug tool (nvidia-debugdump) sees them", command=["nvidia-debugdump", "--list"]),
+        CollectItem("raw/dmidecode.txt", "the server model and its firmware (BIOS) version; serial numbers and UUIDs removed", command=["dmidecode", "-t", "system", "-t", "bios", "-t", "baseboard"], transform=_dmidecode_safe),
+        CollectItem("raw/journal-nvidia-persistenced.txt", "the NVIDIA persistence daemon's recent log", command=["journalctl", "-u", "nvidia-persistenced", "--no-pager", "-n", "300"]),
+        CollectItem("raw/journal-nvidia-fabricmanager.txt", "the NVSwitch fabric manager's recent log (HGX/DGX systems)", command=["journalctl", "-u", "nvidia-fabricmanager", "--no-pager", "-n", "300"]),
         CollectItem("raw/packages.txt", "installed NVIDIA/CUDA packages (a half-finished upgrade shows here)", produce=lambda: "\n".join(machine.packages) + "\n" if machine.packages else ""),
         CollectItem("raw/docker-info.json", "Docker's GPU runtime configuration (GPU-related parts only)", command=["docker", "info", "--format", "{{json .}}"], transform=_docker_gpu_parts),
         _pip_list_item(python),
@@ -154,6 +160,14 @@ def _index_config(ctx: ProbeContext) -> str:
     if names:
         out.append("# environment\n" + "".join(f"{k}={env[k]}\n" for k in names))
     return scrub("\n".join(out))
+
+
+_DMI_ID = re.compile(r"(?im)^(\s*(?:Serial Number|UUID|Asset Tag)\s*:\s*)(.+)$")
+
+
+def _dmidecode_safe(text: str) -> str:
+    """dmidecode without the machine's serial numbers, UUID and asset tag (support needs the model, not those)."""
+    return _DMI_ID.sub(lambda m: m.group(1) + ("Not Specified" if m.group(2).strip() == "Not Specified" else "[removed]"), text)
 
 
 def _pip_list_item(python: str | None) -> CollectItem:

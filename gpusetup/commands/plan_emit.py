@@ -45,6 +45,10 @@ def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict
 
     m = doc["machine"]
     target = Target(os=m["os"], arch=m["arch"], python=m["python"], wsl=m["wsl"])
+    for p in plans:
+        ch = p.choice if p.ok else (p.gpu_choice or p.choice)
+        if ch is not None:
+            target.env.update(ch.env)
     header = [f"Written by gpusetup {doc['tool_version']} from `gpusetup plan --emit {args.emit}` "
               f"(compatibility data {doc['data']['version']}, checked {doc['data']['checked']})."]
     try:

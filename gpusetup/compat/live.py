@@ -32,7 +32,7 @@ _PROJECTS = {"pytorch": "torch", "tensorflow": "tensorflow", "jax": "jax"}
 class LiveCheck:
     status: str  # "checked" / "offline" / "off"
     index: str | None = None
-    notes: list[Any] = field(default_factory=list)  # Messages for every plan (the offline fallback)
+    notes: list[Any] = field(default_factory=list)  # Messages for every plan (none today; kept for the schema)
     framework_notes: dict[str, list[Any]] = field(default_factory=dict)  # framework → Messages
     newer: dict[str, str] = field(default_factory=dict)  # framework → newest version on the index, when newer
 
@@ -147,6 +147,34 @@ def _data_newest(db: Any, framework: str) -> str | None:
     return max(vals, key=R.version_key) if vals else None
 
 
+def _short(index: str, exc: Exception) -> str:
+    """'download.pytorch.org: the name does not resolve' — not the whole exception chain."""
+    host = urlsplit(index).hostname or index
+    text = str(exc)
+    if "NameResolution" in text or "Name or service not known" in text or "getaddrinfo" in text:
+        why = "the name does not resolve"
+    elif "Timeout" in text or "timed out" in text:
+        why = "timed out"
+    elif "404" in text:
+        why = "not found (404)"
+    elif "answered" in text:
+        why = text.rsplit(": ", 1)[-1]
+    elif "Connection" in text:
+        why = "the connection failed"
+    else:
+        why = type(exc).__name__
+    return f"{host}: {why}"
+
+
+def _pypi_same_build(db: Any, framework: str, series: str, variant: str, platform: str | None) -> bool:
+    """Whether PyPI's wheel of this torch release is the same build as the chosen variant (its PyPI default)."""
+    if framework != "pytorch" or platform not in ("linux-x86_64", "linux-aarch64"):
+        return False
+    field = "pypi_default_linux" if platform == "linux-x86_64" else "pypi_default_aarch64"
+    row = next((r for r in db.rows("pytorch", "releases") if r["version"] == series), None)
+    return bool(row and row.get(field) == variant)
+
+
 def check(
     plans: Sequence[Any],
     machine: Any,
@@ -172,7 +200,7 @@ def check(
     result = LiveCheck(status="checked", index=pypi)
     platform = _platform(machine)
     where = (platform or "this platform").replace("-", " ").replace("linux", "Linux").replace("windows", "Windows").replace("macos", "macOS")
-    failures: list[str] = []
+    failures = 0
     reads = 0
     for p in plans:
         notes = result.framework_notes.setdefault(p.framework, [])
@@ -184,16 +212,28 @@ def check(
             idx = idx if idx.endswith("/") else idx + "/"
             local = choice.variant if (choice.index_url and re.match(r"^(cu\d+|rocm[\d.]+|xpu|cpu)$", choice.variant)) else None
             python = choice.python if choice.python and re.fullmatch(r"\d+\.\d+", choice.python) else None
+            label = f"{version}{'.*' if prefix else ''}" + (f"+{local}" if local else "")
+            params = {"index": idx, "package": project, "version": label, "python": python or "any", "platform": where}
             reads += 1
+            names: list[str] | None
             try:
                 names = pages.files(idx, project)
             except R.RefreshError as exc:
-                failures.append(f"{idx}: {exc}")
-            else:
+                names = [] if "(404)" in str(exc) else None  # an index without the project simply lacks the wheel
+                if names is None:
+                    failures += 1
+                    notes.append(msg("live.offline", detail=_short(idx, exc), checked=db.checked))
+                    if idx != pypi and _pypi_same_build(db, p.framework, version, choice.variant, platform):
+                        # PyPI carries the very same build (the release's PyPI default variant): check it there
+                        try:
+                            on_pypi = pages.files(pypi, project)
+                        except R.RefreshError:
+                            on_pypi = []
+                        same = sorted((n for n in on_pypi if _matches(n, version, prefix, None, python, platform)), key=len)
+                        if same:
+                            notes.append(msg("live.wheel-found-pypi", **{**params, "index": pypi}, file=same[0]))
+            if names is not None:
                 found = sorted((n for n in names if _matches(n, version, prefix, local, python, platform)), key=len)
-                label = f"{version}{'.*' if prefix else ''}" + (f"+{local}" if local else "")
-                params = {"index": idx, "package": project, "version": label, "python": python or "any",
-                          "platform": where}
                 if found:
                     notes.append(msg("live.wheel-found", **params, file=found[0]))
                 else:
@@ -203,7 +243,8 @@ def check(
         try:
             names = pages.files(pypi, project)
         except R.RefreshError as exc:
-            failures.append(f"{pypi}: {exc}")
+            failures += 1
+            notes.append(msg("live.offline", detail=_short(pypi, exc), checked=db.checked))
             continue
         versions = {w.version for w in (R.parse_wheel(R.IndexFile(n, "")) for n in names) if w and not w.prerelease}
         newest = max(versions, key=R.version_key) if versions else None
@@ -212,8 +253,7 @@ def check(
             result.newer[p.framework] = newest
             notes.append(msg("live.newer-release", checked=db.checked, package=project, newest=newest, known=known))
     if failures:
-        result.status = "offline" if len(failures) == reads else "partial"
-        result.notes.append(msg("live.offline", detail=failures[0], checked=db.checked))
+        result.status = "offline" if failures == reads else "partial"
     return result
 
 

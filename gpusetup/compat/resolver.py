@@ -12,6 +12,7 @@ build work, returning the CPU build as the choice for *now* and the GPU build as
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import combinations
@@ -219,6 +220,7 @@ class Cand:
     notes: list[Message] = field(default_factory=list)
     unverified: list[Message] = field(default_factory=list)
     order: int = 0  # lower is preferred
+    env: dict[str, str] = field(default_factory=dict)  # runtime variables the build needs (set on activation)
 
     @property
     def option(self) -> str:
@@ -406,6 +408,9 @@ def _torch_candidates(db: CompatDB, env: Env, gpus: Sequence[GpuInfo], kind: str
                 _torch_cuda_checks(db, c, env, gpus)
             elif kind == "rocm":
                 _rocm_checks(db, c, gpus)
+            elif kind == "mps":
+                c.env["PYTORCH_ENABLE_MPS_FALLBACK"] = "1"
+                c.notes.append(msg("note.env-mps-fallback"))
             cands.append(c)
     return cands
 
@@ -480,9 +485,17 @@ def _rocm_checks(db: CompatDB, c: Cand, gpus: Sequence[GpuInfo]) -> None:
     if row is None:
         c.platform_bad = msg("reason.no-gfx-list", variant=c.variant)
         return
+    # Consumer RDNA2 cards (gfx1031-gfx1036) run the gfx1030 kernels with HSA_OVERRIDE_GFX_VERSION=10.3.0
+    # (ROCm/ROCm#2353). The variable applies to every GPU of the process, so only when all are RDNA2.
+    override = "gfx1030" in row["gfx"] and bool(gpus) and all(
+        g.gfx and re.fullmatch(r"gfx103[0-6]", g.gfx) for g in gpus)
     for g in gpus:
         if not g.gfx:
             c.gpu_bad[g.index] = msg("reason.gfx-unknown", gpu=g.label)
+        elif g.gfx not in row["gfx"] and override:
+            c.env["HSA_OVERRIDE_GFX_VERSION"] = "10.3.0"
+            c.notes.append(msg("note.env-hsa-override", gpu=g.label, gfx=g.gfx, value="10.3.0", target="gfx1030",
+                               source="https://github.com/ROCm/ROCm/issues/2353"))
         elif g.gfx not in row["gfx"]:
             c.gpu_bad[g.index] = msg("reason.no-kernels-gfx", gfx=g.gfx, gpu=g.label)
 
@@ -777,6 +790,7 @@ def _choice(c: Cand, env: Env) -> Choice:
         commands=commands,
         conda=list(c.conda),
         python=_fmt_py(env.python) if env.python else None,
+        env=dict(c.env),
     )
 
 
@@ -934,11 +948,24 @@ def _decide(
         better = _search(make, db, env, now.gpus, _RELAXATIONS[1:2])
         if better is not None and better.cand.order < now.cand.order:
             notes.append(msg("note.newer-driver-better-build", need=better.cand.need_driver, option=better.cand.option))
+    elif (dml := _directml(db, framework, kind, env)) is not None and isinstance(dml, Choice):
+        plan.ok = True
+        plan.choice = dml
+        plan.gpus_covered = [g.index for g in selected]
+        plan.rejected = _group_rejections(full_cands, env, selected, None)
+        vendor = {"rocm": "AMD", "xpu": "Intel"}[kind]
+        row = db.rows("pytorch", "directml")[0]
+        notes.insert(len(base_notes), msg("note.directml", vendor=vendor, version=row["version"], torch=row["torch"],
+                                           source=db.table("pytorch", "directml").source[0]))
+        if kind == "rocm":
+            notes.append(msg("note.rocm-windows-preview", source=ROCM_WINDOWS_DOCS))
     else:
         cpu, cnotes = _cpu_choice(db, framework, env)
         plan.choice = cpu
         notes += cnotes
         plan.rejected = _group_rejections(full_cands, env, selected, None)
+        if isinstance(dml, Rejected):
+            plan.rejected.append(dml)
         later = _search(make, db, env, selected, _RELAXATIONS[1:])
         if later is not None:
             plan.gpu_choice = _choice(later.cand, later.env)
@@ -968,6 +995,27 @@ def _decide(
     for i in sorted(left):
         notes.append(msg("note.gpu-not-used", index=i, reason=left[i]))
     return notes
+
+
+ROCM_WINDOWS_DOCS = ("https://rocm.docs.amd.com/projects/radeon-ryzen/en/latest/docs/install/installrad/windows/"
+                     "install-pytorch.html")
+
+
+def _directml(db: CompatDB, framework: str, kind: str, env: Env) -> Choice | Rejected | None:
+    """DirectML for AMD and Intel GPUs on native Windows when no native build works: the Choice, or why not."""
+    if framework != "pytorch" or kind not in ("rocm", "xpu") or env.os != "windows" or env.wsl:
+        return None
+    rows = [r for r in db.rows("pytorch", "directml") if r["os"] == "windows" and r["machine"] == env.machine]
+    if not rows:
+        return None
+    r = rows[0]
+    if env.python and not (vkey(r["python_min"]) <= vkey(_fmt_py(env.python)) <= vkey(r["python_max"])):
+        return rejected(f"{r['package']} {r['version']}", msg("reason.directml-python", version=r["version"],
+                        lo=r["python_min"], hi=r["python_max"], python=_fmt_py(env.python)))
+    pkg = f"{r['package']}=={r['version']}"
+    return Choice(version=r["version"], variant="directml", index_url=None, packages=[pkg],
+                  commands=[f'python -m pip install "{pkg}"'],
+                  python=_fmt_py(env.python) if env.python else None)
 
 
 def _action_word(kind: str) -> Message | str:

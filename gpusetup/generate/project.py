@@ -42,6 +42,13 @@ _ACTION_TITLES = {
 }
 
 
+ENV_WHY = {
+    "HSA_OVERRIDE_GFX_VERSION": "ROCm runs the gfx1030 kernels on this RDNA2 card (not supported by AMD; remove it "
+                                "if kernels crash)",
+    "PYTORCH_ENABLE_MPS_FALLBACK": "operations the Apple GPU does not implement run on the CPU instead of failing",
+}
+
+
 class EmitError(ValueError):
     """The plan cannot be written as that kind of file (no build chosen, unknown kind)."""
 
@@ -143,7 +150,7 @@ def _notes(picks: list[_Pick], target: Target) -> list[str]:
         else:
             out.append(f"{build}{src}: no GPU build works on this machine, so this is the CPU build.")
     for k, v in target.env.items():
-        why = target.env_why.get(k, "")
+        why = target.env_why.get(k) or ENV_WHY.get(k, "")
         out.append(f"Runtime setting {k}={v}" + (f": {why}" if why else "."))
     return out
 

@@ -236,7 +236,7 @@ class Services:
         plans = list(resolve(machine, tuple(frameworks), python_version=python_version))
         from gpusetup.compat import live  # the core's plan-time index check; the wizard only shows its notes
 
-        if live.enabled():
+        if live.enabled() and not self.demo:  # a demonstration (and its screenshots) must not depend on the network
             live.apply(plans, live.check(plans, machine))
         return plans
 

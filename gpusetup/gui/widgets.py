@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from gpusetup.gui import theme
 from gpusetup.gui.i18n import current_language, tr
 from gpusetup.i18n import finding_text, step_text
+from gpusetup.messages import render_parts
 from gpusetup.model import Finding, Measurement, Severity, Step
 
 
@@ -402,6 +403,8 @@ class MeasurementRow(QWidget):
         translated = current_language() != "en"
         if m.reason and not translated:
             words += " — " + m.reason
+        elif m.code:  # the self-test said it as data: in the interface's language
+            words += " — " + render_parts(m.code, m.params, m.reason, current_language())
         self.words = label(words)
         grid.addWidget(self.words)
         # a translated interface: how it was measured (English, from the self-test) one click away

@@ -157,6 +157,7 @@ def build_plan(
         _plan_env(plan, target, os_name, with_pip, host_pip, portable, base_python, conda_envs, machine, want_py)
         _plan_pip(plan, choices, index_url, pytorch_mirror, wheelhouse, uv)
         _plan_verify_protect(plan, choices)
+        _plan_runtime_env(plan, choices)
 
     want_driver = driver is True or (driver is None and bool(driver_actions))
     if want_driver and driver is not False:
@@ -358,6 +359,25 @@ def expected_pins(choice: Choice) -> list[str]:
     return out
 
 
+def _plan_runtime_env(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]]) -> None:
+    """Runtime variables a build needs (HSA_OVERRIDE_GFX_VERSION, PYTORCH_ENABLE_MPS_FALLBACK) go into the
+    environment's activation scripts, so they are set whenever the environment is used."""
+    env: dict[str, str] = {}
+    for _, ch in choices:
+        env.update(ch.env)
+    if not env:
+        return
+    pairs = [f"{k}={v}" for k, v in sorted(env.items())]
+    plan.steps.append(Step(
+        id="runtime-env", title="Set the build's runtime settings on activation", kind="command",
+        argv=[*plan.python, "-I", "-c", snippets.ACTIVATE_ENV, *pairs], subject=", ".join(pairs),
+        explain=f"Adds {', '.join(pairs)} to the environment's activation scripts (venv: activate, activate.fish, "
+                "Activate.ps1; conda: etc/conda/activate.d), so they are set whenever the environment is "
+                "activated. `gpusetup plan` says why each one is needed.",
+        undo=[*plan.python, "-I", "-c", snippets.ACTIVATE_ENV],
+    ))
+
+
 def _plan_verify_protect(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]]) -> None:
     pins = [pin for _, ch in choices for pin in expected_pins(ch)]
     plan.steps.append(Step(
@@ -425,6 +445,18 @@ def _pip_config(key: str) -> str | None:
     return pip_config_value(key)
 
 
+def _all_data_centre(machine: Machine) -> bool:
+    """Every NVIDIA GPU is a data-centre model (gpu_specs.json segment), so the -server driver branch fits."""
+    from gpusetup.selftest.peaks import load_specs
+
+    gpus = machine.nvidia_gpus
+    if not gpus:
+        return False
+    specs = load_specs()
+    found = [specs.find(g.name, g.pci.device_id) for g in gpus]
+    return all(s is not None and s.segment == "datacenter" for s in found)
+
+
 def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> None:
     sysinfo = machine.system
     branch = None
@@ -458,6 +490,9 @@ def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> Non
         hint = " ".join((a.branch or "") for a in actions).lower()
         flavour = "proprietary" if "proprietary" in hint else "open" if "open" in hint else "auto"
     args = ["--flavour", flavour] + (["--branch", branch] if branch else [])
+    server = _all_data_centre(machine)
+    if server:
+        args.append("--server")
     if sysinfo.secure_boot is not None:
         args += ["--secure-boot", "on" if sysinfo.secure_boot else "off"]
     why = {"open": "your GPU is Turing or newer, so NVIDIA's open kernel modules are used (the default since 560)",
@@ -466,6 +501,10 @@ def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> Non
     _plan_script(plan, "driver", "nvidia-driver.sh", args,
                  "Install the NVIDIA driver" + (f" (branch {branch})" if branch else ""),
                  f"Needs administrator rights. Installs the driver from your distribution's packages; {why}. "
+                 + ("Data-centre GPUs get the -server driver branch; on NVSwitch systems the script also installs "
+                    "the fabric manager of exactly the driver's version, and it enables the persistence daemon. "
+                    if server else "")
+                 +
                  "Secure Boot is checked first (signed modules are preferred; otherwise it explains the "
                  "one-time key enrolment). nouveau is switched off.", machine)
     if branch:

@@ -96,6 +96,42 @@ for p in sys.argv[1:]:
 """
 ).replace("MARKER", MARKER)
 
+# argv: NAME=VALUE ... → the runtime variables the build needs, set on activation: a marked block at the end of
+# a venv's activate / activate.fish / Activate.ps1, or a conda env's etc/conda/activate.d/gpusetup-env.sh.
+# With no NAME=VALUE it removes what it wrote (the undo).
+ACTIVATE_ENV = (
+    """\
+import sys, os, re
+pairs = [a.split('=', 1) for a in sys.argv[1:]]
+begin, end = 'MARKER: runtime settings for the GPU build (gpusetup plan explains them)', '# end of gpusetup settings'
+block_re = re.compile('\\n?' + re.escape(begin) + '.*?' + re.escape(end) + '\\n', re.S)
+if os.path.isdir(os.path.join(sys.prefix, 'conda-meta')):
+    path = os.path.join(sys.prefix, 'etc', 'conda', 'activate.d', 'gpusetup-env.sh')
+    if pairs:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, 'w', encoding='utf-8') as fh:
+            fh.write(begin + '\\n' + ''.join(f'export {k}="{v}"\\n' for k, v in pairs) + end + '\\n')
+        print('wrote ' + path)
+    elif os.path.exists(path):
+        os.remove(path)
+        print('removed ' + path)
+    sys.exit(0)
+bindir = os.path.join(sys.prefix, 'Scripts' if os.name == 'nt' else 'bin')
+forms = {'activate': 'export {k}="{v}"', 'activate.fish': 'set -gx {k} "{v}"', 'Activate.ps1': '$env:{k} = "{v}"'}
+for name, form in forms.items():
+    path = os.path.join(bindir, name)
+    if not os.path.exists(path):
+        continue
+    with open(path, encoding='utf-8') as fh:
+        text = block_re.sub('', fh.read())
+    if pairs:
+        text += '\\n' + begin + '\\n' + ''.join(form.format(k=k, v=v) + '\\n' for k, v in pairs) + end + '\\n'
+    with open(path, 'w', encoding='utf-8') as fh:
+        fh.write(text)
+    print(('set ' + ', '.join(k for k, _ in pairs) + ' in ' if pairs else 'cleaned ') + path)
+"""
+).replace("MARKER", MARKER)
+
 # argv: VENV_DIR → removes a virtual environment, and refuses anything that does not look like one.
 RMTREE_VENV = """\
 import sys, os, shutil

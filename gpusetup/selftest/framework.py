@@ -13,7 +13,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from gpusetup.model import Measurement
+from gpusetup.messages import msg, render
+from gpusetup.model import Measurement, Message
 from gpusetup.runner import Runner
 
 MARK = "GPUSETUP-FWCHECK: "
@@ -51,48 +52,37 @@ def _measure(e: dict, python: str, gpu_expected: bool) -> Measurement:
     m = Measurement(name=f"framework_{name}", value=None, unit="TFLOP/s", tier="framework")
     label = f"{name} {e.get('version', '')}".strip()
     if not e.get("installed", False):
-        m.verdict = "skipped"
-        m.reason = (f"{name} is not installed in {python}; `gpusetup plan` shows which build fits this "
-                    "machine and `gpusetup install` sets it up")
-        return m
+        return _said(m, "skipped", msg("selftest.fw.not-installed", name=name, python=python))
     if e.get("error"):
-        m.verdict = "fail"
-        m.reason = f"{label} failed: {e['error']}"
-        return m
+        return _said(m, "fail", msg("selftest.fw.failed", label=label, error=e["error"]))
     problems = []
     ratio = e.get("matmul_err_ratio")
     if ratio is None or not ratio <= 1.0:
-        problems.append(f"its matmul differs from the CPU beyond FP32 rounding (error ratio {ratio})")
+        problems.append(msg("selftest.fw.matmul-differs", ratio=ratio))
     conv = e.get("conv_rel_err")
     if conv is None or not conv <= CONV_TOLERANCE:
-        problems.append(f"its convolution differs from the CPU (relative error {conv})")
+        problems.append(msg("selftest.fw.conv-differs", error=conv))
     if e.get("cpu_only"):
         m.value, m.unit = e.get("matmul_tflops"), "TFLOP/s"
-        m.verdict = "fail" if problems else "pass"
-        m.reason = (f"{label} on the CPU: matmul and convolution match a float64 reference (CPU-only run of "
-                    "the framework check)" if not problems else f"{label}: " + "; ".join(problems))
-        return m
+        if problems:
+            return _said(m, "fail", msg("selftest.fw.problems", label=label, problems=problems))
+        return _said(m, "pass", msg("selftest.fw.cpu-ok", label=label))
     if not e.get("gpu"):
         m.value = None
         if not gpu_expected:
-            m.verdict = "info"
-            m.reason = f"{label} is installed; there is no NVIDIA GPU for it to use"
-        elif not e.get("build_cuda") and not e.get("build_rocm") and name == "torch":
-            m.verdict = "fail"
-            m.reason = (f"{label} is a CPU-only build, so it cannot use your GPU. Install a CUDA build: "
-                        "`gpusetup plan` shows the right one")
-        else:
-            build = f" (built for CUDA {e['build_cuda']})" if e.get("build_cuda") else ""
-            m.verdict = "fail"
-            m.reason = (f"{label}{build} is installed but does not see the GPU. `gpusetup diagnose` explains "
-                        "why (driver too old for this build, missing CUDA libraries, CUDA_VISIBLE_DEVICES)")
-        return m
+            return _said(m, "info", msg("selftest.fw.no-nvidia-gpu", label=label))
+        if not e.get("build_cuda") and not e.get("build_rocm") and name == "torch":
+            return _said(m, "fail", msg("selftest.fw.cpu-only-build", label=label))
+        build = msg("selftest.fw.built-for", cuda=e["build_cuda"]) if e.get("build_cuda") else ""
+        return _said(m, "fail", msg("selftest.fw.not-seeing-gpu", label=label, build=build))
     m.value = e.get("matmul_tflops")
     if problems:
-        m.verdict = "fail"
-        m.reason = f"{label} runs on {e.get('device')}, but " + "; ".join(problems)
-        return m
-    m.verdict = "pass"
-    m.reason = (f"{label} sees {e.get('device')}; a matmul (TF32 off) matches the CPU within FP32 rounding and a "
-                f"convolution ({e.get('conv_backend')}) matches within {conv:.1g}")
+        return _said(m, "fail", msg("selftest.fw.runs-but", label=label, device=e.get("device"), problems=problems))
+    return _said(m, "pass", msg("selftest.fw.pass", label=label, device=e.get("device"), backend=e.get("conv_backend"),
+                                error=f"{conv:.1g}"))
+
+
+def _said(m: Measurement, verdict: str, reason: Message) -> Measurement:
+    """Set the verdict and its reason, as words (English) and as data (code, params)."""
+    m.verdict, m.reason, m.code, m.params = verdict, render(reason), reason.code, dict(reason.params)
     return m

@@ -137,3 +137,28 @@ def test_plan_cli_shows_the_live_check(tmp_path: Path, monkeypatch: pytest.Monke
     assert "Newer than the data: the index has PyTorch 2.16.0" in text
     assert main(["plan", "--for", str(prof), "--offline", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["live"]["status"] == "off"
+
+
+def test_unreachable_variant_index_falls_back_to_the_same_build_on_pypi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytorch/releases 2.15 pypi_default_linux = cu132 (read from the PyPI wheel's Requires-Dist): when the
+    download.pytorch.org-style index cannot be reached, PyPI's wheel of the release is the same build."""
+    plans = _plans()
+    plans[0].choice.index_url = f"http://127.0.0.1:{_closed_port()}/whl/cu132"
+    idx = _index(tmp_path, [], ["torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl"])
+    with serve(idx):
+        monkeypatch.setattr(live, "PYPI", idx.url)
+        res = live.check(plans, machine_from_data(RTX4090), cache=None, timeout=2)
+    notes = [render(n) for n in res.framework_notes["pytorch"]]
+    assert res.status == "partial"
+    assert any(n.startswith("Could not reach the package index (127.0.0.1: ") for n in notes), notes
+    assert any(n.startswith("PyPI (" + idx.url + ") has the same build: torch 2.15.*+cu132 for Python 3.12")
+               and "torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl" in n for n in notes), notes
+
+
+def test_an_index_without_the_project_lacks_the_wheel(tmp_path: Path) -> None:
+    plans = _plans()
+    idx = _index(tmp_path, [], ["torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl"])  # no /whl/cu132/torch/
+    with serve(idx):
+        res = live.check(plans, machine_from_data(RTX4090), index=idx.url, cache=None)
+    assert res.status == "checked"
+    assert any("has no torch 2.15.*+cu132 wheel" in render(n) for n in res.framework_notes["pytorch"])

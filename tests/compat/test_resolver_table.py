@@ -258,8 +258,9 @@ CASES = [
          "rocm/index_gfx rocm7.2 has gfx1100; pytorch/releases 2.13 rocm7.2 (2.14 ROCm index unknown)",
          ok=True, variant="rocm7.2", version="2.13"),
     Case("amd-rx6700xt-gfx1031", box(gpus=[RX6700]), "pytorch",
-         "rocm/index_gfx: gfx1031 in no index",
-         ok=False, variant="cpu", rejected=[("rocm7.2", "no kernels for gfx1031")]),
+         "rocm/index_gfx: gfx1031 in no index, but rocm7.2 has gfx1030, whose kernels RDNA2 cards run with "
+         "HSA_OVERRIDE_GFX_VERSION=10.3.0 (ROCm/ROCm#2353); the variable travels with the choice",
+         ok=True, variant="rocm7.2", version="2.13", notes=["HSA_OVERRIDE_GFX_VERSION=10.3.0"]),
     Case("amd-9070xt-rdna4", box(gpus=[RX9070]), "pytorch",
          "rocm/index_gfx rocm7.2 has gfx1201",
          ok=True, variant="rocm7.2", version="2.13"),
@@ -267,8 +268,8 @@ CASES = [
          "releases 2.8 (newest for 3.9) rocm6.4; index_gfx rocm6.4 has gfx942",
          ok=True, variant="rocm6.4", version="2.8"),
     Case("amd-windows-no-rocm", box(os="windows", gpus=[RX7900]), "pytorch",
-         "pytorch/platforms rocm linux x86_64 only",
-         ok=False, variant="cpu", rejected=[("rocm7.2", "no ROCm build")]),
+         "pytorch/platforms rocm linux x86_64 only; pytorch/directml: torch-directml runs on Windows",
+         ok=True, variant="directml", version="0.2.5.dev240914", rejected=[("rocm7.2", "no ROCm build")]),
     # ---------------------------------------------------------------- Intel
     Case("intel-arc-xpu", box(gpus=[ARC]), "pytorch",
          "pytorch/platforms xpu linux from 2.5; releases 2.15 xpu",

@@ -37,3 +37,13 @@ def test_wizard_plans_without_the_live_check_when_it_is_off(tmp_path: Path, monk
     monkeypatch.setenv("GPUSETUP_LIVE", "off")
     (plan,) = Services(state_dir=tmp_path / "state").resolve(machine_from_data(RTX4090), ("pytorch",), "3.12")
     assert not [m for m in plan.note_codes if m.code.startswith("live.")]
+
+
+def test_demo_machines_are_not_checked_live(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpusetup.gui.demo import DemoServices, demo_machine
+
+    monkeypatch.setenv("GPUSETUP_LIVE", "on")
+    monkeypatch.setenv("GPUSETUP_LIVE_INDEX", "http://127.0.0.1:9/simple/")  # would be 'offline' if it were asked
+    svc = DemoServices("rtx3060", state_dir=tmp_path / "state")
+    plans = svc.resolve(demo_machine("rtx3060"), ("pytorch",), "3.11")
+    assert not [m for p in plans for m in p.note_codes if m.code.startswith("live.")]

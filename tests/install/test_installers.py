@@ -261,3 +261,77 @@ def test_windows_script_is_present_and_dry_runnable() -> None:
                               f"::ParseFile('{INSTALLERS / 'nvidia-driver.ps1'}', [ref]$null, [ref]$e); $e.Count"],
                              capture_output=True, text=True)
         assert res.stdout.strip() == "0"
+
+
+# ------------------------------------------------------------------------------------- data centres
+
+
+def _nvswitch_sysfs(root: Path, device: str = "0x22a3") -> Path:
+    """A sysfs tree with one NVIDIA PCI function (an H100 NVSwitch bridge unless told otherwise)."""
+    dev = root / "bus" / "pci" / "devices" / "0000:05:00.0"
+    dev.mkdir(parents=True)
+    (dev / "vendor").write_text("0x10de\n")
+    (dev / "device").write_text(f"{device}\n")
+    return root
+
+
+PERSIST = ["+ systemctl enable nvidia-persistenced"]
+
+
+def test_driver_server_branch_with_fabric_manager_on_nvswitch_ubuntu(tmp_path: Path) -> None:
+    sysfs = _nvswitch_sysfs(tmp_path / "sys")
+    rc, commands, out = dry("nvidia-driver.sh", "ubuntu-24.04", "--branch", "580", "--flavour", "open",
+                            "--secure-boot", "off", "--server", "--sysfs", str(sysfs))
+    assert rc == 0, out
+    assert commands == [
+        "+ apt-get update",
+        "+ apt-get install -y ubuntu-drivers-common",
+        "+ ubuntu-drivers install --gpgpu nvidia:580-server-open",
+        "+ apt-get install -y nvidia-fabricmanager-580=\\<version\\ of\\ nvidia-driver-580-server-open\\>",
+        "+ systemctl enable nvidia-fabricmanager",
+        *NOUVEAU_DEB, *PERSIST, *REBOOT,
+    ]
+    assert "NVSwitch yes" in out and "exactly the driver's version" in out
+
+
+def test_driver_nvswitch_on_rhel_uses_the_fm_profile_and_a_gpu_alone_does_not(tmp_path: Path) -> None:
+    rc, commands, out = dry("nvidia-driver.sh", "rhel-9", "--branch", "580", "--flavour", "open", "--secure-boot",
+                            "off", "--nvswitch", "yes")
+    assert rc == 0, out
+    assert "+ dnf module install -y nvidia-driver:580-open/fm" in commands
+    assert "+ systemctl enable nvidia-fabricmanager" in commands and PERSIST[0] in commands
+    assert "+ dnf install -y nvidia-open" not in commands
+    # an H100 GPU (10de:2330) is not an NVSwitch: plain driver, no fabric manager, no persistence by default
+    gpu_only = _nvswitch_sysfs(tmp_path / "gpu", "0x2330")
+    rc, commands, out = dry("nvidia-driver.sh", "ubuntu-24.04", "--branch", "580", "--secure-boot", "off",
+                            "--sysfs", str(gpu_only))
+    assert rc == 0 and "NVSwitch no" in out
+    assert not any("fabricmanager" in c or "persistenced" in c for c in commands)
+
+
+def test_driver_nvswitch_needs_a_branch_and_a_recipe(tmp_path: Path) -> None:
+    sysfs = _nvswitch_sysfs(tmp_path / "sys")
+    rc, _, out = dry("nvidia-driver.sh", "ubuntu-24.04", "--sysfs", str(sysfs))
+    assert rc == 1 and "give --branch N" in out
+    rc, _, out = dry("nvidia-driver.sh", "debian-12", "--branch", "580", "--nvswitch", "yes")
+    assert rc == 1 and "no fabric manager recipe" in out
+    rc, _, out = dry("nvidia-driver.sh", "ubuntu-24.04", "--nvswitch", "maybe")
+    assert rc == 1 and "--nvswitch must be" in out
+
+
+def test_install_plan_asks_for_the_server_branch_on_data_centre_gpus_only() -> None:
+    from gpusetup.compat.profile import machine_from_data
+    from gpusetup.compat.resolver import resolve
+    from gpusetup.install import build_plan
+
+    def driver_step(gpu: dict) -> list[str]:
+        m = machine_from_data({"os": "linux", "arch": "x86_64", "python": "3.12", "gpus": [gpu]})
+        fplans = resolve(m, ["pytorch"])
+        assert any(a.kind == "install-driver" for a in fplans[0].actions)
+        plan = build_plan(fplans, m, "venv:/nonexistent/gpusetup-test-env", portable=True)
+        return next(s for s in plan.steps if s.id == "driver").argv
+
+    h100 = driver_step({"vendor": "nvidia", "name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0"})
+    assert "--server" in h100 and h100[1].endswith("nvidia-driver.sh")
+    rtx = driver_step({"vendor": "nvidia", "name": "NVIDIA GeForce RTX 3090", "compute_capability": "8.6"})
+    assert "--server" not in rtx
