@@ -503,6 +503,7 @@ class SelfTestResult:
     gpu_name: str | None = None  # the GPU that was tested, as the driver names it
     device: int | None = None  # its CUDA device number
     duration_s: float | None = None
+    headline: Message | None = None  # why the GPU was not tested, as data (the English is among the notes)
 
 
 @dataclass
