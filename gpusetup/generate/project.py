@@ -27,6 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 from packaging.requirements import InvalidRequirement, Requirement
 
 from gpusetup.model import Choice, FrameworkPlan
+from gpusetup.versions import version_key
 
 EMIT_KINDS = ("uv", "pixi", "conda", "requirements")
 DEFAULT_FILES = {"uv": "pyproject.toml", "pixi": "pixi.toml", "conda": "environment.yml",
@@ -286,7 +287,7 @@ def _pixi(picks: list[_Pick], target: Target, name: str, index_url: str | None, 
         raise EmitError(f"pixi has no platform for {target.os or 'an unknown OS'} {target.arch or ''}".rstrip())
     py = _python_pin(target, picks)
     cudas = [c for c in (_cuda_version(p.choice) for p in picks if p.gpu) if c]
-    cuda = max(cudas, key=lambda v: tuple(int(x) for x in v.split("."))) if cudas else None
+    cuda = max(cudas, key=version_key) if cudas else None
     out = [_comment([*comments, "",
                      "pixi: `pixi install` solves and locks this workspace; `pixi shell` activates it."])]
     out.append("[workspace]\n")

@@ -70,10 +70,18 @@ def _bash(plan: Plan) -> str:
                 (installers_dir() / name).read_text(encoding="utf-8")
             out += [f"cat > \"$gpusetup_dir/{name}\" <<'GPUSETUP_EOF'", text.rstrip("\n"), "GPUSETUP_EOF"]
     if isinstance(plan, InstallPlan) and plan.indexes and not plan.offline:
-        out += ["", "# Check every package index first, so nothing changes when the network is not there."]
+        out += ["", "# Check every package index first, so nothing changes when the network is not there.",
+                "# curl, else wget, else Python (a fresh Debian has python3 but neither curl nor wget).",
+                "gpusetup_reach() {",
+                "  if command -v curl >/dev/null 2>&1; then curl -fsS --max-time 20 -o /dev/null \"$1\"",
+                "  elif command -v wget >/dev/null 2>&1; then wget -q -T 20 -O /dev/null \"$1\"",
+                "  else python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=20)' "
+                "\"$1\" 2>/dev/null",
+                "  fi",
+                "}"]
         for url in plan.indexes:
             page = url.rstrip("/") + "/" + (plan.probes.get(url) or plan.probe_package or "pip") + "/"
-            out.append(f"curl -fsS --max-time 20 -o /dev/null {shlex.quote(page)} || "
+            out.append(f"gpusetup_reach {shlex.quote(page)} || "
                        f"{{ echo {shlex.quote('Cannot reach ' + url + ': check the network or proxy (HTTPS_PROXY).')} >&2; exit 1; }}")
     n = len(plan.steps)
     for i, s in enumerate(plan.steps, 1):
