@@ -69,6 +69,24 @@ ensure_qt() {
   return 1
 }
 
+# The tests also use a C compiler: they build a fake libcuda.so to test the GPU self-test path without a GPU.
+# As root with apt (a container, CI, a fresh machine) it is installed, saying so; otherwise those tests skip
+# with the command that installs it. (Chromium, for one HTML rendering test, is left to .ci/run: 100+ MB.)
+ensure_test_tools() {
+  local want=()
+  command -v cc >/dev/null 2>&1 || want+=(gcc)
+  [ -e /usr/include/stdio.h ] || want+=(libc6-dev)
+  [ ${#want[@]} -gt 0 ] || return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "bootstrap: the tests need ${want[*]} (to build the fake libcuda); installing ..."
+    [ -n "${_apt_updated:-}" ] || { apt-get update -qq >/dev/null || true; _apt_updated=1; }
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null \
+      || echo "bootstrap: could not install ${want[*]}; the tests that need them will be skipped, saying why." >&2
+  else
+    echo "bootstrap: note: ${want[*]} missing, so some tests will be skipped (sudo apt-get install -y ${want[*]})." >&2
+  fi
+}
+
 case "$mode" in
   run)
     if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
@@ -79,6 +97,7 @@ case "$mode" in
   test)
     export QT_QPA_PLATFORM=offscreen
     ensure_qt offscreen || die "the GUI tests need Qt's system libraries (see above)."
+    ensure_test_tools
     set +e
     "$VPY" -m pytest -q "$@"
     rc=$?

@@ -505,6 +505,7 @@ class SelfTestResult:
     device: int | None = None  # its CUDA device number
     duration_s: float | None = None
     framework_python: str | None = None  # the interpreter whose frameworks the framework tier checked
+    headline: Message | None = None  # why the GPU was not tested, as data (the English is among the notes)
 
 
 @dataclass
@@ -563,57 +564,114 @@ def _fields_of(tp: type) -> tuple[tuple[str, Any, bool], ...]:
 
 
 def _convert(tp: Any, data: Any, path: str) -> Any:
+    return _converter(tp)(data, path)
+
+
+_Converter = typing.Callable[[Any, str], Any]
+
+
+@functools.cache
+def _converter(tp: Any) -> _Converter:
+    """The reader for one type, worked out once per type (a fleet of reports reads the same types 80,000
+    times: asking typing about each value again was most of `analyze`'s time)."""
     origin = typing.get_origin(tp)
     if tp is Any:
-        return data
+        return lambda data, path: data
     if origin in (typing.Union, types.UnionType):
         args = typing.get_args(tp)
-        if data is None and type(None) in args:
-            return None
-        errors = []
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                return _convert(arg, data, path)
-            except SchemaError as exc:
-                errors.append(str(exc))
-        raise SchemaError("; ".join(errors) or f"{path}: unexpected null")
+        nullable = type(None) in args
+        options = [_converter(a) for a in args if a is not type(None)]
+
+        def union(data: Any, path: str) -> Any:
+            if data is None and nullable:
+                return None
+            errors = []
+            for option in options:
+                try:
+                    return option(data, path)
+                except SchemaError as exc:
+                    errors.append(str(exc))
+            raise SchemaError("; ".join(errors) or f"{path}: unexpected null")
+
+        return union
     if origin is list:
-        if not isinstance(data, list):
-            raise SchemaError(f"{path}: expected a list, got {type(data).__name__}")
         (item,) = typing.get_args(tp) or (Any,)
-        return [_convert(item, v, f"{path}[{i}]") for i, v in enumerate(data)]
+        read_item = _converter(item)
+
+        def as_list(data: Any, path: str) -> Any:
+            if not isinstance(data, list):
+                raise SchemaError(f"{path}: expected a list, got {type(data).__name__}")
+            return [read_item(v, f"{path}[{i}]") for i, v in enumerate(data)]
+
+        return as_list
     if origin is dict:
-        if not isinstance(data, dict):
-            raise SchemaError(f"{path}: expected an object, got {type(data).__name__}")
         _, val = typing.get_args(tp) or (str, Any)
-        return {str(k): _convert(val, v, f"{path}.{k}") for k, v in data.items()}
+        read_val = _converter(val)
+
+        def as_dict(data: Any, path: str) -> Any:
+            if not isinstance(data, dict):
+                raise SchemaError(f"{path}: expected an object, got {type(data).__name__}")
+            return {str(k): read_val(v, f"{path}.{k}") for k, v in data.items()}
+
+        return as_dict
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        if not isinstance(data, dict):
-            raise SchemaError(f"{path}: expected an object for {tp.__name__}, got {type(data).__name__}")
-        kwargs = {}
-        for name, hint, required in _fields_of(tp):
-            if name in data:
-                kwargs[name] = _convert(hint, data[name], f"{path}.{name}")
-            elif required:
-                raise SchemaError(f"{path}: missing required field '{name}'")
-        return tp(**kwargs)
+        cls = tp
+
+        def as_dataclass(data: Any, path: str) -> Any:
+            if not isinstance(data, dict):
+                raise SchemaError(f"{path}: expected an object for {cls.__name__}, got {type(data).__name__}")
+            kwargs = {}
+            for name, read, required in _field_readers(cls):
+                if name in data:
+                    kwargs[name] = read(data[name], f"{path}.{name}")
+                elif required:
+                    raise SchemaError(f"{path}: missing required field '{name}'")
+            return cls(**kwargs)
+
+        return as_dataclass
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        try:
-            return tp(data)
-        except ValueError as exc:
-            raise SchemaError(f"{path}: {data!r} is not one of {[m.value for m in tp]}") from exc
+        enum_type = tp
+
+        def as_enum(data: Any, path: str) -> Any:
+            try:
+                return enum_type(data)
+            except ValueError as exc:
+                raise SchemaError(f"{path}: {data!r} is not one of {[m.value for m in enum_type]}") from exc
+
+        return as_enum
     if tp is float:
-        if isinstance(data, bool) or not isinstance(data, (int, float)):
-            raise SchemaError(f"{path}: expected a number, got {data!r}")
-        return float(data)
+
+        def as_float(data: Any, path: str) -> Any:
+            if isinstance(data, bool) or not isinstance(data, (int, float)):
+                raise SchemaError(f"{path}: expected a number, got {data!r}")
+            return float(data)
+
+        return as_float
     if tp is int:
-        if isinstance(data, bool) or not isinstance(data, int):
-            raise SchemaError(f"{path}: expected an integer, got {data!r}")
-        return data
+
+        def as_int(data: Any, path: str) -> Any:
+            if isinstance(data, bool) or not isinstance(data, int):
+                raise SchemaError(f"{path}: expected an integer, got {data!r}")
+            return data
+
+        return as_int
     if tp in (str, bool):
-        if not isinstance(data, tp):
-            raise SchemaError(f"{path}: expected {tp.__name__}, got {data!r}")
-        return data
-    raise SchemaError(f"{path}: cannot read type {tp!r}")
+        want = tp
+
+        def as_plain(data: Any, path: str) -> Any:
+            if not isinstance(data, want):
+                raise SchemaError(f"{path}: expected {want.__name__}, got {data!r}")
+            return data
+
+        return as_plain
+
+    def unreadable(data: Any, path: str) -> Any:
+        raise SchemaError(f"{path}: cannot read type {tp!r}")
+
+    return unreadable
+
+
+@functools.cache
+def _field_readers(cls: type) -> tuple[tuple[str, _Converter, bool], ...]:
+    # resolved on first use, not when the dataclass's converter is built (recursive types)
+    return tuple((name, _converter(hint), required) for name, hint, required in _fields_of(cls))

@@ -23,3 +23,54 @@ def fixtures() -> Path:
 
 def fixture_text(rel: str) -> str:
     return (FIXTURES / rel).read_text(encoding="utf-8", errors="replace")
+
+
+# ----------------------------------------------------------------------------- a green run means tested
+# Two rules (issue 16): a run in which nothing was tested is not a pass (`-m gpu` on a machine without a GPU
+# skips everything), and in CI (CI=true, as GitHub/GitLab set it, or GPUSETUP_STRICT_SKIPS=1) a test skipped
+# because a tool is missing (a C compiler for the fake libcuda, Chromium, a validator) fails the run: CI must
+# install it (.ci/run does). Only the real-GPU tests (tests/gpu/) and platform skips may skip there.
+_ALLOWED_IN_CI = ("tests/gpu/", )
+_ALLOWED_REASONS = ("this machine has a working NVIDIA driver", "the Linux launcher", "Windows", "PR_SET_PDEATHSIG",
+                    "ptxas not installed")
+_skips: list[tuple[str, str]] = []
+_ran: list[str] = []
+
+
+def _strict() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes") or os.environ.get("GPUSETUP_STRICT_SKIPS") == "1"
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        _skips.append((report.nodeid, reason.removeprefix("Skipped: ")))
+    elif report.when == "call" and (report.passed or report.failed):
+        _ran.append(report.nodeid)
+
+
+def _forbidden_skips() -> list[tuple[str, str]]:
+    return [(n, r) for n, r in _skips
+            if not n.startswith(_ALLOWED_IN_CI) and not any(a in r for a in _ALLOWED_REASONS)]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if exitstatus != 0:
+        return
+    if _skips and not _ran or _strict() and _forbidden_skips():
+        session.exitstatus = 1
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int) -> None:  # noqa: ANN001 - pytest's reporter
+    tr = terminalreporter
+    if _skips and not _ran:
+        reasons = sorted({r for _, r in _skips})
+        tr.write_line(f"NOTHING WAS TESTED: all {len(_skips)} selected tests were skipped "
+                      f"({'; '.join(reasons)[:300]}). That is not a pass.", red=True, bold=True)
+    elif _strict() and _forbidden_skips():
+        bad = _forbidden_skips()
+        tr.write_line(f"CI: {len(bad)} tests were skipped for a missing tool; in CI that is a failure "
+                      "(install it, as .ci/run does):", red=True, bold=True)
+        for reason in sorted({r for _, r in bad}):
+            tr.write_line(f"  {sum(1 for _, r in bad if r == reason)} × {reason}", red=True)

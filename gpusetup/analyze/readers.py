@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import json
 import re
 import zipfile
 from collections.abc import Callable
@@ -96,19 +97,44 @@ def _utf16_without_bom(head: bytes) -> str | None:
 
 
 def decode_text(data: bytes) -> str:
-    """Bytes → text: UTF-8 (with or without BOM), UTF-16 with BOM (PowerShell's `>` redirect), else Latin-1."""
+    """Bytes → text: UTF-8 (with or without BOM), UTF-16 with BOM (PowerShell's `>` redirect), else Latin-1.
+
+    Lines longer than MAX_LINE are cut (a pasted log with a megabyte on one line is damage, not data, and
+    the recognisers' patterns are not meant to scan it); a JSON document (a report on one line) is left whole.
+    nvidia-smi's XML is pretty-printed, one element per line."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return data.decode("utf-16", errors="replace")
+        return cap_lines(data.decode("utf-16", errors="replace"))
     enc = _utf16_without_bom(data[:4096])
     if enc:
-        return data.decode(enc, errors="replace")
+        return cap_lines(data.decode(enc, errors="replace"))
     try:
-        return data.decode("utf-8-sig")
+        return cap_lines(data.decode("utf-8-sig"))
     except UnicodeDecodeError:
-        return data.decode("latin-1")
+        return cap_lines(data.decode("latin-1"))
+
+
+MAX_LINE = 16 * 1024
+
+
+def cap_lines(text: str) -> str:
+    if len(text) <= MAX_LINE:
+        return text
+    lines = text.split("\n")
+    if all(len(line) <= MAX_LINE for line in lines):
+        return text
+    head = text.lstrip()[:64]
+    if head[:1] in ("{", "["):
+        try:
+            json.loads(text)
+            return text  # a JSON document on one line (a report): whole
+        except ValueError:
+            pass
+    return "\n".join(line if len(line) <= MAX_LINE else
+                     f"{line[:MAX_LINE]} …[{len(line) - MAX_LINE} characters of this line left out]" for line in lines)
 
 
 _CONTROL = set(range(0, 9)) | {11, 12} | set(range(14, 27)) | set(range(28, 32))
+_CONTROL_BYTES = bytes(sorted(_CONTROL))
 
 
 def looks_binary(data: bytes) -> bool:
@@ -120,7 +146,8 @@ def looks_binary(data: bytes) -> bool:
         if not nul_padded(data):
             return True
         head = data.replace(b"\x00", b"")[:4096]
-    return sum(b in _CONTROL for b in head) > len(head) // 20
+    controls = len(head) - len(head.translate(None, _CONTROL_BYTES))  # counted in C, not byte by byte
+    return controls > len(head) // 20
 
 
 def nul_padded(data: bytes) -> bool:

@@ -30,6 +30,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
+from gpusetup import versions
+from gpusetup.versions import Version
+
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
 MAX_PAGE_BYTES = 64 << 20  # torch's PyPI page is ~1 MB of JSON; a bound, not an expectation
 MAX_METADATA_BYTES = 4 << 20
@@ -252,13 +255,9 @@ def _py_key(p: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", p)) or (0,)
 
 
-def version_key(v: str) -> tuple[Any, ...]:
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return (0, Version(v))
-    except InvalidVersion:
-        return (-1, v)
+def version_key(v: str) -> Version:
+    """Sort key for index versions: the one version rule of gpusetup (:mod:`gpusetup.versions`)."""
+    return versions.version_key(v)
 
 
 # --------------------------------------------------------------------------- wheels read by range

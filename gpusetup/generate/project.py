@@ -22,10 +22,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit, urlunsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 
 from gpusetup.model import Choice, FrameworkPlan
+from gpusetup.versions import version_key
 
 EMIT_KINDS = ("uv", "pixi", "conda", "requirements")
 DEFAULT_FILES = {"uv": "pyproject.toml", "pixi": "pixi.toml", "conda": "environment.yml",
@@ -93,10 +95,16 @@ def emit_project(plans: list[FrameworkPlan], target: Target, kind: str, *, name:
         raise EmitError(f"unknown kind {kind!r}; choose one of {', '.join(EMIT_KINDS)}")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
         raise EmitError(f"project name {name!r} must be letters, digits, '.', '_' or '-'")
+    index_url, login_a = _without_login(index_url)
+    pytorch_mirror, login_b = _without_login(pytorch_mirror)
     picks = [pick for pick in (_pick(p, index_url, pytorch_mirror) for p in plans) if pick is not None]
     if not picks:
         raise EmitError("the plan chose no build to write down (no framework has a build for this machine)")
     notes = _notes(picks, target)
+    if login_a or login_b:
+        notes.append("A mirror here needs a login: gpusetup left the user name and password out of this file "
+                     "(files get shared and committed). Give them to the tool the way it reads credentials "
+                     "(for pip: ~/.netrc or keyring).")
     comments = [*(header or []), *notes]
     writer = {"uv": _uv, "pixi": _pixi, "conda": _conda, "requirements": _requirements}[kind]
     text = writer(picks, target, name, index_url, comments)
@@ -125,6 +133,20 @@ def _pick(p: FrameworkPlan, index_url: str | None, pytorch_mirror: str | None) -
     if not ch.packages:
         return None
     return _Pick(p.framework, ch, gpu, before, _mirror(ch.index_url, index_url, pytorch_mirror))
+
+
+def _without_login(url: str | None) -> tuple[str | None, bool]:
+    """The URL without ``user:password@`` (a secret never goes into a project file), and whether it had one."""
+    if not url:
+        return url, False
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, False
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)), True
 
 
 def _action_text(kind: str, min_version: str | None) -> str:
@@ -265,7 +287,7 @@ def _pixi(picks: list[_Pick], target: Target, name: str, index_url: str | None, 
         raise EmitError(f"pixi has no platform for {target.os or 'an unknown OS'} {target.arch or ''}".rstrip())
     py = _python_pin(target, picks)
     cudas = [c for c in (_cuda_version(p.choice) for p in picks if p.gpu) if c]
-    cuda = max(cudas, key=lambda v: tuple(int(x) for x in v.split("."))) if cudas else None
+    cuda = max(cudas, key=version_key) if cudas else None
     out = [_comment([*comments, "",
                      "pixi: `pixi install` solves and locks this workspace; `pixi shell` activates it."])]
     out.append("[workspace]\n")

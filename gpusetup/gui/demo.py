@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import tempfile
 import time
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ from typing import Any
 
 from gpusetup.cancel import CancelToken, Progress
 from gpusetup.gui.services import DockerOutcome, InstallOutcome, LogFn, Services, Target
-from gpusetup.model import Machine, Plan, SelfTestResult, from_dict
+from gpusetup.model import FrameworkPlan, Machine, Plan, SelfTestResult, from_dict
 from gpusetup.resources import resource
 
 PROBES = ("system", "pci", "nvml", "smi", "libcuda", "driver", "toolkit", "frameworks", "containers", "packages")
@@ -106,6 +107,16 @@ class DemoServices(Services):
         if progress:
             progress("done", 1.0)
         return InstallOutcome(ok=True, message="demonstration: nothing was changed")
+
+    def build_plan(self, fplans: list[FrameworkPlan], machine: Machine, target: Target) -> Plan:
+        """The recorded machine's plan, shown and walked, never run here: its venv is made by *that* machine's
+        Python (``python3.9`` for a 3.9 machine), named rather than looked up on this computer's PATH."""
+        if target.kind != "venv":
+            return super().build_plan(fplans, machine, target)
+        version = machine.system.python or (machine.python_envs[0].version if machine.python_envs else "") or ""
+        m = re.match(r"(\d+)\.(\d+)", version)
+        kwargs: dict[str, Any] = {"base_python": f"python{m.group(1)}.{m.group(2)}"} if m else {}
+        return self._install_module().build_plan(fplans, machine, target=target.spec(), **kwargs)
 
     def execute(self, plan: Plan, progress: Progress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None) -> InstallOutcome:
         self._done_steps = []

@@ -42,12 +42,28 @@ def _ps_word(arg: str) -> str:
     return f"(Join-Path $HOME {_ps_quote(rest)})" if rest else "$HOME"
 
 
+_NO_PASSWORD = ("The package index needs a login: gpusetup never writes passwords into files, so the index URL "
+                "below shows **** where the password goes. Put the real URL into pip's configuration (`pip config "
+                "set global.index-url URL`, or PIP_INDEX_URL) and remove --index-url from the pip lines, or "
+                "replace **** before running this script.")
+
+
 def render_script(plan: Plan, shell: str = "bash") -> str:
+    from gpusetup import credentials
+
     if shell in ("bash", "sh"):
-        return _bash(plan)
-    if shell in ("powershell", "pwsh", "ps1"):
-        return _powershell(plan)
-    raise ValueError(f"unknown shell {shell!r}: use bash or powershell")
+        text = _bash(plan)
+        mark = "#"
+    elif shell in ("powershell", "pwsh", "ps1"):
+        text = _powershell(plan)
+        mark = "#"
+    else:
+        raise ValueError(f"unknown shell {shell!r}: use bash or powershell")
+    text = credentials.scrub(text)  # a script is a file that is sent around: never with a secret in it
+    if credentials.MASK + "@" in text:
+        first, _, rest = text.partition("\n")
+        text = "\n".join([first, *_comment(_NO_PASSWORD, mark), rest])
+    return text
 
 
 def _comment(text: str, mark: str = "#") -> list[str]:
@@ -70,10 +86,18 @@ def _bash(plan: Plan) -> str:
                 (installers_dir() / name).read_text(encoding="utf-8")
             out += [f"cat > \"$gpusetup_dir/{name}\" <<'GPUSETUP_EOF'", text.rstrip("\n"), "GPUSETUP_EOF"]
     if isinstance(plan, InstallPlan) and plan.indexes and not plan.offline:
-        out += ["", "# Check every package index first, so nothing changes when the network is not there."]
+        out += ["", "# Check every package index first, so nothing changes when the network is not there.",
+                "# curl, else wget, else Python (a fresh Debian has python3 but neither curl nor wget).",
+                "gpusetup_reach() {",
+                "  if command -v curl >/dev/null 2>&1; then curl -fsS --max-time 20 -o /dev/null \"$1\"",
+                "  elif command -v wget >/dev/null 2>&1; then wget -q -T 20 -O /dev/null \"$1\"",
+                "  else python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=20)' "
+                "\"$1\" 2>/dev/null",
+                "  fi",
+                "}"]
         for url in plan.indexes:
             page = url.rstrip("/") + "/" + (plan.probes.get(url) or plan.probe_package or "pip") + "/"
-            out.append(f"curl -fsS --max-time 20 -o /dev/null {shlex.quote(page)} || "
+            out.append(f"gpusetup_reach {shlex.quote(page)} || "
                        f"{{ echo {shlex.quote('Cannot reach ' + url + ': check the network or proxy (HTTPS_PROXY).')} >&2; exit 1; }}")
     n = len(plan.steps)
     for i, s in enumerate(plan.steps, 1):

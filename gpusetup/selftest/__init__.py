@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from gpusetup.cancel import Cancelled, CancelToken, Progress, no_progress
+from gpusetup.messages import msg
 from gpusetup.model import Gpu, Machine, Measurement, SelfTestResult
 from gpusetup.runner import Runner, SubprocessRunner
 from gpusetup.selftest.base import MIB, RunCtx, Sizes
@@ -171,9 +172,11 @@ def _gpu_tiers(machine: Machine, env: SelfTestEnv, ctx: RunCtx, result: SelfTest
         drv = cudadrv.CudaDriver.load(env.cuda_loader, env.cuda_candidates)
     except cudadrv.DriverNotFound as exc:
         result.notes.append(f"No NVIDIA GPU can be tested: {exc} {no_gpu}")
+        result.headline = msg("selftest.no-driver-library")
         return
     except cudadrv.DriverTooOld as exc:
         result.notes.append(f"{exc} {no_gpu}")
+        result.headline = msg("selftest.driver-too-old")
         return
     if drv.fallbacks_used:
         used = ", ".join(f"{old} instead of {new}" for new, old in drv.fallbacks_used.items())
@@ -183,9 +186,11 @@ def _gpu_tiers(machine: Machine, env: SelfTestEnv, ctx: RunCtx, result: SelfTest
         count = drv.device_count()
     except cudadrv.CudaError as exc:
         result.notes.append(f"No NVIDIA GPU can be tested: {exc.name}: {exc.message} {no_gpu}")
+        result.headline = msg("selftest.cuda-init-failed", error=exc.name)
         return
     if count == 0:
         result.notes.append(f"No NVIDIA GPU found by the CUDA driver. {no_gpu}")
+        result.headline = msg("selftest.no-cuda-gpu")
         return
     ordinal = 0 if device is None else device
     if not 0 <= ordinal < count:

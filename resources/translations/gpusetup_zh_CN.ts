@@ -1116,16 +1116,16 @@
       <translation>这是一段记录：这些数字是在真实的 {what} 上测得的，不是在这台电脑上。</translation>
     </message>
     <message>
-      <source>The test left notes on what it could and could not measure.</source>
-      <translation>测试留下了说明，写明哪些项目测到了、哪些没能测量。</translation>
-    </message>
-    <message>
       <source>It works: your graphics card was tested and performs as expected.</source>
       <translation>可以工作：您的显卡已通过测试，性能符合预期。</translation>
     </message>
     <message>
       <source>The graphics card multiplied matrices {x}× faster than the processor.</source>
       <translation>显卡做矩阵乘法比处理器快 {x} 倍。</translation>
+    </message>
+    <message>
+      <source>The test left notes on what it could and could not measure.</source>
+      <translation>测试留下了说明，写明哪些项目测到了、哪些没能测量。</translation>
     </message>
     <message>
       <source>It works: your graphics card was tested. There is no rated peak to compare these numbers with, so they are shown without a verdict.</source>

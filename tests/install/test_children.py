@@ -69,7 +69,8 @@ def test_kill_9_during_pip_download_takes_pip_down_too(index, tmp_path: Path) ->
     finally:
         gs.kill()
         for p in psutil.process_iter(["cmdline"]):
-            if "slowpkg==1.0" in " ".join(p.info["cmdline"] or []):
+            cmd = " ".join(p.info["cmdline"] or [])
+            if "slowpkg==1.0" in cmd and str(tmp_path) in cmd:
                 p.kill()
     # the lock still names the dead process; the next run takes it over and says so
     dead = (jdir / "install.lock").read_text().strip()
@@ -95,6 +96,6 @@ def test_kill_9_during_a_probe_takes_the_probe_down_too(tmp_path: Path) -> None:
         assert _gone(child), "the probe outlived the killed gpusetup"
     finally:
         gs.kill()
-        for p in psutil.process_iter(["cmdline"]):
-            if (p.info["cmdline"] or [])[:2] == ["sleep", "37.5"]:
+        for p in psutil.process_iter(["cmdline", "ppid"]):
+            if (p.info["cmdline"] or [])[:2] == ["sleep", "37.5"] and p.info["ppid"] in (gs.pid, 1):
                 p.kill()

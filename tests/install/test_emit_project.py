@@ -226,3 +226,16 @@ def test_cli_writes_file_refuses_to_overwrite(tmp_path: Path, capsys: pytest.Cap
     assert main(["plan", "--for", str(prof), "--emit", "uv"]) == 0
     assert "[tool.uv.sources]" in capsys.readouterr().out
     assert main(["plan", "--for", str(prof), "--emit", "uv", "--json"]) == 3
+
+
+def test_mirror_logins_never_reach_the_file() -> None:
+    fp = FrameworkPlan(framework="pytorch", ok=True,
+                       choice=Choice(version="2.15", variant="cu130", index_url="https://download.pytorch.org/whl/cu130",
+                                     packages=["torch==2.15.*"]))
+    for kind in ("uv", "pixi", "conda", "requirements"):
+        out = emit_project([fp], Target("linux", "x86_64", "3.12"), kind,
+                           index_url="https://bob:s3cr3t@pypi.mirror.example:8443/simple",
+                           pytorch_mirror="https://bob:s3cr3t@torch.mirror.example/whl").text
+        assert "s3cr3t" not in out and "bob" not in out, kind
+        assert "https://pypi.mirror.example:8443/simple" in out and "https://torch.mirror.example/whl/cu130" in out
+        assert "needs a login" in out

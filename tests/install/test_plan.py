@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -168,13 +169,40 @@ def test_rendered_bash_script_is_clean_and_really_installs(index, tmp_path: Path
     assert installed(tmp_path / "env")["torch"] == "2.9.1+cu126"
 
 
+def test_rendered_script_runs_where_there_is_no_curl_or_wget(index, tmp_path: Path) -> None:
+    """A fresh Debian has python3 but neither curl nor wget (found in a clean bookworm root, issue 16)."""
+    plan = build_plan(torch_plan(f"{index.url}/whl/cu126"), machine(), f"venv:{tmp_path / 'env'}",
+                      with_pip=False, host_pip=True)
+    script = tmp_path / "install.sh"
+    script.write_text(render_script(plan, "bash"))
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for d in os.environ.get("PATH", "").split(os.pathsep)[::-1]:
+        for exe in Path(d).glob("*") if Path(d).is_dir() else []:
+            if exe.name not in ("curl", "wget") and os.access(exe, os.X_OK):
+                target = bare / exe.name
+                if target.is_symlink():
+                    target.unlink()
+                target.symlink_to(exe)
+    run = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PATH": str(bare)})
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert installed(tmp_path / "env")["torch"] == "2.9.1+cu126"
+    # and an index that does not answer still stops the script before anything changes
+    dead = plan.indexes[0].replace(index.url, "http://127.0.0.1:9")
+    script.write_text(render_script(plan, "bash").replace(plan.indexes[0], dead))
+    run = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PATH": str(bare)})
+    assert run.returncode == 1 and "Cannot reach http://127.0.0.1:9" in run.stderr
+
+
 def test_rendered_script_embeds_installers_and_stops_at_reboot() -> None:
     fps, m = no_driver_plan()
     text = render_script(build_plan(fps, m, "venv:~/gpu-env", portable=True, container_toolkit=True), "bash")
     assert "cat > \"$gpusetup_dir/nvidia-driver.sh\" <<'GPUSETUP_EOF'" in text
     assert 'sudo bash "$gpusetup_dir/nvidia-driver.sh" --flavour proprietary --branch 580' in text
     assert text.index("Restart the computer now") < text.index("nvidia-container-toolkit.sh\" --runtime docker")
-    assert "curl -fsS --max-time 20 -o /dev/null https://download.pytorch.org/whl/cu126/torch/" in text
+    assert "gpusetup_reach https://download.pytorch.org/whl/cu126/torch/" in text
     assert "python3 -m venv " in text
 
 

@@ -132,3 +132,47 @@ def test_render_nested_messages_lists_and_fallbacks() -> None:
     assert render(msg("no.such-code", a=1)).startswith("no.such-code")
     old = Rejected(option="cu118", reason="needs NVIDIA driver ≥ 450")
     assert messages.render_parts(old.code, old.params, old.reason, "zh_CN") == "needs NVIDIA driver ≥ 450"
+
+
+def test_every_note_of_the_demo_machines_has_its_code_and_chinese_words() -> None:
+    """notes and note_codes stay parallel (every note is added through messages.add_note), in the resolver's
+    answer and in the install plan, and each renders in Chinese."""
+    from gpusetup.compat.resolver import resolve
+    from gpusetup.install.plan import PlanError, build_plan
+    from gpusetup.model import Machine
+
+    seen = 0
+    for path in sorted(resource("demo").glob("*.json")):
+        machine = from_dict(Machine, json.loads(path.read_text(encoding="utf-8"))["machine"])
+        plans = resolve(machine, ["pytorch", "tensorflow", "jax"])
+        try:
+            install = [build_plan(plans, machine, "venv:/nonexistent/gpusetup-test-env", portable=True)]
+        except PlanError:
+            install = []
+        for p in [*plans, *install]:
+            assert len(p.notes) == len(p.note_codes), (path.name, p.notes)
+            for text, code in zip(p.notes, p.note_codes, strict=True):
+                assert render(code) == text
+                assert CJK.search(render(code, "zh_CN")), (path.name, code)
+                seen += 1
+        for p in plans:
+            for r in p.rejected:
+                assert r.code and render(msg(r.code, **r.params)) == r.reason
+            for a in p.actions:
+                assert a.code and render(msg(a.code, **a.params)) == a.why
+    assert seen >= 10
+
+
+def test_chinese_words_carry_no_jargon_a_beginner_must_read() -> None:
+    """The Chinese catalogue is what the wizard shows: no CLI flags, environment variables, wheel tags or [X]
+    markers outside `backticks` (the exact English, with all of them, is under 详细信息)."""
+    jargon = [
+        re.compile(r"(?<![\w-])--[a-z][a-z-]+"),
+        re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b"),
+        re.compile(r"\+(?:cu|rocm)\d"),
+        re.compile(r"\[[A-Z]\]"),
+    ]
+    for code, text in _doc("zh_CN")["messages"].items():
+        prose = re.sub(r"`[^`]*`|https?://\S+", " ", text)
+        for pat in jargon:
+            assert not pat.search(prose), f"{code}: {pat.search(prose).group(0)!r} in {text!r}"

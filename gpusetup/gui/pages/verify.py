@@ -14,6 +14,7 @@ from gpusetup.gui.pages.base import BasePage
 from gpusetup.gui.services import Unavailable, proof_python
 from gpusetup.gui.widgets import Busy, Card, MeasurementRow, StatusLine, clear_layout, details_section, label
 from gpusetup.gui.workers import JobContext
+from gpusetup.messages import render
 from gpusetup.model import Measurement, SelfTestResult
 
 if TYPE_CHECKING:
@@ -230,8 +231,11 @@ class VerifyPage(BasePage):
             if current_language() == "en":
                 for n in result.notes:
                     notes.body.addWidget(label("• " + n))
-            else:  # the self-test words its notes in English: one click away
-                notes.body.addWidget(label(tr("The test left notes on what it could and could not measure.")))
+            else:  # the self-test words its notes in English: the headline in this language, the rest one click away
+                if result.headline is not None:
+                    notes.body.addWidget(label(render(result.headline, current_language())))
+                else:
+                    notes.body.addWidget(label(tr("The test left notes on what it could and could not measure.")))
                 more_notes = details_section(["• " + n for n in result.notes])
                 if more_notes is not None:
                     notes.body.addWidget(more_notes)

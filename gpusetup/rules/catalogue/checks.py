@@ -141,7 +141,7 @@ def _register() -> None:
                 if named:
                     override, gfx = value, named.group(0)
                     break
-        windows = bool(re.search(r"[A-Z]:\\Program Files\\AMD\\ROCm|HIP SDK", text))
+        windows = bool(re.search(r"[A-Z]:\\Program Files\\AMD\\ROCm|HIP SDK|[A-Z]:\\\S*\\rocm\b", text))
         return {"gfx": gfx or "(not shown)", "override": override or "<the nearest supported gfx version>",
                 "evidence": [f"GPU: {gfx}"] if gfx else [],
                 **({"fix_key": "windows"} if windows else {})}

@@ -88,6 +88,13 @@ def driver_too_old(machine: Machine) -> list[Finding]:
             + (f" (CUDA {driver_cuda} or older)" if driver_cuda else "")
             + "."
         )
+        if machine.system.wsl:
+            # In WSL2 the driver is the Windows one; a Linux driver inside the distribution is never the fix.
+            fix = ("In WSL2 the NVIDIA driver is the Windows driver: update it on Windows (from nvidia.com or "
+                   "Windows Update), update WSL (`wsl --update` in PowerShell) and Windows itself (GPU support in WSL "
+                   "needs Windows 11 or Windows 10 21H2 or later); do not install a Linux NVIDIA driver inside the "
+                   "distribution. Or use a build of your program made for the CUDA version the driver supports"
+                   + (f" (CUDA {driver_cuda} or older)" if driver_cuda else "") + ".")
         out.append(
             make(
                 "driver-too-old-for-cuda",
