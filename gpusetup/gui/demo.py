@@ -110,13 +110,14 @@ class DemoServices(Services):
 
     def build_plan(self, fplans: list[FrameworkPlan], machine: Machine, target: Target) -> Plan:
         """The recorded machine's plan, shown and walked, never run here: its venv is made by *that* machine's
-        Python (``python3.9`` for a 3.9 machine), named rather than looked up on this computer's PATH."""
+        Python (``python3.9`` for a 3.9 machine), named rather than looked up on this computer's PATH. Portable:
+        it looks at nothing on this computer (no existing environment, no interpreters, no conda)."""
         if target.kind != "venv":
             return super().build_plan(fplans, machine, target)
         version = machine.system.python or (machine.python_envs[0].version if machine.python_envs else "") or ""
         m = re.match(r"(\d+)\.(\d+)", version)
         kwargs: dict[str, Any] = {"base_python": f"python{m.group(1)}.{m.group(2)}"} if m else {}
-        return self._install_module().build_plan(fplans, machine, target=target.spec(), **kwargs)
+        return self._install_module().build_plan(fplans, machine, target=target.spec(), portable=True, **kwargs)
 
     def execute(self, plan: Plan, progress: Progress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None) -> InstallOutcome:
         self._done_steps = []
@@ -139,11 +140,6 @@ class DemoServices(Services):
 
     def unfinished_install(self) -> bool:
         return False
-
-    def build_plan(self, fplans: list[Any], machine: Machine, target: Target) -> Plan:
-        """The real planner, for the recorded machine: portable, so it looks at nothing on this computer
-        (no existing environment, no interpreters, no conda)."""
-        return self._install_module().build_plan(fplans, machine, target=target.spec(), portable=True)
 
     def conda_envs(self) -> list[str] | None:
         return None

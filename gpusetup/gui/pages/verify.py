@@ -198,7 +198,6 @@ class VerifyPage(BasePage):
             self.status.set("pass", tr("It works: your graphics card was tested. There is no rated peak to compare these numbers with, so they are shown without a verdict."))
         else:
             self.status.set("info", tr("The graphics card could not be tested; the results below show what was measured."))
-        from gpusetup.messages import render
         from gpusetup.selftest.proof import headline
 
         line = headline(result, self.state.machine.gpus[0].name if self.state.machine and self.state.machine.gpus else None)
