@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from gpusetup.compat.resolver import resolve
 
     plan_emit.check_arguments(args)
-    frameworks = list(dict.fromkeys(args.framework or ["pytorch"]))
+    frameworks = list(dict.fromkeys(args.framework or plan_emit.default_frameworks() or ["pytorch"]))
     if args.python is not None and not _python_ok(args.python):
         raise ToolError(f"--python must look like 3.12, got {args.python!r}")
     if args.for_file:

@@ -26,6 +26,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --emit: a mirror of https://download.pytorch.org/whl to use instead")
 
 
+def default_frameworks() -> list[str]:
+    """defaults.frameworks from the shared configuration file (a broken file is an error that names it)."""
+    from gpusetup.config import ConfigError, load_config
+
+    try:
+        return load_config().frameworks
+    except ConfigError as exc:
+        raise ToolError(str(exc)) from exc
+
+
 def check_arguments(args: argparse.Namespace) -> None:
     if not getattr(args, "emit", None) and (args.output or args.force):
         raise ToolError("-o/--output and --force only go with --emit")

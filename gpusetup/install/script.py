@@ -42,12 +42,28 @@ def _ps_word(arg: str) -> str:
     return f"(Join-Path $HOME {_ps_quote(rest)})" if rest else "$HOME"
 
 
+_NO_PASSWORD = ("The package index needs a login: gpusetup never writes passwords into files, so the index URL "
+                "below shows **** where the password goes. Put the real URL into pip's configuration (`pip config "
+                "set global.index-url URL`, or PIP_INDEX_URL) and remove --index-url from the pip lines, or "
+                "replace **** before running this script.")
+
+
 def render_script(plan: Plan, shell: str = "bash") -> str:
+    from gpusetup import credentials
+
     if shell in ("bash", "sh"):
-        return _bash(plan)
-    if shell in ("powershell", "pwsh", "ps1"):
-        return _powershell(plan)
-    raise ValueError(f"unknown shell {shell!r}: use bash or powershell")
+        text = _bash(plan)
+        mark = "#"
+    elif shell in ("powershell", "pwsh", "ps1"):
+        text = _powershell(plan)
+        mark = "#"
+    else:
+        raise ValueError(f"unknown shell {shell!r}: use bash or powershell")
+    text = credentials.scrub(text)  # a script is a file that is sent around: never with a secret in it
+    if credentials.MASK + "@" in text:
+        first, _, rest = text.partition("\n")
+        text = "\n".join([first, *_comment(_NO_PASSWORD, mark), rest])
+    return text
 
 
 def _comment(text: str, mark: str = "#") -> list[str]:

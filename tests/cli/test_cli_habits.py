@@ -207,3 +207,21 @@ def test_plan_emit_takes_mirrors_from_the_config(monkeypatch: pytest.MonkeyPatch
     assert "--extra-index-url https://torch.mirror.example/whl/cu" in out
     assert main(["plan", "--for", str(prof), "--emit", "requirements", "--pytorch-mirror", "https://o.example/w"]) == 0
     assert "--extra-index-url https://o.example/w/cu" in capsys.readouterr().out  # the option wins
+
+
+def test_plan_takes_default_frameworks_from_the_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    cfgfile = tmp_path / "config.toml"
+    cfgfile.write_text('[defaults]\nframeworks = ["jax", "pytorch"]\n')
+    monkeypatch.setenv("GPUSETUP_CONFIG", str(cfgfile))
+    prof = tmp_path / "m.json"
+    prof.write_text(json.dumps({"os": "linux", "arch": "x86_64", "python": "3.12", "driver": "580.65.06",
+                                "gpus": [{"vendor": "nvidia", "name": "NVIDIA GeForce RTX 3090",
+                                          "compute_capability": "8.6"}]}))
+    main(["plan", "--for", str(prof), "--json", "--offline"])
+    assert [p["framework"] for p in json.loads(capsys.readouterr().out)["plans"]] == ["jax", "pytorch"]
+    main(["plan", "--for", str(prof), "--json", "--offline", "-f", "tensorflow"])  # the option wins
+    assert [p["framework"] for p in json.loads(capsys.readouterr().out)["plans"]] == ["tensorflow"]
+    cfgfile.write_text("[defaults\n")
+    assert main(["plan", "--for", str(prof), "--offline"]) == 3
+    assert "not valid TOML" in capsys.readouterr().err

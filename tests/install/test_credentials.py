@@ -194,3 +194,14 @@ def test_state_folder_is_private_even_when_it_existed(tmp_path: Path) -> None:
     assert stat.S_IMODE(jdir.stat().st_mode) == 0o700
     assert stat.S_IMODE((jdir / "journal.jsonl").stat().st_mode) == 0o600
     assert stat.S_IMODE((jdir / "install.lock").stat().st_mode) == 0o600
+
+
+def test_script_for_an_authenticated_mirror_holds_no_password(authed) -> None:
+    from gpusetup.install import render_script
+
+    plan = build_plan(torch_plan("https://download.pytorch.org/whl/cu126"), machine(), "venv:~/gpu-env",
+                      portable=True, pytorch_mirror=mirror(authed))
+    for shell in ("bash", "powershell"):
+        text = render_script(plan, shell)
+        assert PASSWORD not in text and "alice:****@" in text
+        assert "gpusetup never writes passwords into files" in text

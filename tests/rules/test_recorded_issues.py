@@ -126,3 +126,11 @@ def test_idle_lspci_link_downgrade_is_only_info() -> None:
     f15 = [f for f in findings if f.catalogue == "F15"]
     assert f15 and all(f.severity == Severity.INFO for f in f15)
     assert "under load" in f15[0].detail
+
+
+@pytest.mark.parametrize("path", POSITIVE, ids=lambda p: p.name[:60])
+def test_advice_has_no_unfilled_template_fields(path: Path) -> None:
+    """Data entries fill {names} from the evidence; a name the evidence did not give must not leak as '?'."""
+    first = analyze_paths([str(path)]).findings[0]
+    for text in (first.title, first.detail, first.fix):
+        assert not re.search(r"\{\w+\}|[\s(]\?(?:[)\s]|$)", text), (path.name, text)

@@ -161,3 +161,18 @@ def test_every_note_of_the_demo_machines_has_its_code_and_chinese_words() -> Non
             for a in p.actions:
                 assert a.code and render(msg(a.code, **a.params)) == a.why
     assert seen >= 10
+
+
+def test_chinese_words_carry_no_jargon_a_beginner_must_read() -> None:
+    """The Chinese catalogue is what the wizard shows: no CLI flags, environment variables, wheel tags or [X]
+    markers outside `backticks` (the exact English, with all of them, is under 详细信息)."""
+    jargon = [
+        re.compile(r"(?<![\w-])--[a-z][a-z-]+"),
+        re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b"),
+        re.compile(r"\+(?:cu|rocm)\d"),
+        re.compile(r"\[[A-Z]\]"),
+    ]
+    for code, text in _doc("zh_CN")["messages"].items():
+        prose = re.sub(r"`[^`]*`|https?://\S+", " ", text)
+        for pat in jargon:
+            assert not pat.search(prose), f"{code}: {pat.search(prose).group(0)!r} in {text!r}"
