@@ -19,10 +19,12 @@ command -v "$PY" >/dev/null || die "python3 is not installed. Install it with: s
 
 if [ ! -x "$VENV/bin/python" ]; then
   echo "bootstrap: creating $VENV ..."
-  if ! "$PY" -m venv "$VENV" 2>/tmp/gpusetup-venv.err; then
+  if ! "$PY" -m venv "$VENV" >/tmp/gpusetup-venv.err 2>&1; then
     rm -rf "$VENV"
     ver=$("$PY" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
-    die "could not create a virtual environment ($(tail -1 /tmp/gpusetup-venv.err)). On Debian/Ubuntu: sudo apt-get install -y python${ver}-venv"
+    # Debian's message goes to stdout and ends with a blank line: show its first real line
+    why=$(grep -m1 -E '[[:alnum:]]' /tmp/gpusetup-venv.err || true)
+    die "could not create a virtual environment (${why:-no reason given}). On Debian/Ubuntu: sudo apt-get install -y python${ver}-venv"
   fi
 fi
 VPY="$VENV/bin/python"
