@@ -23,6 +23,7 @@ from gpusetup.model import (
     Finding,
     FrameworkPlan,
     Machine,
+    Message,
     Plan,
     Report,
     SelfTestResult,
@@ -85,6 +86,11 @@ class DockerOutcome:
     warnings: list[str] = field(default_factory=list)
     raw: Any = None
     host_findings: list[Finding] = field(default_factory=list)  # can this host run GPU containers (by finding id)
+    # the generator's words as data (gpusetup.messages), so the page can show them in the interface's language
+    why_codes: list[Message] = field(default_factory=list)
+    warning_codes: list[Message] = field(default_factory=list)
+    refused_code: Message | None = None
+    alternative_code: Message | None = None
 
 
 @dataclass
@@ -526,7 +532,17 @@ def _docker_outcome(res: Any, out_dir: Path) -> DockerOutcome:
         warnings=warnings,
         raw=res,
         host_findings=host,
+        why_codes=_codes(getattr(res, "why_codes", None), getattr(res, "why", None)),
+        warning_codes=_codes(getattr(res, "warning_codes", None), warnings),
+        refused_code=getattr(res, "reason_code", None) if refused else None,
+        alternative_code=getattr(res, "alternative_code", None) if refused else None,
     )
+
+
+def _codes(codes: Any, texts: Any) -> list[Message]:
+    """The messages, when there is one per English line (else none: the page shows the English)."""
+    codes = [c for c in (codes or []) if isinstance(c, Message)]
+    return codes if isinstance(texts, (list, tuple)) and len(codes) == len(texts) else []
 
 
 def proof_python(plan: Plan | None, target: Target | None, install: InstallOutcome | None) -> str | None:

@@ -41,6 +41,7 @@ from gpusetup.gui.widgets import (
 )
 from gpusetup.gui.workers import JobContext
 from gpusetup.i18n import finding_text
+from gpusetup.messages import render
 from gpusetup.model import Severity, Step
 
 if TYPE_CHECKING:
@@ -493,11 +494,17 @@ class InstallPage(BasePage):
         for fw, out in results:
             self.state.docker = out
             name = FRAMEWORK_NAMES.get(fw, fw)
-            # the generator words its choices in English: in a translated interface they go under Details
+            # the generator says its choices as messages: in a translated interface they are shown in its
+            # language, and the exact English (flags, tags, versions) goes under Details
             english: list[str] = []
             if out.refused:
                 all_ok = False
-                if translated:
+                if translated and out.refused_code is not None:
+                    self.next_layout.addWidget(label(tr("{name}: not written. {reason}").format(name=name, reason=render(out.refused_code, lang)), bold=True))
+                    if out.alternative_code is not None:
+                        self.next_layout.addWidget(label(tr("Instead: {alt}").format(alt=render(out.alternative_code, lang))))
+                    english += [out.refused, out.alternative or ""]
+                elif translated:
                     self.next_layout.addWidget(label(tr("{name}: no files were written (the reason is under Details).").format(name=name), bold=True))
                     english += [out.refused, out.alternative or ""]
                 else:
@@ -511,18 +518,21 @@ class InstallPage(BasePage):
             if out.image:
                 why = f" — {out.why}" if out.why and not translated else ""
                 self.next_layout.addWidget(label(tr("Image: {image}").format(image=out.image) + why))
+                if translated and out.why_codes:
+                    for m in out.why_codes:
+                        self.next_layout.addWidget(label("• " + render(m, lang)))
                 if translated and out.why:
                     english.append(out.why)
             for f in out.files:
                 self.next_layout.addWidget(label("• " + f))
-            for w in out.warnings:
-                if translated:
-                    english.append("• " + w)
-                    continue
+            warn_words = [render(m, lang) for m in out.warning_codes] if translated and out.warning_codes else None
+            for w in out.warnings if not translated else (warn_words or []):
                 s = StatusLine()
                 s.set("warn", w)
                 self.next_layout.addWidget(s)
-            if translated and out.warnings:
+            if translated:
+                english += ["• " + w for w in out.warnings]
+            if translated and out.warnings and not warn_words:
                 s = StatusLine()
                 s.set("warn", tr("The generator left {n} warning(s); they are under Details.").format(n=len(out.warnings)))
                 self.next_layout.addWidget(s)
