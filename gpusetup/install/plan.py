@@ -52,7 +52,7 @@ class InstallPlan(Plan):
     download_mib: int = 0
     installed_mib: int = 0
     space_path: str = ""  # where the bytes land (checked for free space)
-    base_pip: str = ""  # pip version a new venv gets from its Python's ensurepip ("managed": uv's build)
+    base_pip: str = ""  # pip version a new venv gets from its Python's ensurepip ("" when not known)
     packages: list[str] = field(default_factory=list)  # exact requirement strings that are installed
     os: str = "linux"
     offline: bool = False
@@ -269,7 +269,7 @@ def _provide_python(plan: InstallPlan, want: str | None, venv: str, with_pip: bo
     add_note(plan, msg("install.note.python-provided", version=version, folder=str(pyfind.managed_dir())))
     plan.steps.extend(pyfind.provide_steps(version, venv, uv,
                                            mirror_url=python_mirror or pyfind.mirror()))
-    plan.base_pip = "managed"
+    plan.base_pip = ""  # its ensurepip's pip is not known before it is downloaded: no --progress-bar raw
 
 
 def _target_python_version(machine: Machine) -> str | None:
@@ -351,12 +351,10 @@ def _add_index(plan: InstallPlan, url: str | None, reqs: list[str]) -> None:
 
 def _pip_supports_raw(plan: InstallPlan) -> bool:
     """``--progress-bar raw`` (pip ≥ 24.1) only when we know the pip that runs: the host's, or the one a new
-    venv gets from its interpreter's ensurepip (uv's Python builds bundle a recent pip)."""
+    venv gets from the interpreter that was found (its ensurepip's version)."""
     if plan.pip[:1] == [sys.executable] and pyfind.own_interpreter():
         hp = _host_pip_version()
         return bool(hp and hp >= (24, 1))
-    if plan.base_pip == "managed":
-        return True
     got = tuple(int(x) for x in re.findall(r"\d+", plan.base_pip)[:2])
     return bool(got and got >= (24, 1))
 

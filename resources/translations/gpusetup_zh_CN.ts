@@ -564,10 +564,6 @@
       <translation>已取消</translation>
     </message>
     <message>
-      <source>{name}: no files were written (the reason is under Details).</source>
-      <translation>{name}：没有写入任何文件（原因见“详细信息”）。</translation>
-    </message>
-    <message>
       <source>{name}: not written. {reason}</source>
       <translation>{name}：未写入。{reason}</translation>
     </message>
@@ -578,6 +574,10 @@
     <message>
       <source>Instead: {alt}</source>
       <translation>替代方案：{alt}</translation>
+    </message>
+    <message>
+      <source>{name}: no files were written (the reason is under Details).</source>
+      <translation>{name}：没有写入任何文件（原因见“详细信息”）。</translation>
     </message>
     <message>
       <source>not working (no NVIDIA driver answered)</source>

@@ -125,3 +125,83 @@ def test_an_old_python_that_holds_a_framework_back_is_said_with_the_newer_one() 
     assert p["newer"] in render(offer, "zh_CN")
     best = resolve(m, ["pytorch"], python_version=p["python"])
     assert newer_python_offer(m, best, p["python"]) is None, "nothing to offer when this Python gets the newest"
+
+
+def _standalone_build(dest: Path) -> tuple[Path, str]:
+    """A python-build-standalone-shaped archive (``python/bin``, ``python/lib``) of the running interpreter's
+    own installation, under a made-up patch release X.Y.99, and the minor version it provides."""
+    import shutil
+    import sysconfig
+    import tarfile
+
+    minor = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    base = Path(sys.base_prefix)
+    stdlib = Path(sysconfig.get_paths(vars={"base": sys.base_prefix, "installed_base": sys.base_prefix})["stdlib"])
+    if not (stdlib / "ensurepip").is_dir() or stdlib.parent.parent != base:
+        pytest.skip("this Python's installation cannot stand in for a standalone build (no ensurepip, or split)")
+    root = dest / "python"
+    (root / "bin").mkdir(parents=True)
+    exe = Path(sys.executable).resolve()
+    shutil.copy2(exe, root / "bin" / f"python{minor}")
+    for alias in ("python3", "python"):
+        (root / "bin" / alias).symlink_to(f"python{minor}")
+    shutil.copytree(stdlib, root / "lib" / f"python{minor}", symlinks=True,
+                    ignore=shutil.ignore_patterns("test", "site-packages", "__pycache__", "idlelib", "tkinter"))
+    (root / "lib" / f"python{minor}" / "site-packages").mkdir()
+    for lib in (base / "lib").glob("libpython*.so*"):
+        shutil.copy2(lib, root / "lib" / lib.name, follow_symlinks=True)
+    archive = dest / f"cpython-{minor}.99-stand-in.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(root, arcname="python")
+    return archive, minor
+
+
+@pytest.mark.network
+def test_uv_downloads_and_installs_a_python_from_a_local_stand_in(
+        index, packaged: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The download path for real: uv fetches a Python build over HTTP from 127.0.0.1 (described by a
+    downloads list in uv's format), installs it into gpusetup's per-user folder, creates the environment with
+    it, and the framework is installed and checked there."""
+    import hashlib
+    import json
+    import threading
+    from functools import partial
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    uv = _real_uv()
+    if uv is None:
+        pytest.skip("uv is not installed here (pip install uv)")
+    builds = tmp_path / "builds"
+    builds.mkdir()
+    archive, minor = _standalone_build(builds)
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *a: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Quiet, directory=str(builds)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        major, mnr = (int(x) for x in minor.split("."))
+        (builds / "downloads.json").write_text(json.dumps({f"cpython-{minor}.99-linux-x86_64-gnu": {
+            "name": "cpython", "arch": {"family": "x86_64", "variant": None}, "os": "linux", "libc": "gnu",
+            "major": major, "minor": mnr, "patch": 99, "prerelease": "", "url": f"{url}/{archive.name}",
+            "sha256": hashlib.sha256(archive.read_bytes()).hexdigest(), "variant": None, "build": "20261110"}}))
+        monkeypatch.setenv("GPUSETUP_UV", uv)
+        monkeypatch.setenv("UV_PYTHON_DOWNLOADS_JSON_URL", f"{url}/downloads.json")
+        fps = torch_plan(f"{index.url}/whl/cu126")
+        fps[0].choice.python = minor
+        plan = build_plan(fps, machine(), f"venv:{tmp_path / 'env'}")
+        assert [s.id for s in plan.steps[:3]] == ["get-python", "create-venv", "seed-pip"]
+        res = execute(plan, journal_dir=tmp_path / "state", free_space=PLENTY)
+        assert res.ok, res.message
+    finally:
+        server.shutdown()
+        server.server_close()
+    managed = tmp_path / "gpusetup-home" / "data" / "python"
+    assert any(p.name.startswith(f"cpython-{minor}.99-") for p in managed.iterdir())
+    env_py = tmp_path / "env" / "bin" / "python"
+    cfg = (tmp_path / "env" / "pyvenv.cfg").read_text()
+    assert str(managed) in cfg, cfg  # the environment runs on the Python uv provided
+    assert installed(tmp_path / "env")["torch"] == "2.9.1+cu126" and env_py.is_file()
