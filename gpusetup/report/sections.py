@@ -37,6 +37,9 @@ def gpu_rows(g: Gpu) -> list[Row]:
         ("ECC", g.ecc.mode_current),
         ("throttle reasons", g.throttle_reasons),
         ("MIG", g.mig_mode),
+        ("compute mode", g.compute_mode if g.compute_mode != "Default" else None),
+        ("processes", [f"{p.pid} {p.name or '?'}" + (f" ({p.used_mib} MiB)" if p.used_mib is not None else "")
+                       for p in g.process_list[:8]] or None),
         ("driver model", g.driver_model),
         ("UUID", g.uuid),
     ]
