@@ -45,28 +45,9 @@ if ! current "$stamp" && ! { [ "$mode" != "test" ] && current "$VENV/.installed-
   echo "$want" > "$stamp"
 fi
 
-# Qt needs a few system libraries that a minimal Debian/Ubuntu lacks. Name them exactly, install them
-# when we are root, never end in a bare traceback.
-qt_check() {
-  QT_QPA_PLATFORM="${1}" "$VPY" - <<'PY' 2>&1
-import sys
-try:
-    from PySide6 import QtWidgets  # noqa: F401
-except ImportError as exc:
-    print(exc)
-    sys.exit(1)
-PY
-}
-qt_packages() {  # missing .so -> Debian package
-  case "$1" in
-    *libEGL.so*) echo libegl1 ;; *libGL.so*) echo libgl1 ;; *libOpenGL.so*) echo libopengl0 ;;
-    *libxkbcommon.so*) echo libxkbcommon0 ;; *libxkbcommon-x11*) echo libxkbcommon-x11-0 ;;
-    *libfontconfig*) echo libfontconfig1 ;; *libfreetype*) echo libfreetype6 ;;
-    *libdbus-1*) echo libdbus-1-3 ;; *libglib-2.0*|*libgthread*) echo libglib2.0-0 ;;
-    *libxcb-cursor*) echo libxcb-cursor0 ;; *libX11*) echo libx11-6 libx11-xcb1 ;;
-    *) echo "libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3 libglib2.0-0" ;;
-  esac
-}
+# Qt needs a few system libraries that a minimal Debian/Ubuntu lacks. The check really loads the platform
+# plugin in a child process (python -m gpusetup.qtcheck, the same check `gpusetup gui` runs), names the
+# missing libraries' packages exactly, installs them when we are root, and never ends in a bare abort.
 # What PySide6's offscreen and xcb platforms load on a minimal Debian/Ubuntu (a clean bookworm root needed
 # libgl1 libxkbcommon0 libegl1 libglib2.0-0 libfreetype6 libfontconfig1 one after the other): installed
 # together at the first miss, so one apt-get run does it instead of one per library.
@@ -74,11 +55,11 @@ QT_BASE_PACKAGES="libegl1 libgl1 libopengl0 libxkbcommon0 libfontconfig1 libfree
 ensure_qt() {
   local platform="$1" err pkgs
   for n in 1 2 3 4 5 6 7 8; do
-    err=$(qt_check "$platform") && return 0
-    pkgs=$(qt_packages "$err")
+    pkgs=$("$VPY" -m gpusetup.qtcheck --packages ${platform:+--platform "$platform"} 2>/tmp/gpusetup-qtcheck.err) && return 0
+    err=$(tail -n 1 /tmp/gpusetup-qtcheck.err)
     [ "$n" = 1 ] && pkgs="$pkgs $QT_BASE_PACKAGES"
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-      echo "bootstrap: Qt needs system libraries ($err); installing: $pkgs"
+      echo "bootstrap: Qt needs system libraries; installing: $pkgs"
       [ -n "${_apt_updated:-}" ] || { apt-get update -qq >/dev/null || true; _apt_updated=1; }
       # shellcheck disable=SC2086
       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $pkgs >/dev/null || break
@@ -87,7 +68,6 @@ ensure_qt() {
     fi
   done
   echo "bootstrap: the Qt user interface cannot load: $err" >&2
-  echo "bootstrap: install its system libraries with: sudo apt-get install -y $(qt_packages "$err")" >&2
   return 1
 }
 

@@ -106,7 +106,7 @@ class SlowServices(Services):
     def clear_pending(self) -> None:
         """Nothing kept."""
 
-    def run_selftest(self, machine: Machine, mode: str = "quick", progress: Progress | None = None, cancel: CancelToken | None = None) -> SelfTestResult:
+    def run_selftest(self, machine: Machine, mode: str = "quick", progress: Progress | None = None, cancel: CancelToken | None = None, python: str | None = None) -> SelfTestResult:
         end = time.perf_counter() + 3.0 * self.scale
         n = 0
         while time.perf_counter() < end:

@@ -160,7 +160,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 def gui_main() -> int:
     """Entry point for the double-clickable launcher (no console window on Windows)."""
-    return main(["gui"])
+    return main(["gui", *sys.argv[1:]])  # --gpusetup-qt-probe: the start-up check's child (commands/gui.py)
 
 
 if __name__ == "__main__":

@@ -408,8 +408,9 @@ class Step:
     needs_root: bool = False
     explain: str = ""
     undo: list[str] = field(default_factory=list)
-    kind: str = "command"  # command / venv / pip / script / reboot / manual
+    kind: str = "command"  # command / venv / pip / script / reboot / manual / python
     subject: str = ""  # what the step acts on (a path, the packages, a driver branch): shown beside a translated title
+    env: dict[str, str] = field(default_factory=dict)  # extra environment variables for argv (no secrets)
 
 
 @dataclass
@@ -516,6 +517,7 @@ class SelfTestResult:
     gpu_name: str | None = None  # the GPU that was tested, as the driver names it
     device: int | None = None  # its CUDA device number
     duration_s: float | None = None
+    framework_python: str | None = None  # the interpreter whose frameworks the framework tier checked
     headline: Message | None = None  # why the GPU was not tested, as data (the English is among the notes)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from gpusetup.errors import EXIT_TOOL, ToolError
 from gpusetup.probe.platform.host import display_available
+from gpusetup.qtcheck import PROBE_FLAG
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,12 +27,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(rtx3060, two-gpus, no-driver, no-gpu, a100)",
     )
     p.add_argument("--language", choices=["en", "zh_CN"], help="language (default: the system's, then the last one used)")
+    p.add_argument(PROBE_FLAG, dest="qt_probe", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--resume", action="store_true",
+                   help="continue an installation that stopped for a restart (what the login entry runs)")
     p.add_argument("--theme", choices=["auto", "light", "dark"], help="appearance (default: follow the system)")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     import importlib.util
+
+    if args.qt_probe:  # the child of the start-up check inside the packaged program (gpusetup.qtcheck)
+        from gpusetup.gui.probe import probe_main
+
+        return probe_main()
 
     if importlib.util.find_spec("PySide6") is None:  # only gpusetup/gui imports Qt itself
         raise ToolError("the wizard needs PySide6, which is not installed. Install it with: pip install PySide6-Essentials")
@@ -65,6 +74,86 @@ def run(args: argparse.Namespace) -> int:
             "no display found (DISPLAY and WAYLAND_DISPLAY are not set), so the wizard cannot open a window. "
             "Run `gpusetup diagnose` for the text report, or log in to the desktop and start it there."
         )
+    problem = window_problem()
+    if problem is not None:
+        print(f"gpusetup: the wizard's window cannot open here: {problem}", file=sys.stderr)
+        note = _write_problem(problem)  # a double-clicked program has no terminal: the reason is kept on disk
+        print("gpusetup: showing the text report instead." + (f" (The reason is also in {note}.)" if note else ""),
+              file=sys.stderr)
+        report = args.root_parser.parse_args(["diagnose"])
+        return int(report.handler(report))
     from gpusetup.gui.app import run as run_app
 
-    return run_app(fake_machine=args.fake_machine, language=args.language, scheme=args.theme)
+    return run_app(fake_machine=args.fake_machine, language=args.language, scheme=args.theme, resume=args.resume)
+
+
+def window_problem() -> str | None:
+    """None when Qt's platform plugin loads here (checked in a child process, remembered once it worked);
+    else the reason, after installing the missing system packages when we are root and apt-get exists."""
+    import json
+    import shutil
+
+    from gpusetup import qtcheck
+
+    platform = os.environ.get("QT_QPA_PLATFORM") or None
+    key = json.dumps([platform, bool(os.environ.get("WAYLAND_DISPLAY")), _pyside_version()])
+    marker = _marker()
+    try:
+        if marker is not None and marker.read_text(encoding="utf-8") == key:
+            return None
+    except OSError:
+        pass
+    res = qtcheck.check(platform)
+    may_install = os.environ.get("GPUSETUP_QT_INSTALL", "1") != "0"  # 0: never install system packages
+    if (not res.ok and res.packages and may_install and hasattr(os, "geteuid") and os.geteuid() == 0
+            and shutil.which("apt-get")):
+        from gpusetup.runner import SubprocessRunner
+
+        print("gpusetup: installing the system libraries Qt needs: " + " ".join(res.packages), file=sys.stderr)
+        inst = SubprocessRunner().run(["apt-get", "install", "-y", "-q", *res.packages], timeout=900,
+                                      env={"DEBIAN_FRONTEND": "noninteractive"})
+        if not inst.ok:
+            tail = (inst.stderr or inst.stdout).strip().splitlines()[-1:] or [inst.error or "failed"]
+            return res.reason() + f" (apt-get install did not work: {tail[0]})"
+        res = qtcheck.check(platform)
+    if not res.ok:
+        return res.reason()
+    if marker is not None:
+        try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text(key, encoding="utf-8")
+        except OSError:
+            pass
+    return None
+
+
+def _write_problem(problem: str) -> Path | None:
+    try:
+        from gpusetup import paths
+
+        path = paths.log_dir() / "window-problem.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"The GPU Setup window could not open: {problem}\n", encoding="utf-8")
+        return path
+    except (ImportError, OSError):
+        return None
+
+
+def _pyside_version() -> str:
+    from importlib import metadata
+
+    for dist in ("PySide6-Essentials", "PySide6"):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return "?"
+
+
+def _marker() -> Path | None:
+    try:
+        from gpusetup import paths
+
+        return paths.state_dir() / "qt-platform-ok"
+    except ImportError:
+        return None

@@ -52,6 +52,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--pytorch-mirror", metavar="URL",
                    help="a mirror of https://download.pytorch.org/whl (e.g. https://mirror.example/whl)")
     p.add_argument("--uv", action="store_true", help="install with uv instead of pip (uv must be on PATH)")
+    p.add_argument("--python-mirror", metavar="URL",
+                   help="where uv downloads a Python from when this computer has none of the needed version "
+                        "(a mirror of the python-build-standalone releases; also GPUSETUP_PYTHON_MIRROR)")
     drv = p.add_mutually_exclusive_group()
     drv.add_argument("--driver", dest="driver", action="store_true", default=None,
                      help="include the NVIDIA driver step even if the plan does not require it")
@@ -321,20 +324,30 @@ def _build(args: argparse.Namespace, machine: Any, foreign: bool, tool_error: ty
     if args.uv:
         import shutil
 
-        uv = shutil.which("uv")
+        from gpusetup.install.python import find_uv
+
+        uv = find_uv() or shutil.which("uv")
         if not uv:
             raise tool_error("--uv: uv is not on PATH. Install it (pip install uv) or leave out --uv to use pip.")
     conda_envs = _conda_envs(tool_error) if args.target.startswith("conda:") and not foreign else None
     portable = bool(args.script) or (foreign and not args.download_only)
     try:
-        return build_plan(
+        plan = build_plan(
             fplans, machine, args.target, index_url=args.index_url, pytorch_mirror=args.pytorch_mirror,
             wheelhouse=args.wheelhouse, download_only=args.download_only, portable=portable, foreign=foreign,
             driver=args.driver, container_toolkit=args.container_toolkit, cuda_toolkit=args.cuda_toolkit,
-            cudnn=args.cudnn, conda_envs=conda_envs, uv=uv,
+            cudnn=args.cudnn, conda_envs=conda_envs, uv=uv, python_mirror=args.python_mirror,
         )
     except PlanError as exc:
         raise tool_error(str(exc)) from exc
+    if not args.python:  # the Python this plan is for holds a framework back: say so, and how to get the newer
+        from gpusetup.install.python import newer_python_offer
+        from gpusetup.messages import add_note
+
+        offer = newer_python_offer(machine, fplans, machine.system.python)
+        if offer is not None:
+            add_note(plan, offer)
+    return plan
 
 
 def _report(res: Any, args: argparse.Namespace, state_dir: Path, ok: int, warn: int, err: int, tool: int,

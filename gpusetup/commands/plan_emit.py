@@ -67,6 +67,14 @@ def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict
                                pytorch_mirror=args.pytorch_mirror or cfg.pytorch_mirror, header=header)
     except EmitError as exc:
         raise ToolError(str(exc)) from exc
+    from gpusetup import credentials
+
+    text = credentials.scrub(emitted.text)  # a project file is committed and shared: never with a password
+    if text != emitted.text:
+        emitted.text = text
+        emitted.notes.append("The mirror's password is not written into the file (it shows ****): give it to "
+                             "the tool through its configuration or environment (pip: PIP_INDEX_URL or `pip "
+                             "config set global.index-url URL`; uv: UV_INDEX_URL), or a keyring/.netrc.")
     if not args.output:
         sys.stdout.write(emitted.text)
         return

@@ -29,6 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="write the JSON report with the self-test (schema: resources/schema/report.schema.json)")
     p.add_argument("--device", type=gpu_number, metavar="N", help="CUDA device number to test (default 0)")
     p.add_argument("--python", metavar="PATH", type=python_executable, help="check the frameworks of this Python interpreter")
+    p.add_argument("--framework", action="append", choices=["torch", "tensorflow", "jax", "numpy"],
+                   help="check only this framework in the target environment (repeat for several; numpy is the "
+                        "CPU-only path of the same check)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the result to FILE instead of the terminal")
     p.set_defaults(handler=run, mode="quick")
 
@@ -63,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
         progress("detecting the machine", None)
         machine = detect(ProbeContext(only=("system", "pci", "nvml")))
         env = SelfTestEnv(python=args.python)
+        if args.framework:
+            env.frameworks = tuple(dict.fromkeys(args.framework))
         result = run_selftest(machine, mode=args.mode, device=args.device, progress=progress, cancel=token, env=env)
     finally:
         signal.signal(signal.SIGINT, old)

@@ -16,8 +16,9 @@ from typing import Any
 
 from gpusetup.generate import render
 from gpusetup.generate.hostcheck import host_check
-from gpusetup.generate.select import FLAVOURS, FRAMEWORKS, IMAGE_SOURCES, Refusal, Selection, choose
-from gpusetup.model import Finding, Machine, Rejected
+from gpusetup.generate.select import FLAVOURS, FRAMEWORKS, IMAGE_SOURCES, Refusal, Selection, add, choose
+from gpusetup.messages import msg
+from gpusetup.model import Finding, Machine, Message, Rejected
 
 __all__ = ["FLAVOURS", "FRAMEWORKS", "IMAGE_SOURCES", "GenerateError", "GeneratedSetup", "generate_setup",
            "host_check", "render_files"]
@@ -45,6 +46,11 @@ class GeneratedSetup:
     alternative: str | None = None
     host_findings: list[Finding] = field(default_factory=list)
     next_commands: list[str] = field(default_factory=list)  # build and run, ready to paste
+    # the same words as data (gpusetup.messages codes), for surfaces that speak another language
+    why_codes: list[Message] = field(default_factory=list)
+    warning_codes: list[Message] = field(default_factory=list)
+    reason_code: Message | None = None
+    alternative_code: Message | None = None
 
     @property
     def refused(self) -> str | None:
@@ -114,10 +120,11 @@ def generate_setup(machine: Machine, framework: str, out_dir: Path | str, **opti
         findings = host_check(machine)
     if isinstance(sel, Refusal):
         return GeneratedSetup(ok=False, framework=framework, reason=sel.reason, alternative=sel.alternative,
-                              rejected=sel.rejected, warnings=sel.warnings, host_findings=findings)
+                              rejected=sel.rejected, warnings=sel.warnings, host_findings=findings,
+                              warning_codes=sel.warning_codes, reason_code=sel.reason_code,
+                              alternative_code=sel.alternative_code)
     if gpus and len(sel.gpus) and gpus > len(sel.gpus):
-        sel.warnings.append(f"You asked for {gpus} GPUs; this machine has {len(sel.gpus)}. That is fine for "
-                            "a cluster, but on this machine the GPU check will report too few.")
+        add(sel.warnings, sel.warning_codes, msg("docker.warn.more-gpus-than-host", asked=gpus, have=len(sel.gpus)))
     opts = render.Options(
         gpus=gpus, runtime=runtime, image_name=options.get("image_name"),
         registry=options.get("registry") or "registry.example.com",
@@ -136,7 +143,7 @@ def generate_setup(machine: Machine, framework: str, out_dir: Path | str, **opti
     return GeneratedSetup(
         ok=True, framework=framework, out_dir=str(out), files=list(files), image=sel.ref,
         image_name=render.image_name(sel, opts), framework_build=build, why=sel.why, warnings=sel.warnings,
-        rejected=sel.rejected, host_findings=findings,
+        rejected=sel.rejected, host_findings=findings, why_codes=sel.why_codes, warning_codes=sel.warning_codes,
         next_commands=[f"cd {out}", f"docker build -t {render.image_name(sel, opts)} .",
                        f"docker run --rm --gpus all {render.image_name(sel, opts)}"],
     )

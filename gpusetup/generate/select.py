@@ -17,7 +17,8 @@ from typing import Any
 
 from gpusetup.generate import facts
 from gpusetup.generate.facts import GpuTarget, fmt, mm, vt
-from gpusetup.model import Machine, Rejected
+from gpusetup.messages import msg, render
+from gpusetup.model import Machine, Message, Rejected
 from gpusetup.versions import ComputeCapability, kernel_coverage
 
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
@@ -50,6 +51,8 @@ class Selection:
     why: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
+    why_codes: list[Message] = field(default_factory=list)  # ``why`` as data, in the same order
+    warning_codes: list[Message] = field(default_factory=list)  # ``warnings`` as data, in the same order
     superseded_by: str | None = None
     size_note: str | None = None
     host_os: str | None = None  # linux / windows (the driver numbering differs)
@@ -71,13 +74,37 @@ class Selection:
 
 @dataclass
 class Refusal:
-    """No image can work on this host: why, and what to change."""
+    """No image can work on this host: why, and what to change (as messages; ``reason``/``alternative`` are
+    their English words)."""
 
     framework: str
-    reason: str
-    alternative: str
+    reason_code: Message
+    alternative_code: Message
     rejected: list[Rejected] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    warning_codes: list[Message] = field(default_factory=list)
+
+    @property
+    def reason(self) -> str:
+        return render(self.reason_code)
+
+    @property
+    def alternative(self) -> str:
+        return render(self.alternative_code)
+
+
+def add(texts: list[str], codes: list[Message], message: Message) -> None:
+    """Append a reason or warning: its English words to ``texts``, the message to ``codes`` (kept parallel)."""
+    texts.append(render(message))
+    codes.append(message)
+
+
+def _rejected(option: str, reason: Message) -> Rejected:
+    return Rejected(option=option, reason=render(reason), code=reason.code, params=dict(reason.params))
+
+
+def _unknown_version(v: str | None) -> str | Message:
+    return v or msg("docker.word.version-unknown")
 
 
 # --------------------------------------------------------------------------------------- coverage
@@ -121,46 +148,30 @@ def choose(
     title = _FRAMEWORK_TITLE[framework]
     rejected: list[Rejected] = []
     warnings: list[str] = []
+    warning_codes: list[Message] = []
     os_name = (machine.system.os or "").lower()
     windows = os_name == "windows"
 
     if os_name == "macos":
-        return Refusal(framework, "Docker on macOS cannot pass an NVIDIA GPU into a container (macOS has no "
-                       "CUDA driver), so a GPU container set-up would not run here.",
-                       "Generate the set-up for the Linux machine that has the GPU: run `gpusetup diagnose "
-                       "--json > report.json` there and `gpusetup docker --for report.json` here.")
+        return Refusal(framework, msg("docker.refuse.macos"), msg("docker.alt.macos"))
     if machine.system.is_jetson:
-        return Refusal(framework, "This is a Jetson board: its GPU driver comes with JetPack/L4T and desktop "
-                       "CUDA images (nvidia/cuda, pytorch/pytorch) do not run on it.",
-                       "Use NVIDIA's L4T/JetPack containers for Jetson (nvcr.io/nvidia/l4t-*), which match "
-                       "your JetPack release.")
+        return Refusal(framework, msg("docker.refuse.jetson"), msg("docker.alt.jetson"))
     gpus = facts.gpu_targets(machine)
     if not gpus:
         other = [g.name or g.vendor for g in machine.gpus]
-        seen = f" (found: {', '.join(str(o) for o in other)})" if other else ""
-        return Refusal(framework, f"No NVIDIA GPU was found on this machine{seen}; the NVIDIA container "
-                       "toolkit can only pass NVIDIA GPUs into containers.",
-                       "If the report is from another machine, pass the GPU machine's report with --for. "
-                       f"For a CPU-only container, install the CPU build of {title} on a plain python image.")
+        seen = msg("docker.word.found", gpus=", ".join(str(o) for o in other)) if other else ""
+        return Refusal(framework, msg("docker.refuse.no-nvidia-gpu", seen=seen),
+                       msg("docker.alt.no-nvidia-gpu", title=title))
     dcuda, dsrc = facts.driver_cuda(machine)
     if dcuda is None:
-        return Refusal(framework, "No NVIDIA driver is working on this machine. Containers bring their own "
-                       "CUDA libraries but always use the host's driver, so nothing can run on the GPU yet.",
-                       "Install the NVIDIA driver on the host first (`gpusetup plan` shows which one, "
-                       "`gpusetup install --driver` installs it), then generate again.")
+        return Refusal(framework, msg("docker.refuse.no-driver"), msg("docker.alt.no-driver"))
     if windows and framework == "tensorflow":
-        rejected.append(Rejected("tensorflow GPU on native Windows",
-                                 "TensorFlow 2.11 and later have no GPU build for native Windows; the "
-                                 "container below is a Linux container (Docker Desktop's WSL2 back end), "
-                                 "which is the supported way."))
+        rejected.append(_rejected("tensorflow GPU on native Windows", msg("docker.reject.tensorflow-windows")))
     if windows:
-        warnings.append("Windows: these are Linux containers. GPU access needs Docker Desktop with the WSL2 "
-                        "back end (Settings → General → 'Use the WSL 2 based engine') and an up-to-date "
-                        "Windows NVIDIA driver; do not install a Linux driver inside WSL.")
+        add(warnings, warning_codes, msg("docker.warn.windows-wsl2"))
     for g in gpus:
         if g.cc is None:
-            warnings.append(f"GPU {g.index} ({g.name}): its compute capability is unknown, so gpusetup "
-                            "could not check that the build has kernels for it.")
+            add(warnings, warning_codes, msg("docker.warn.cc-unknown", index=g.index, name=g.name))
 
     limit = dcuda
     forced = mm(cuda) if cuda else None
@@ -171,12 +182,11 @@ def choose(
             need = facts.toolkit_driver(forced, windows)
             return Refusal(
                 framework,
-                f"An image with CUDA {fmt(forced)} needs a driver that supports CUDA {fmt(forced)}, but this "
-                f"driver ({machine.driver.version or 'version unknown'}) supports CUDA {fmt(dcuda)} "
-                f"({dsrc}). The container would not start: 'unsatisfied condition: cuda>={fmt(forced)}'.",
-                f"Use --cuda {fmt(dcuda)} (or leave --cuda out and let gpusetup pick), or upgrade the driver "
-                + (f"to {need} or later." if need else f"to one that supports CUDA {fmt(forced)} (gpusetup knows no "
-                   "driver for that CUDA version: check that it exists)."),
+                msg("docker.refuse.cuda-too-new", cuda=fmt(forced), driver=_unknown_version(machine.driver.version),
+                    dcuda=fmt(dcuda), source=dsrc),
+                msg("docker.alt.cuda-too-new", dcuda=fmt(dcuda),
+                    upgrade=msg("docker.word.upgrade-to", need=need) if need
+                    else msg("docker.word.upgrade-unknown", cuda=fmt(forced))),
                 rejected)
         limit = forced
 
@@ -185,11 +195,13 @@ def choose(
     else:
         result = _choose_framework_image(machine, framework, image_source, gpus, dcuda, limit, forced, rejected)
     result.warnings[:0] = warnings
+    result.warning_codes[:0] = warning_codes
     if isinstance(result, Selection):
         result.host_os = os_name or None
-        result.why.insert(0, f"Host driver {machine.driver.version or '(version unknown)'} supports CUDA "
-                          f"{fmt(dcuda)} ({dsrc}); the image's CUDA {fmt(result.image_cuda)} is not newer, so "
-                          f"the container toolkit's 'cuda>={fmt(result.image_cuda)}' check passes.")
+        first = msg("docker.why.driver-check", driver=machine.driver.version or msg("docker.word.version-unknown-parens"),
+                    dcuda=fmt(dcuda), source=dsrc, icuda=fmt(result.image_cuda))
+        result.why.insert(0, render(first))
+        result.why_codes.insert(0, first)
     return result
 
 
@@ -244,7 +256,7 @@ def _choose_pip(
     for b in builds:
         label = f"{b['packages'][0]} ({b['variant']}, CUDA {b['cuda']})"
         if arch not in b["platforms"]:
-            rejected.append(Rejected(label, f"no {arch} GPU build"))
+            rejected.append(_rejected(label, msg("docker.reject.no-arch-build", arch=arch)))
             continue
         bcuda = mm(b["cuda"])
         assert bcuda is not None
@@ -255,13 +267,13 @@ def _choose_pip(
         if not any(cover.values()):
             kernel_blocked += 1
             ccs = ", ".join(f"{g.name} (CC {_cc(g)})" for g in gpus)
-            rejected.append(Rejected(label, f"has no kernels for {ccs}"))
+            rejected.append(_rejected(label, msg("docker.reject.no-kernels", gpus=ccs)))
             continue
         ok, need = _driver_ok_for_major(machine, bcuda[0], dcuda)
         if not ok:
             driver_needs.append(need)
-            rejected.append(Rejected(label, f"CUDA {bcuda[0]} builds need driver {need} or later; this one is "
-                                            f"{machine.driver.version or 'older'}"))
+            rejected.append(_rejected(label, msg("docker.reject.driver-family", major=bcuda[0], need=need,
+                                                 have=machine.driver.version or msg("docker.word.older"))))
             continue
         base = _choose_base(gpus, bcuda, limit, forced, flavour, b, allow_unverified)
         plain = None
@@ -269,8 +281,8 @@ def _choose_pip(
             plain = _choose_plain(b)
         if base is None and plain is None:
             image_blocked += 1
-            rejected.append(Rejected(label, f"no nvidia/cuda '{flavour}' image with CUDA ≤ {fmt(limit)} and "
-                                            f"Python {b['python_min']}–{b['python_max']} supports all the GPUs"))
+            rejected.append(_rejected(label, msg("docker.reject.no-base-image", flavour=flavour, limit=fmt(limit),
+                                                 pmin=b["python_min"], pmax=b["python_max"])))
             continue
         ptx_only = any(v == "ptx" for v in cover.values())
         n_cov = sum(1 for v in cover.values() if v)
@@ -307,26 +319,25 @@ def _choose_pip(
     for _key, other in candidates[1:]:
         ob = other.build or {}
         if (ob.get("packages"), ob.get("variant")) != (b["packages"], b["variant"]):
-            rejected.append(Rejected(f"{ob['packages'][0]} ({ob['variant']})", _why_lower(other, sel, dcuda)))
+            rejected.append(_rejected(f"{ob['packages'][0]} ({ob['variant']})", _why_lower(other, sel, dcuda)))
     sel.extra_packages = _pins(b, gpus)
     _explain_pip(sel, machine, bcuda, dcuda)
     return sel
 
 
-def _why_lower(other: Selection, chosen: Selection, dcuda: tuple[int, int]) -> str:
+def _why_lower(other: Selection, chosen: Selection, dcuda: tuple[int, int]) -> Message:
     """One plain sentence on why a working alternative was not the pick."""
     ob, cb = other.build or {}, chosen.build or {}
     ocuda, ccuda = mm(ob.get("cuda")), mm(cb.get("cuda"))
     if sum(1 for v in other.coverage.values() if v) < sum(1 for v in chosen.coverage.values() if v):
-        return "works, but not on every GPU here"
+        return msg("docker.lower.not-every-gpu")
     if (vt(ob.get("version")) or ()) < (vt(cb.get("version")) or ()):
-        return f"works too, but is an older release than {cb['version']}"
+        return msg("docker.lower.older-release", version=cb["version"])
     if ocuda and ocuda > dcuda and ccuda and ccuda <= dcuda:
-        return (f"works too (minor-version compatibility), but its CUDA {fmt(ocuda)} is newer than the driver's "
-                f"{fmt(dcuda)}; the chosen build runs natively")
+        return msg("docker.lower.minor-compat", cuda=fmt(ocuda), dcuda=fmt(dcuda))
     if other.source == "plain" and chosen.source != "plain":
-        return "works too on a plain Ubuntu image; an nvidia/cuda base is preferred"
-    return f"works too, but is built for an older CUDA ({fmt(ocuda)})"
+        return msg("docker.lower.plain-image")
+    return msg("docker.lower.older-cuda", cuda=fmt(ocuda))
 
 
 def _choose_base(
@@ -377,51 +388,40 @@ def _pins(build: dict[str, Any], gpus: list[GpuTarget]) -> list[str]:
 def _explain_pip(sel: Selection, machine: Machine, bcuda: tuple[int, int], dcuda: tuple[int, int]) -> None:
     b = sel.build
     assert b is not None
-    how = "natively" if bcuda <= dcuda else (
-        f"through CUDA minor-version compatibility (driver supports {fmt(dcuda)}, the wheels are built "
-        f"for {fmt(bcuda)}; same major, so it runs, though features newer than {fmt(dcuda)} are unavailable)")
-    sel.why.append(f"{b['packages'][0]} ({b['variant']}) is the newest build in gpusetup's list that this "
-                   f"driver runs {how}. Its wheels bring their own CUDA libraries, so the image only needs "
-                   f"the driver from the host.")
+    how = msg("docker.word.natively") if bcuda <= dcuda else msg("docker.word.minor-compat", dcuda=fmt(dcuda),
+                                                                     bcuda=fmt(bcuda))
+    package, variant = b["packages"][0], b["variant"]
+    why, warn = sel.why, sel.warnings
+    add(why, sel.why_codes, msg("docker.why.pip-build", package=package, variant=variant, how=how))
     for g in sel.gpus:
         how_g = sel.coverage.get(g.index)
         if how_g == "sass":
-            sel.why.append(f"GPU {g.index} {g.name} (compute capability {_cc(g)}): the build has native kernels.")
+            add(why, sel.why_codes, msg("docker.why.gpu-sass", index=g.index, name=g.name, cc=_cc(g)))
         elif how_g == "ptx":
-            sel.why.append(f"GPU {g.index} {g.name} (compute capability {_cc(g)}): runs through PTX "
-                           "(compiled just-in-time on first start, which can take minutes).")
-            sel.warnings.append(f"GPU {g.index} runs this build only through PTX JIT compilation; the first "
-                                "start is slow and the driver must be at least as new as the build's CUDA.")
+            add(why, sel.why_codes, msg("docker.why.gpu-ptx", index=g.index, name=g.name, cc=_cc(g)))
+            add(warn, sel.warning_codes, msg("docker.warn.gpu-ptx", index=g.index))
         elif how_g == "min_cc":
-            sel.why.append(f"GPU {g.index} {g.name} (compute capability {_cc(g)}) meets the build's "
-                           f"minimum compute capability {b.get('min_cc')}.")
+            add(why, sel.why_codes, msg("docker.why.gpu-min-cc", index=g.index, name=g.name, cc=_cc(g),
+                                        min_cc=b.get("min_cc")))
         elif how_g == "unknown":
             pass
         else:
-            sel.warnings.append(f"GPU {g.index} {g.name} (compute capability {_cc(g)}) has no kernels in "
-                                f"{b['packages'][0]} ({b['variant']}) and will be unusable in this container.")
+            add(warn, sel.warning_codes, msg("docker.warn.gpu-no-kernels", index=g.index, name=g.name, cc=_cc(g),
+                                             package=package, variant=variant))
     if sel.extra_packages:
-        sel.why.append(f"Pinned {', '.join(sel.extra_packages)}: newer cuDNN releases dropped GPUs older "
-                       f"than compute capability {b['pins_if_cc_below']['cc']}.")
+        add(why, sel.why_codes, msg("docker.why.pinned", packages=", ".join(sel.extra_packages),
+                                    cc=b["pins_if_cc_below"]["cc"]))
     if sel.source == "plain":
-        sel.why.append(f"Base image {sel.ref} (Python {fmt(sel.python)}): no nvidia/cuda image with CUDA ≤ "
-                       f"{fmt(dcuda)} has a Python this build supports, and none is needed — the wheels bring "
-                       "CUDA and the container toolkit brings the driver (NVIDIA_* variables set in the "
-                       "Dockerfile).")
+        add(why, sel.why_codes, msg("docker.why.plain-base", ref=sel.ref, python=fmt(sel.python), dcuda=fmt(dcuda)))
     else:
-        sel.why.append(f"Base image nvidia/cuda:{sel.tag} ('{sel.flavour}' flavour, Python {fmt(sel.python)} "
-                       f"from {sel.os}); its CUDA libraries support every GPU here.")
+        add(why, sel.why_codes, msg("docker.why.cuda-base", tag=sel.tag, flavour=sel.flavour,
+                                    python=fmt(sel.python), os=sel.os))
         if sel.flavour == "base":
-            sel.why.append("The 'base' flavour, not 'runtime': the wheels already bring cuBLAS, cuDNN and the "
-                           "other CUDA libraries, and 'runtime' would add a second copy at a different CUDA "
-                           "version (larger image, two libraries of one name). Use --flavour devel for nvcc.")
+            add(why, sel.why_codes, msg("docker.why.base-flavour"))
     if not sel.verified and sel.source == "cuda":
-        sel.warnings.append(f"The tag nvidia/cuda:{sel.tag} comes from an unverified list; if `docker pull` "
-                            "cannot find it, regenerate without --allow-unverified.")
+        add(warn, sel.warning_codes, msg("docker.warn.unverified-tag", tag=sel.tag))
     if sel.superseded_by:
-        sel.warnings.append(f"NVIDIA deletes a tag six months after a newer patch of the same CUDA version; "
-                            f"if nvidia/cuda:{sel.tag} can no longer be pulled, use {sel.superseded_by} "
-                            "(seen in an unverified list).")
+        add(warn, sel.warning_codes, msg("docker.warn.superseded", tag=sel.tag, newer=sel.superseded_by))
 
 
 def _choose_framework_image(
@@ -429,15 +429,13 @@ def _choose_framework_image(
     limit: tuple[int, int], forced: tuple[int, int] | None, rejected: list[Rejected],
 ) -> Selection | Refusal:
     rows = [r for r in facts.table("framework_images")["rows"] if r["source"] == source]
-    name = "official framework" if source == "official" else "NGC"
+    name = msg("docker.word.official") if source == "official" else msg("docker.word.ngc")
     if facts.host_arch(machine) != "x86_64":
-        return Refusal(framework, f"gpusetup's {name} image list covers x86_64 only; this host is "
-                       f"{machine.system.arch}.", "Use the default nvidia/cuda base (leave out --image-source).",
-                       rejected)
+        return Refusal(framework, msg("docker.refuse.image-list-x86", name=name, arch=machine.system.arch),
+                       msg("docker.alt.default-base"), rejected)
     if not any(r["framework"] == framework for r in rows):
-        return Refusal(framework, f"gpusetup's image list has no {name} image for {framework}.",
-                       "Use the default nvidia/cuda base with a pip-installed build (leave out --image-source).",
-                       rejected)
+        return Refusal(framework, msg("docker.refuse.no-framework-image", name=name, framework=framework),
+                       msg("docker.alt.default-pip"), rejected)
     candidates: list[tuple[tuple[Any, ...], Selection]] = []
     driver_needs: list[str | None] = []
     kernel_blocked = 0
@@ -448,16 +446,18 @@ def _choose_framework_image(
         label = f"{r['repository']}:{r['tag']}"
         icuda = mm(r["cuda"])
         assert icuda is not None
-        forward = None
+        forward: Message | None = None
+        why_not: Message | None = None
         if icuda > limit and not forced and source == "ngc":
             forward, why_not = _forward_compat(machine, r, gpus)
         if forward is None and (icuda > limit or (forced and icuda != forced)):
             driver_needs.append(facts.toolkit_driver(icuda, windows))
-            reason = (f"needs CUDA {fmt(icuda)}; the driver supports {fmt(dcuda)}" if icuda > dcuda
-                      else f"CUDA {fmt(icuda)} is not the requested {fmt(forced)}")
-            if icuda > dcuda and source == "ngc" and why_not:
-                reason += f" ({why_not})"
-            rejected.append(Rejected(label, reason))
+            if icuda > dcuda:
+                extra = msg("docker.word.parens", text=why_not) if source == "ngc" and why_not else ""
+                reason = msg("docker.reject.image-needs-cuda", icuda=fmt(icuda), dcuda=fmt(dcuda), extra=extra)
+            else:
+                reason = msg("docker.reject.not-requested-cuda", icuda=fmt(icuda), forced=fmt(forced))
+            rejected.append(_rejected(label, reason))
             continue
         bad = _image_supports(gpus, icuda)
         cover = _gpu_cover(gpus, r["kernels"], r["ptx"], r.get("min_cc"))
@@ -465,7 +465,8 @@ def _choose_framework_image(
             cover[g.index] = ""
         if not any(cover.values()):
             kernel_blocked += 1
-            rejected.append(Rejected(label, "has no kernels for " + ", ".join(f"{g.name} (CC {_cc(g)})" for g in gpus)))
+            rejected.append(_rejected(label, msg("docker.reject.no-kernels",
+                                                 gpus=", ".join(f"{g.name} (CC {_cc(g)})" for g in gpus))))
             continue
         sel = Selection(
             framework=framework, source=source, repository=r["repository"], tag=r["tag"], digest=r.get("digest"),
@@ -473,30 +474,28 @@ def _choose_framework_image(
             gpus=gpus, coverage=cover, rejected=rejected, size_note=r.get("size_note"),
         )
         if forward:
-            sel.why.append(forward)
-            sel.warnings.append(f"{sel.ref} runs here only through CUDA forward compatibility: keep the driver on "
-                                "its current branch, and expect the container to say so when it starts.")
+            add(sel.why, sel.why_codes, forward)
+            add(sel.warnings, sel.warning_codes, msg("docker.warn.forward-compat", ref=sel.ref))
         key = (sum(1 for v in cover.values() if v), vt(r.get("framework_version") or r["tag"]) or (0,), icuda)
         candidates.append((key, sel))
     if not candidates:
         return _refuse(machine, framework, gpus, dcuda, rejected, driver_needs, kernel_blocked, 0)
     candidates.sort(key=lambda kv: kv[0], reverse=True)
     sel = candidates[0][1]
-    fv = sel.framework_version or "(version not in our data)"
-    sel.why.append(f"{sel.ref} has {_FRAMEWORK_TITLE[framework]} {fv} preinstalled, built on CUDA "
-                   f"{fmt(sel.image_cuda)}; it is the newest {name} image in gpusetup's list this host can run.")
+    fv = sel.framework_version or msg("docker.word.version-not-in-data")
+    add(sel.why, sel.why_codes, msg("docker.why.framework-image", ref=sel.ref, title=_FRAMEWORK_TITLE[framework],
+                                    version=fv, icuda=fmt(sel.image_cuda), name=name))
     for g in gpus:
         if not sel.coverage.get(g.index):
-            sel.warnings.append(f"GPU {g.index} {g.name} (compute capability {_cc(g)}) is not supported by "
-                                f"{sel.ref} and will be unusable in this container.")
-    sel.warnings.append(f"{name} image facts (kernels, CUDA) come from secondary sources in gpusetup's "
-                        "list (unverified); the default nvidia/cuda + pip set-up is checked more strictly.")
+            add(sel.warnings, sel.warning_codes, msg("docker.warn.gpu-unsupported-image", index=g.index,
+                                                     name=g.name, cc=_cc(g), ref=sel.ref))
+    add(sel.warnings, sel.warning_codes, msg("docker.warn.secondary-sources", name=name))
     if sel.size_note:
-        sel.warnings.append(f"{sel.ref} is large ({sel.size_note}); the first pull takes a while.")
+        add(sel.warnings, sel.warning_codes, msg("docker.warn.large-image", ref=sel.ref, size=sel.size_note))
     return sel
 
 
-def _forward_compat(machine: Machine, row: dict[str, Any], gpus: list[GpuTarget]) -> tuple[str | None, str]:
+def _forward_compat(machine: Machine, row: dict[str, Any], gpus: list[GpuTarget]) -> tuple[Message | None, Message | None]:
     """(why it runs through forward compatibility, or None; why not, when not).
 
     NGC images carry the CUDA forward-compatibility package, which lets a newer CUDA run on an older driver,
@@ -509,20 +508,18 @@ def _forward_compat(machine: Machine, row: dict[str, Any], gpus: list[GpuTarget]
     specs = load_specs()
     not_dc = [g for g in gpus if (spec := specs.find(g.name)) is None or spec.segment != "datacenter"]
     if not_dc:
-        return None, ("CUDA forward compatibility, which could bridge that, works on data-centre GPUs only, "
-                      f"not on {', '.join(g.name for g in not_dc)}")
+        return None, msg("docker.fc.not-datacenter", gpus=", ".join(g.name for g in not_dc))
     if not fc:
-        return None, "its release notes in gpusetup's list name no forward-compatible driver branches"
+        return None, msg("docker.fc.no-branches")
     dv = vt(machine.driver.version)
     branch = (machine.driver.version or "").split(".")[0]
     for low in fc["min_drivers"]:
         if low.split(".")[0] == branch and dv is not None and dv >= (vt(low) or ()):
-            return (f"CUDA {row['cuda']} is newer than this driver supports, but on data-centre GPUs the "
-                    f"image's CUDA forward-compatibility package bridges it: its release notes list driver "
-                    f"{low} (or later R{branch}), and this is {machine.driver.version} ({fc['source']})."), ""
+            return msg("docker.fc.bridges", cuda=row["cuda"], low=low, branch=branch,
+                       driver=machine.driver.version, source=fc["source"]), None
     listed = ", ".join(f"R{x.split('.')[0]} from {x}" for x in fc["min_drivers"])
-    return None, (f"CUDA forward compatibility covers only driver branches {listed}; this driver is "
-                  f"{machine.driver.version or 'unknown'}")
+    return None, msg("docker.fc.branches-only", listed=listed,
+                     driver=machine.driver.version or msg("docker.word.unknown"))
 
 
 def _refuse(
@@ -533,19 +530,15 @@ def _refuse(
     if driver_needs:
         known = sorted((vt(n), n) for n in driver_needs if n and vt(n))
         need = known[0][1] if known else None
-        return Refusal(framework, f"This driver ({machine.driver.version or 'version unknown'}, CUDA "
-                       f"{fmt(dcuda)}) is too old for every {title} build in gpusetup's list that has kernels "
-                       "for this GPU.",
-                       f"Upgrade the NVIDIA driver to {need or 'a current release'} or later "
-                       "(`gpusetup plan` names the branch for your GPU), then generate again.", rejected)
+        return Refusal(framework, msg("docker.refuse.driver-too-old", driver=_unknown_version(machine.driver.version),
+                                      dcuda=fmt(dcuda), title=title),
+                       msg("docker.alt.upgrade-driver", need=need or msg("docker.word.current-release")), rejected)
     if kernel_blocked and not image_blocked:
         ccs = ", ".join(f"{g.name} (compute capability {_cc(g)})" for g in gpus)
-        return Refusal(framework, f"None of the {title} builds in gpusetup's list has kernels for {ccs}: "
-                       "the GPU is older than what current builds are compiled for, and the framework would "
-                       "fail with 'no kernel image is available for execution on the device'.",
-                       f"Run {title} on the CPU, build it from source for this GPU, or use a newer GPU "
-                       "(compute capability 7.5 or later is supported by every current build).", rejected)
-    first = rejected[0].reason if rejected else "no image in gpusetup's list fits"
-    return Refusal(framework, f"No {title} image in gpusetup's list fits this host: {first}.",
-                   "Upgrade the NVIDIA driver (`gpusetup plan` shows which), or try another --image-source.",
-                   rejected)
+        return Refusal(framework, msg("docker.refuse.gpu-too-old", title=title, gpus=ccs),
+                       msg("docker.alt.gpu-too-old", title=title), rejected)
+    first: Message | str = msg("docker.word.nothing-fits")
+    if rejected:
+        first = Message(rejected[0].code, dict(rejected[0].params)) if rejected[0].code else rejected[0].reason
+    return Refusal(framework, msg("docker.refuse.nothing-fits", title=title, first=first),
+                   msg("docker.alt.nothing-fits"), rejected)

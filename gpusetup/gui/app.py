@@ -39,7 +39,7 @@ def setup_file_log(log_dir: Path) -> Path | None:
         private_dir(log_dir)
         path = log_dir / "wizard.log"
         open_private(path, "a").close()  # created (or tightened to) 0600 before logging opens it
-        handler = logging.FileHandler(path, encoding="utf-8")
+        handler = logging.FileHandler(path, encoding="utf-8", delay=False)
     except OSError:
         return None
     handler.addFilter(ScrubFilter())
@@ -49,6 +49,32 @@ def setup_file_log(log_dir: Path) -> Path | None:
         root.addHandler(handler)
     root.setLevel(min(root.level or logging.INFO, logging.INFO))
     return path
+
+
+def log_session_start(services: Services, path: Path | None) -> None:
+    """What support needs first: version, system, Python, display platform, demo or real; Qt's own
+    warnings (a missing plugin, a font problem) go to the same log."""
+    import platform
+
+    from PySide6.QtCore import QtMsgType, qInstallMessageHandler
+
+    from gpusetup import __version__
+
+    app = QApplication.instance()
+    log.info("wizard session: gpusetup %s, %s %s, Python %s%s, Qt platform %s, %s, log %s", __version__,
+             platform.system(), platform.release(), platform.python_version(),
+             " (packaged)" if getattr(sys, "frozen", False) else "",
+             app.platformName() if isinstance(app, QApplication) else "?",
+             "demonstration " + str(services.demo_title()) if services.demo else "this computer", path)
+    levels = {QtMsgType.QtDebugMsg: logging.DEBUG, QtMsgType.QtInfoMsg: logging.INFO,
+              QtMsgType.QtWarningMsg: logging.WARNING, QtMsgType.QtCriticalMsg: logging.ERROR,
+              QtMsgType.QtFatalMsg: logging.CRITICAL}
+    qt_log = logging.getLogger("gpusetup.gui.qt")
+
+    def handler(kind: QtMsgType, context: object, message: str) -> None:
+        qt_log.log(levels.get(kind, logging.INFO), "%s", message)
+
+    qInstallMessageHandler(handler)
 
 
 class WizardApp:
@@ -95,9 +121,27 @@ def run(
     fake_machine: str | None = None,
     language: str | None = None,
     scheme: str | None = None,
+    resume: bool = False,
 ) -> int:
     """Open the wizard and return when it is closed (exit code 0)."""
     app = get_app()
+    services, settings = session(fake_machine, services)
+    path = setup_file_log(services.log_dir)
+    log_session_start(services, path)
+    wiz = WizardApp(services, settings, language, scheme)
+    _ = app
+    if resume:
+        from PySide6.QtCore import QTimer
+
+        from gpusetup.gui.pages.base import PAGE_WELCOME
+
+        QTimer.singleShot(0, lambda: wiz.wizard.pages[PAGE_WELCOME].auto_resume())  # type: ignore[attr-defined]
+    return wiz.run()
+
+
+def session(fake_machine: str | None, services: Services | None = None) -> tuple[Services, QSettings]:
+    """The services and the settings for one window. A demonstration keeps its settings, state and log in a
+    temporary folder of its own: it never reads or writes the real ones (choices, geometry, resume file)."""
     if services is None:
         if fake_machine:
             from gpusetup.gui.demo import DemoServices
@@ -105,11 +149,9 @@ def run(
             services = DemoServices(fake_machine)
         else:
             services = Services()
-    setup_file_log(services.log_dir)
-    settings = QSettings()
-    wiz = WizardApp(services, settings, language, scheme)
-    _ = app
-    return wiz.run()
+    if services.demo:
+        return services, QSettings(str(services.wizard_dir / "demo-settings.ini"), QSettings.Format.IniFormat)
+    return services, QSettings()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -57,7 +57,8 @@ class DemoServices(Services):
     _selftest_cache: dict[str, SelfTestResult] = {}  # the real self-test of this computer, run once
 
     def __init__(self, kind: str, state_dir: Path | None = None, step_delay: float = 0.12) -> None:
-        super().__init__(state_dir)
+        # never the real state folder: its own temporary one (log, choices) unless a test gives one
+        super().__init__(state_dir or Path(tempfile.mkdtemp(prefix="gpusetup-demo-")))
         self.kind = kind
         self.data = load_demo(kind)
         self.machine = from_dict(Machine, self.data["machine"])
@@ -109,13 +110,14 @@ class DemoServices(Services):
 
     def build_plan(self, fplans: list[FrameworkPlan], machine: Machine, target: Target) -> Plan:
         """The recorded machine's plan, shown and walked, never run here: its venv is made by *that* machine's
-        Python (``python3.9`` for a 3.9 machine), named rather than looked up on this computer's PATH."""
+        Python (``python3.9`` for a 3.9 machine), named rather than looked up on this computer's PATH. Portable:
+        it looks at nothing on this computer (no existing environment, no interpreters, no conda)."""
         if target.kind != "venv":
             return super().build_plan(fplans, machine, target)
         version = machine.system.python or (machine.python_envs[0].version if machine.python_envs else "") or ""
         m = re.match(r"(\d+)\.(\d+)", version)
         kwargs: dict[str, Any] = {"base_python": f"python{m.group(1)}.{m.group(2)}"} if m else {}
-        return self._install_module().build_plan(fplans, machine, target=target.spec(), **kwargs)
+        return self._install_module().build_plan(fplans, machine, target=target.spec(), portable=True, **kwargs)
 
     def execute(self, plan: Plan, progress: Progress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None) -> InstallOutcome:
         self._done_steps = []
@@ -139,6 +141,9 @@ class DemoServices(Services):
     def unfinished_install(self) -> bool:
         return False
 
+    def conda_envs(self) -> list[str] | None:
+        return None
+
     def save_pending(self, plan: Plan, target: Target, frameworks: Sequence[str]) -> None:
         """The demonstration keeps nothing for a resume."""
 
@@ -149,7 +154,7 @@ class DemoServices(Services):
         tmp = Path(tempfile.mkdtemp(prefix="gpusetup-demo-docker-")) / Path(out_dir).name
         return super().generate_setup(machine, framework, tmp)
 
-    def run_selftest(self, machine: Machine, mode: str = "quick", progress: Progress | None = None, cancel: CancelToken | None = None) -> SelfTestResult:
+    def run_selftest(self, machine: Machine, mode: str = "quick", progress: Progress | None = None, cancel: CancelToken | None = None, python: str | None = None) -> SelfTestResult:
         recorded = self.data.get("selftest")
         if recorded is None:
             cached = DemoServices._selftest_cache.get(mode)
@@ -159,7 +164,9 @@ class DemoServices(Services):
                     cached.notes.insert(0, DEMO_SELFTEST_NOTE)
                     DemoServices._selftest_cache[mode] = cached
             return copy.deepcopy(cached)
-        result = from_dict(SelfTestResult, recorded)
+        from gpusetup.selftest.recorded import rate_recorded
+
+        result = rate_recorded(from_dict(SelfTestResult, recorded), self.machine)
         for i, m in enumerate(result.measurements):
             if cancel is not None:
                 cancel.raise_if_cancelled()

@@ -73,6 +73,7 @@ def render_all(
     extra_kinds: Sequence[str] = ("two-gpus", "no-driver", "no-gpu"),
     step_delay: float = 0.01,
     translated_extra_kinds: Sequence[str] = ("no-driver",),
+    proven_kinds: Sequence[str] = ("a100",),
 ) -> list[Path]:
     """Every page for ``kind`` in each language and scheme, plus the machine page of ``extra_kinds`` (English,
     light) and of ``translated_extra_kinds`` in the other languages (a machine with findings, so the
@@ -112,5 +113,30 @@ def render_all(
                 wizard.hide()
                 wizard.deleteLater()
                 app.processEvents()
+        saved += render_verify(out_dir, proven_kinds, languages, step_delay, settings)
+        i18n.install("en")
+    return saved
+
+
+def render_verify(out_dir: Path, kinds: Sequence[str], languages: Sequence[str], step_delay: float = 0.01,
+                  settings: QSettings | None = None) -> list[Path]:
+    """The Verify page of demonstration machines with a recorded, rated self-test (a proven GPU), light."""
+    app = get_app()
+    saved: list[Path] = []
+    with tempfile.TemporaryDirectory(prefix="gpusetup-shots-") as tmp:
+        settings = settings or QSettings(str(Path(tmp) / "settings.ini"), QSettings.Format.IniFormat)
+        theme.apply(app, "light")
+        for lang in languages:
+            for kind in kinds:
+                i18n.install(lang)
+                settings.clear()
+                wizard = SetupWizard(DemoServices(kind, step_delay=step_delay), settings, lang, "light")
+                try:
+                    saved += walk(wizard, out_dir, f"{kind}-{lang}-light", pages=["verify"])
+                finally:
+                    wizard.stop_jobs(2000)
+                    wizard.hide()
+                    wizard.deleteLater()
+                    app.processEvents()
         i18n.install("en")
     return saved

@@ -23,6 +23,7 @@ from gpusetup.model import (
     Finding,
     FrameworkPlan,
     Machine,
+    Message,
     Plan,
     Report,
     SelfTestResult,
@@ -67,6 +68,7 @@ class InstallOutcome:
     message: str = ""
     needs_reboot: bool = False
     raw: Any = None
+    fix: str | None = None  # what the user can change: disk-space / network / python-mirror (ExecResult.fix)
 
 
 @dataclass
@@ -84,6 +86,11 @@ class DockerOutcome:
     warnings: list[str] = field(default_factory=list)
     raw: Any = None
     host_findings: list[Finding] = field(default_factory=list)  # can this host run GPU containers (by finding id)
+    # the generator's words as data (gpusetup.messages), so the page can show them in the interface's language
+    why_codes: list[Message] = field(default_factory=list)
+    warning_codes: list[Message] = field(default_factory=list)
+    refused_code: Message | None = None
+    alternative_code: Message | None = None
 
 
 @dataclass
@@ -153,6 +160,11 @@ class Services:
     def __init__(self, state_dir: Path | None = None) -> None:
         # state_dir is injected by tests; by default each core part uses its own per-user folder
         self.state_dir = Path(state_dir) if state_dir else None
+        # the frameworks Verify checks (import names); None: the self-test's default (torch, TensorFlow, JAX)
+        self.selftest_frameworks: tuple[str, ...] | None = None
+        # what the user set in the wizard after a network failure (None: the configuration's or the default)
+        self.index_url: str | None = None
+        self.python_mirror: str | None = None
 
     # ----------------------------------------------------------------------------- availability
 
@@ -251,7 +263,32 @@ class Services:
         kwargs: dict[str, Any] = {}
         if target.kind == "conda":
             kwargs["conda_envs"] = self.conda_envs()
-        return module.build_plan(fplans, machine, target=target.spec(), **kwargs)
+        if self.index_url:
+            kwargs["index_url"] = self.index_url
+        if self.python_mirror:
+            kwargs["python_mirror"] = self.python_mirror
+        plan = module.build_plan(fplans, machine, target=target.spec(), **kwargs)
+        from gpusetup.install.python import newer_python_offer
+        from gpusetup.messages import add_note
+
+        offer = newer_python_offer(machine, fplans, python_version_of(machine))
+        if offer is not None:  # shown with the plan's notes, in the interface's language
+            add_note(plan, offer)
+        return plan
+
+    def use_network(self, index_url: str | None = None, proxy: str | None = None,
+                    python_mirror: str | None = None) -> None:
+        """What the user entered after a network failure: a PyPI mirror, a proxy (for pip and uv, which this
+        process starts), a mirror of the Python builds. Empty values leave the setting as it was."""
+        import os
+
+        if index_url:
+            self.index_url = index_url.strip()
+        if python_mirror:
+            self.python_mirror = python_mirror.strip()
+        if proxy:
+            for var in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"):
+                os.environ[var] = proxy.strip()
 
     def conda_envs(self) -> list[str] | None:
         """Names of existing conda environments (so the plan creates a missing one), None if unknown."""
@@ -384,6 +421,20 @@ class Services:
 
     def clear_pending(self) -> None:
         self._pending_file.unlink(missing_ok=True)
+        self.resume_at_login(False)
+
+    def resume_at_login(self, on: bool) -> Path | None:
+        """Open the wizard at the next login to continue (on), or stop doing so; the entry's path when on
+        and this system has an autostart folder, else None."""
+        from gpusetup.install import autostart
+
+        try:
+            if on:
+                return autostart.enable()
+            autostart.disable()
+        except OSError:
+            log.warning("autostart entry", exc_info=True)
+        return None
 
     # ----------------------------------------------------------------------------------- docker
 
@@ -400,9 +451,16 @@ class Services:
         mode: str = "quick",
         progress: Progress | None = None,
         cancel: CancelToken | None = None,
+        python: str | None = None,
     ) -> SelfTestResult:
+        """Measure; the framework tier checks the environment of ``python`` (the one just installed)."""
         run_selftest = _import("selftest")
-        return run_selftest(machine, mode=mode, progress=progress, cancel=cancel)
+        from gpusetup.selftest import SelfTestEnv
+
+        env = SelfTestEnv(python=python)
+        if self.selftest_frameworks is not None:
+            env.frameworks = self.selftest_frameworks
+        return run_selftest(machine, mode=mode, progress=progress, cancel=cancel, env=env)
 
     # ---------------------------------------------------------------------------------- reports
 
@@ -446,6 +504,7 @@ def _outcome(result: Any) -> InstallOutcome:
         message=message,
         needs_reboot=bool(getattr(result, "reboot_needed", False) or getattr(result, "needs_reboot", False)),
         raw=result,
+        fix=getattr(result, "fix", None),
     )
 
 
@@ -473,7 +532,30 @@ def _docker_outcome(res: Any, out_dir: Path) -> DockerOutcome:
         warnings=warnings,
         raw=res,
         host_findings=host,
+        why_codes=_codes(getattr(res, "why_codes", None), getattr(res, "why", None)),
+        warning_codes=_codes(getattr(res, "warning_codes", None), warnings),
+        refused_code=getattr(res, "reason_code", None) if refused else None,
+        alternative_code=getattr(res, "alternative_code", None) if refused else None,
     )
+
+
+def _codes(codes: Any, texts: Any) -> list[Message]:
+    """The messages, when there is one per English line (else none: the page shows the English)."""
+    codes = [c for c in (codes or []) if isinstance(c, Message)]
+    return codes if isinstance(texts, (list, tuple)) and len(codes) == len(texts) else []
+
+
+def proof_python(plan: Plan | None, target: Target | None, install: InstallOutcome | None) -> str | None:
+    """The interpreter whose frameworks Verify checks: the environment that was just installed (or the
+    Python the user picked); None when nothing was installed there (the self-test then says 'not proven')."""
+    if target is None:
+        return None
+    if target.kind == "python":
+        return target.value
+    py = list(getattr(plan, "python", None) or [])
+    if target.kind == "venv" and install is not None and install.ok and not install.needs_reboot and len(py) == 1:
+        return py[0]
+    return None
 
 
 def python_version_of(machine: Machine) -> str | None:

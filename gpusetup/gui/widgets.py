@@ -3,14 +3,18 @@ finding rows and measurement bars. Status is always icon + words, never colour a
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
+from pathlib import Path
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QIcon, QPainter, QPalette
+from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QFont, QFontDatabase, QGuiApplication, QIcon, QPainter, QPalette
 from PySide6.QtWidgets import (
+    QDialog,
     QFrame,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
@@ -480,3 +484,36 @@ def step_heading(step: Step, language: str) -> tuple[str, bool]:
     if translated is None:
         return step.title, False
     return (f"{translated[0]}：{step.subject}" if step.subject else translated[0]), True
+
+
+class PathDialog(QDialog):
+    """Where a folder is, to copy (shown when no file manager opens it)."""
+
+    def __init__(self, path: Path, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(tr("Log folder"))
+        lay = QVBoxLayout(self)
+        lay.addWidget(label(tr("No file manager could open the folder. It is here:")))
+        row = QHBoxLayout()
+        self.path = QLineEdit(str(path))
+        self.path.setReadOnly(True)
+        self.path.setAccessibleName(tr("Folder path"))
+        row.addWidget(self.path, 1)
+        self.copy = QPushButton(tr("&Copy"))
+        self.copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(str(path)))
+        row.addWidget(self.copy)
+        lay.addLayout(row)
+        close = QPushButton(tr("Close"))
+        close.clicked.connect(self.accept)
+        lay.addWidget(close, 0, Qt.AlignmentFlag.AlignRight)
+
+
+def open_folder(parent: QWidget, path: Path) -> PathDialog | None:
+    """Open ``path`` in the file manager; where that is not possible, show the path with a Copy button."""
+    with contextlib.suppress(OSError):
+        path.mkdir(parents=True, exist_ok=True)
+    if QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
+        return None
+    dialog = PathDialog(path, parent)
+    dialog.show()
+    return dialog

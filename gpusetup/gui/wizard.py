@@ -112,6 +112,9 @@ class SetupWizard(QWizard):
         for pid, page in self.pages.items():
             self.setPage(pid, page)
             page.setObjectName(PAGE_NAMES[pid])
+        for page in self.pages.values():
+            page.completeChanged.connect(self._apply_busy)  # after QWizard's own update of the buttons
+        self.currentIdChanged.connect(self._page_changed)
         self.setMinimumSize(QSize(720, 560))
         self.restore_geometry()
         self._features: dict[str, bool] = {}
@@ -152,9 +155,25 @@ class SetupWizard(QWizard):
     def set_busy(self, busy: bool) -> None:
         """While an install or test runs, Back stays off (QWizard re-enables it on page changes)."""
         self._busy = busy
+        self._apply_busy()
+
+    def _apply_busy(self, *_: object) -> None:
         back = self.button(QWizard.WizardButton.BackButton)
-        if back is not None and busy:
+        if back is not None and self._busy:
             back.setEnabled(False)
+
+    def _page_changed(self, page_id: int) -> None:
+        log.info("page: %s", PAGE_NAMES.get(page_id, page_id))
+        self._apply_busy()
+
+    def go_to(self, page_id: int) -> None:
+        """Back to an earlier page ("Change my choice"); what was chosen there is still filled in."""
+        while self.currentId() != page_id and self.currentId() > page_id and not self._busy:
+            before = self.currentId()
+            self.back()
+            if self.currentId() == before:  # QWizard refused (no history): jump
+                self.setCurrentId(page_id)
+                break
 
     def stop_jobs(self, wait_ms: int = 5000) -> bool:
         for job in self._jobs:

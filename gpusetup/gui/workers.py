@@ -121,9 +121,12 @@ class Job(QRunnable):
         self.token.cancel()
 
     def run(self) -> None:  # pool thread
+        t0 = time.perf_counter()
+        log.info("job %s started", self.name)
         try:
             result = self.fn(self.context)
         except Cancelled:
+            log.info("job %s cancelled after %.1f s", self.name, time.perf_counter() - t0)
             self.context.flush()
             self.was_cancelled = True
             self.running = False
@@ -140,6 +143,7 @@ class Job(QRunnable):
             self.exception = exc
             self.signals.failed.emit(self.error, exc)
         else:
+            log.info("job %s finished in %.1f s", self.name, time.perf_counter() - t0)
             self.context.flush()
             self.result = result
             self.running = False

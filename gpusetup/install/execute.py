@@ -14,6 +14,8 @@ import os
 import shlex
 import shutil
 import sys
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +49,9 @@ class ExecResult:
     log_path: str | None = None
     journal_dir: str | None = None
     done: list[str] = field(default_factory=list)  # ids of steps completed in this call
+    # what the user can change to get past this failure: "disk-space" (another folder), "network" (a package
+    # mirror or a proxy), "python-mirror" (where Python builds come from); None when nothing specific helps
+    fix: str | None = None
 
 
 _SNIPPET_NAMES = {
@@ -111,6 +116,7 @@ class _Run:
         self._own_log = log is None
         self.elevate = elevate
         self.timeout = timeout
+        self.fix: str | None = None  # set by a check that failed (see ExecResult.fix)
 
     def close(self) -> None:
         if self._own_log:
@@ -120,18 +126,20 @@ class _Run:
         return ExecResult(ok=ok, log_path=str(self.log_path), journal_dir=str(self.jdir), **kw)
 
     def run(self, argv: list[str], needs_root: bool = False, on_line: Callable[[str], None] | None = None,
-            timeout: float | None = None) -> StreamResult:
+            timeout: float | None = None, env: dict[str, str] | None = None) -> StreamResult:
         prefix = _elevation(self.elevate) if needs_root else []
         full = [*prefix, *argv]
-        self.log_fh.write(f"\n$ {display_argv(full)}\n")
+        shown_env = "".join(f"{k}={shlex.quote(v)} " for k, v in (env or {}).items())
+        self.log_fh.write(f"\n$ {shown_env}{display_argv(full)}\n")
         self.log_fh.flush()
         try:  # masked index URLs: the secret goes to pip/uv in their environment, never on the command line
-            real, env = credentials.for_child(full)
+            real, secret_env = credentials.for_child(full)
         except credentials.MissingCredential as exc:
             self.log_fh.write(f"[not started: {exc}]\n")
             return StreamResult(full, None, error=str(exc))
+        child_env = {**(env or {}), **(secret_env or {})}
         res = run_streaming(real, timeout=timeout or self.timeout, cancel=self.cancel, on_line=on_line,
-                            log=self.log_fh, own_session=not prefix, env=env or None)
+                            log=self.log_fh, own_session=not prefix, env=child_env or None)
         res.argv = full
         status = (res.error or ("timed out" if res.timed_out else "cancelled" if res.cancelled
                                 else f"exit code {res.returncode}"))
@@ -188,7 +196,7 @@ def execute(
                 failure = _preflight(run, free_space or free_bytes, check_network)
                 if failure:
                     journal.append("finished", ok=False, reason="preflight", message=failure)
-                    return run.result(False, failed_step="preflight", message=failure)
+                    return run.result(False, failed_step="preflight", message=failure, fix=run.fix)
                 return _run_steps(run, 0, {}, boot_id or read_boot_id)
             finally:
                 run.close()
@@ -227,6 +235,7 @@ def _preflight(run: _Run, free_space: FreeSpace, check_network: bool) -> str | N
     if plan.space_path:
         where = _existing_parent(plan.space_path)
         if not os.access(where, os.W_OK):
+            run.fix = "disk-space"
             return (f"Cannot write to {where}: the folder or its disk is read-only, or you have no permission "
                     f"there, so {plan.space_path} cannot be created. Choose a folder you can write to"
                     f"{_where_hint(plan)}. Nothing was changed.")
@@ -235,6 +244,7 @@ def _preflight(run: _Run, free_space: FreeSpace, check_network: bool) -> str | N
         free = free_space(plan.space_path) // MIB
         run.log_fh.write(f"disk: {free} MiB free at {plan.space_path}, about {need} MiB needed\n")
         if free < need:
+            run.fix = "disk-space"
             return (f"Not enough free disk space at {plan.space_path}: {free / 1024:.1f} GB free, about "
                     f"{need / 1024:.1f} GB needed (downloads plus the installed packages). Free some space or "
                     f"choose a folder on another disk{_where_hint(plan)}. Nothing was changed.")
@@ -244,13 +254,14 @@ def _preflight(run: _Run, free_space: FreeSpace, check_network: bool) -> str | N
             chk = check_index(url, plan.probes.get(url) or plan.probe_package or "pip")
             run.log_fh.write(credentials.scrub(f"network: {url}: {'ok' if chk.ok else chk.message}\n"))
             if not chk.ok:
+                run.fix = "network"
                 return credentials.scrub(chk.message) + " Nothing was changed."
     return None
 
 
 def _pre_state(run: _Run, step: Step) -> dict[str, Any]:
-    if step.kind == "venv" and step.argv[1:3] == ["-m", "venv"]:
-        target = next(a for a in step.argv[3:] if not a.startswith("--"))
+    if step.kind == "venv" and (step.argv[1:3] == ["-m", "venv"] or step.argv[1:2] == ["venv"]):
+        target = [a for a in step.argv[2:] if not a.startswith("--")][-1]
         return {"existed": Path(target).exists()}
     if step.kind == "pip" and "install" in step.argv:
         return {"packages": run.snapshot()}
@@ -323,7 +334,12 @@ def _run_steps(run: _Run, start: int, carried: dict[str, dict[str, Any]],
                 frac = parser.fraction or 0.0
                 run.progress(f"{label} — {parser.label}", (i + frac) / n)
 
-        res = run.run(step.argv, step.needs_root, on_line)
+        beat = _Heartbeat(run, label, i / n) if parser is None else None  # a silent step still shows time passing
+        try:
+            res = run.run(step.argv, step.needs_root, on_line, env=step.env)
+        finally:
+            if beat is not None:
+                beat.stop()
         undo, notes = _actual_undo(run, step, pre)
         run.journal.append("end", step=step.id, rc=res.returncode, ok=res.ok, cancelled=res.cancelled,
                            timed_out=res.timed_out, error=res.error, tail=res.tail[-15:], undo=undo,
@@ -334,11 +350,32 @@ def _run_steps(run: _Run, start: int, carried: dict[str, dict[str, Any]],
                               message=_cancel_message(step, run))
         if not res.ok:
             run.journal.append("stopped", step=step.id, reason="failed")
-            return run.result(False, failed_step=step.id, done=done, message=_failure_message(step, res, run))
+            return run.result(False, failed_step=step.id, done=done, message=_failure_message(step, res, run),
+                              fix="python-mirror" if step.kind == "python" else None)
         done.append(step.id)
     run.progress("Done", 1.0)
     run.journal.append("finished", ok=True)
     return run.result(True, done=done, message=f"All {n} steps finished. Log: {run.log_path}")
+
+
+class _Heartbeat:
+    """Every second, "<step> — 7 s" for a step that prints no progress of its own (creating an environment
+    takes 10 s or more and says nothing meanwhile), so a progress display never looks frozen."""
+
+    def __init__(self, run: _Run, label: str, fraction: float, interval: float = 1.0) -> None:
+        self._stop = threading.Event()
+        t0 = time.monotonic()
+
+        def beat() -> None:
+            while not self._stop.wait(interval):
+                run.progress(f"{label} — {time.monotonic() - t0:.0f} s", fraction)
+
+        self._thread = threading.Thread(target=beat, name="gpusetup-heartbeat", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
 
 
 def _cancel_message(step: Step, run: _Run) -> str:
@@ -355,8 +392,13 @@ def _failure_message(step: Step, res: StreamResult, run: _Run) -> str:
     else:
         what = f"exit code {res.returncode}"
     tail = "\n".join("    " + line for line in res.tail[-12:]) or "    (no output)"
+    hint = ""
+    if step.kind == "python":
+        hint = ("  Python could not be downloaded. Where the internet is filtered, set GPUSETUP_PYTHON_MIRROR "
+                "(or --python-mirror) to a mirror of the Python builds, or install that Python version yourself "
+                "and plan again.\n")
     return (f"Step '{step.title}' failed ({what}).\n  Command: {display_argv(step.argv, step.needs_root)}\n"
-            f"  Last lines of its output:\n{tail}\n  Full log: {run.log_path}\n"
+            f"  Last lines of its output:\n{tail}\n{hint}  Full log: {run.log_path}\n"
             "Nothing after this step was run. Undo what was done: gpusetup install --rollback; or fix the "
             "cause and continue: gpusetup install --resume.")
 
@@ -438,7 +480,7 @@ def resume(
                     failure = _preflight(run, lambda p: sys.maxsize, True)
                     if failure:
                         journal.append("stopped", step=remaining[0].id, reason="preflight")
-                        return run.result(False, failed_step="preflight", message=failure)
+                        return run.result(False, failed_step="preflight", message=failure, fix=run.fix)
                 return _run_steps(run, start, carried, boot)
             finally:
                 run.close()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sys
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -16,6 +15,7 @@ from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from gpusetup import credentials
+from gpusetup.install import python as pyfind
 from gpusetup.install import snippets
 from gpusetup.messages import add_note, message_of, msg, render
 from gpusetup.model import Choice, FrameworkPlan, Machine, Message, Plan, Step
@@ -52,6 +52,7 @@ class InstallPlan(Plan):
     download_mib: int = 0
     installed_mib: int = 0
     space_path: str = ""  # where the bytes land (checked for free space)
+    base_pip: str = ""  # pip version a new venv gets from its Python's ensurepip ("" when not known)
     packages: list[str] = field(default_factory=list)  # exact requirement strings that are installed
     os: str = "linux"
     offline: bool = False
@@ -85,6 +86,7 @@ def build_plan(
     base_python: str | None = None,
     conda_envs: list[str] | None = None,
     uv: str | None = None,
+    python_mirror: str | None = None,
 ) -> InstallPlan:
     """Turn the resolver's per-framework answers into the exact steps that install them into ``target``.
 
@@ -154,7 +156,8 @@ def build_plan(
 
     if choices:
         want_py = next((ch.python for _, ch in choices if ch.python), None)
-        _plan_env(plan, target, os_name, with_pip, host_pip, portable, base_python, conda_envs, machine, want_py)
+        _plan_env(plan, target, os_name, with_pip, host_pip, portable, base_python, conda_envs, machine, want_py,
+                  python_mirror)
         _plan_pip(plan, choices, index_url, pytorch_mirror, wheelhouse, uv)
         _plan_verify_protect(plan, choices)
         _plan_runtime_env(plan, choices)
@@ -188,8 +191,10 @@ def _host_pip_version() -> Version | None:
 
 def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host_pip: bool | None,
               portable: bool, base_python: str | None, conda_envs: list[str] | None, machine: Machine,
-              want_py: str | None = None) -> None:
+              want_py: str | None = None, python_mirror: str | None = None) -> None:
     kind, _, where = target.partition(":")
+    if not portable and not pyfind.own_interpreter():
+        with_pip, host_pip = True, False  # the packaged app has no pip of its own to lend the environment
     if kind == "venv" and where:
         windows = os_name == "windows"
         # A portable plan (--script, --for) runs in someone else's home: keep "~" for the script to expand.
@@ -200,25 +205,20 @@ def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host
         plan.python = [py]
         plan.space_path = str(venv)
         exists = not portable and (Path(str(venv)) / "pyvenv.cfg").is_file()
-        if portable:
-            base = base_python or ("python" if windows else (f"python{want_py}" if want_py else "python3"))
-        else:
-            base = base_python or (sys.executable if exists else _base_python(want_py))
         if not portable and Path(str(venv)).exists() and not exists:
             raise PlanError(msg("plan-error.not-a-venv", path=str(venv)))
-        if not exists:
-            argv = [base, "-m", "venv", str(venv)] + ([] if with_pip or portable else ["--without-pip"])
-            plan.steps.append(Step(
-                id="create-venv", title=f"Create the virtual environment {venv}", argv=argv, kind="venv", subject=str(venv),
-                explain="A separate Python environment keeps this install away from your system Python and "
-                        "other projects; deleting the folder removes it completely.",
-                undo=[base, "-c", snippets.RMTREE_VENV, str(venv)],
-            ))
-        else:
+        if exists:
             add_note(plan, msg("install.note.existing-venv", venv=str(venv)))
+        elif portable:
+            base = base_python or ("python" if windows else (f"python{want_py}" if want_py else "python3"))
+            _venv_step(plan, base, venv, with_pip or portable)
+        elif base_python:
+            _venv_step(plan, base_python, venv, with_pip)
+        else:
+            _provide_python(plan, want_py, str(venv), with_pip, python_mirror)
         hp = _host_pip_version()
         use_host = host_pip if host_pip is not None else (not with_pip)
-        if use_host and not portable and hp and hp >= (22, 3):
+        if use_host and not portable and hp and hp >= (22, 3) and pyfind.own_interpreter():
             plan.pip = [sys.executable, "-m", "pip", "--python", py]
         else:
             plan.pip = [py, "-m", "pip"]
@@ -240,16 +240,36 @@ def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host
         raise PlanError(msg("plan-error.bad-target", target=repr(target)))
 
 
-def _base_python(want: str | None) -> str:
-    """An interpreter of the Python version the plan was made for (the running one when it matches)."""
-    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+def _venv_step(plan: InstallPlan, base: str, venv: Any, with_pip: bool) -> None:
+    argv = [base, "-m", "venv", str(venv)] + ([] if with_pip else ["--without-pip"])
+    plan.steps.append(Step(
+        id="create-venv", title=f"Create the virtual environment {venv}", argv=argv, kind="venv", subject=str(venv),
+        explain="A separate Python environment keeps this install away from your system Python and "
+                "other projects; deleting the folder removes it completely.",
+        undo=[base, "-c", snippets.RMTREE_VENV, str(venv)],
+    ))
+
+
+def _provide_python(plan: InstallPlan, want: str | None, venv: str, with_pip: bool,
+                    python_mirror: str | None) -> None:
+    """Create the venv with a Python of the wanted version found here, else one uv downloads; else say why."""
     m = re.match(r"(\d+\.\d+)", want or "")
-    if not m or m.group(1) == here:
-        return sys.executable
-    found = shutil.which(f"python{m.group(1)}")
-    if found:
-        return found
-    raise PlanError(msg("plan-error.python-missing", want=m.group(1), here=here))
+    minor = m.group(1) if m else None
+    found = pyfind.find_interpreter(minor)
+    if found is not None:
+        if found.source != "running":
+            add_note(plan, msg("install.note.python-found", version=found.version, path=found.executable))
+        plan.base_pip = found.pip or ""
+        _venv_step(plan, found.executable, venv, with_pip)
+        return
+    uv = pyfind.find_uv()
+    if uv is None:
+        raise PlanError(pyfind.no_python_message(minor, pyfind.unsuitable(minor)))
+    version = minor or pyfind.DEFAULT_MANAGED
+    add_note(plan, msg("install.note.python-provided", version=version, folder=str(pyfind.managed_dir())))
+    plan.steps.extend(pyfind.provide_steps(version, venv, uv,
+                                           mirror_url=python_mirror or pyfind.mirror()))
+    plan.base_pip = ""  # its ensurepip's pip is not known before it is downloaded: no --progress-bar raw
 
 
 def _target_python_version(machine: Machine) -> str | None:
@@ -330,11 +350,13 @@ def _add_index(plan: InstallPlan, url: str | None, reqs: list[str]) -> None:
 
 
 def _pip_supports_raw(plan: InstallPlan) -> bool:
-    """``--progress-bar raw`` (pip ≥ 24.1) only when we know the pip that runs: the host's."""
-    if plan.pip[:1] != [sys.executable]:
-        return False
-    hp = _host_pip_version()
-    return bool(hp and hp >= (24, 1))
+    """``--progress-bar raw`` (pip ≥ 24.1) only when we know the pip that runs: the host's, or the one a new
+    venv gets from the interpreter that was found (its ensurepip's version)."""
+    if plan.pip[:1] == [sys.executable] and pyfind.own_interpreter():
+        hp = _host_pip_version()
+        return bool(hp and hp >= (24, 1))
+    got = tuple(int(x) for x in re.findall(r"\d+", plan.base_pip)[:2])
+    return bool(got and got >= (24, 1))
 
 
 _PYTORCH_FAMILY = {"torch", "torchvision", "torchaudio"}
@@ -407,7 +429,13 @@ def _plan_download(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]
     plan.target = f"download:{dest}"
     plan.space_path = str(dest)
     plan.download_mib, _ = _sizes(choices)
-    pip = ["python", "-m", "pip"] if portable else [sys.executable, "-m", "pip"]
+    if portable:
+        pip = ["python", "-m", "pip"]
+    else:
+        host = pyfind.own_interpreter() or getattr(pyfind.find_interpreter(None, need_venv=False), "executable", None)
+        if host is None:
+            raise PlanError(pyfind.no_python_message(None, []))
+        pip = [host, "-m", "pip"]
     plan.pip = pip
     extra: list[str] = []
     if foreign:

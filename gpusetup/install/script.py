@@ -114,7 +114,8 @@ def _bash(plan: Plan) -> str:
         else:
             words = [_sh_word(a) for a in argv]
         prefix = "sudo " if s.needs_root else ""
-        out.append(prefix + " ".join(words))
+        env = "".join(f"{k}={_sh_word(v)} " for k, v in s.env.items())
+        out.append(prefix + env + " ".join(words))
         if s.undo:
             out.append("# undo: " + " ".join(_sh_word(a).replace("\n", " ") for a in s.undo)[:300])
     out += ["", "echo 'All steps finished.'", ""]
@@ -142,6 +143,7 @@ def _powershell(plan: Plan) -> str:
             continue
         if s.needs_root:
             out.append("# needs an Administrator PowerShell")
+        out += [f"$env:{k} = {_ps_quote(v)}" for k, v in s.env.items()]
         out.append("& " + " ".join(_ps_word(a) for a in s.argv))
         out.append(f"if ($LASTEXITCODE -ne 0) {{ throw {_ps_quote(f'Step {i} ({s.title}) failed')} + \" (exit code $LASTEXITCODE)\" }}")
     out += ["", "Write-Host 'All steps finished.'", ""]

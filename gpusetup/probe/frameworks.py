@@ -114,7 +114,7 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
     if info.is_conda and info.prefix:
         _conda_builds(Path(info.prefix), env.frameworks)
     env.evidence.append(Evidence("package metadata (*.dist-info)", detail=", ".join(info.site_dirs[-3:])))
-    if ctx.deep:
+    if ctx.deep and pyenv.target_python(ctx):
         for fw in env.frameworks:
             family = _family_of(fw.name)
             if family in _DEEP:

@@ -69,8 +69,19 @@ class Dist:
             return None
 
 
+def frozen() -> bool:
+    """True in the packaged app (PyInstaller): ``sys.executable`` is then the app itself, not a Python."""
+    return bool(getattr(sys, "frozen", False))
+
+
+def own_interpreter() -> str | None:
+    """The running interpreter, when it is one: never the packaged app's own executable."""
+    return None if frozen() or not sys.executable else sys.executable
+
+
 def target_python(ctx: ProbeContext) -> str:
-    return ctx.python or sys.executable
+    """The interpreter to run for the target environment ("" in the packaged app when none was given)."""
+    return ctx.python or own_interpreter() or ""
 
 
 def is_current(ctx: ProbeContext) -> bool:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -78,11 +77,19 @@ def run_selftest(machine: Machine, *, mode: str = "quick", device: int | None = 
         if "framework" in env.tiers and env.frameworks:
             with _tier_guard(result, "framework"):
                 progress("framework check", None)
+                from gpusetup.probe.pyenv import own_interpreter
                 from gpusetup.selftest import framework
 
-                ms, notes = framework.run(env.runner or SubprocessRunner(), env.python or sys.executable,
-                                          env.frameworks, sizes.framework_n, sizes.framework_timeout,
-                                          gpu_expected=bool(machine.nvidia_gpus) or result.gpu_tested)
+                python = env.python or own_interpreter()
+                ms: list[Measurement]
+                notes: list[str]
+                if python is None:  # the packaged app is not a Python: the environment must be named
+                    ms, notes = [framework.no_python()], []
+                else:
+                    result.framework_python = python
+                    ms, notes = framework.run(env.runner or SubprocessRunner(), python,
+                                              env.frameworks, sizes.framework_n, sizes.framework_timeout,
+                                              gpu_expected=bool(machine.nvidia_gpus) or result.gpu_tested)
                 for m in ms:
                     m.device = result.device if m.value is not None and result.gpu_tested else None
                 result.measurements.extend(ms)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpusetup.model import Measurement
+from gpusetup.probe.platform.host import python_platform
 from gpusetup.selftest import cudadrv, peaks
 from gpusetup.selftest.base import RunCtx, median_spread
 
@@ -52,7 +53,7 @@ class CublasError(Exception):
 
 def candidates(platform: str | None = None, search_path: Sequence[str] | None = None) -> list[str]:
     """Where a cuBLAS may be: override, wheels in sys.path, the toolkit, then the loader's search."""
-    platform = platform or sys.platform
+    platform = platform or python_platform()
     override = os.environ.get("GPUSETUP_LIBCUBLAS")
     if override:
         return [override]

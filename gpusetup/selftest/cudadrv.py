@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import ctypes
 import os
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpusetup.cuda_results import CU_RESULTS, result_message, result_name  # noqa: F401 - re-exported
+from gpusetup.probe.platform.host import python_platform
 
 # ------------------------------------------------------------------------------------------ CUresult
 
@@ -151,7 +151,7 @@ OPTIONAL = frozenset({"cuGetErrorName", "cuCtxCreate_v2", "cuDevicePrimaryCtxRet
 
 def default_candidates(platform: str | None = None) -> list[str]:
     """Where the driver library lives: loader cache, WSL's driver folder, Windows' system32."""
-    platform = platform or sys.platform
+    platform = platform or python_platform()
     override = os.environ.get("GPUSETUP_LIBCUDA")
     if override:
         return [override]

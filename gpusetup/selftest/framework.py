@@ -47,6 +47,13 @@ def run(runner: Runner, python: str, frameworks: Sequence[str], n: int, timeout:
     return [_measure(e, python, gpu_expected) for e in data.get("frameworks", [])], notes
 
 
+def no_python() -> Measurement:
+    """The framework tier when there is no environment to check (the packaged app has no Python of its own)."""
+    return Measurement(name="framework_check", value=None, unit="", tier="framework", verdict="skipped",
+                       reason="no Python environment was given, so no framework was checked: not proven. "
+                              "Name the environment: gpusetup selftest --python PATH/bin/python")
+
+
 def _measure(e: dict, python: str, gpu_expected: bool) -> Measurement:
     name = e.get("name", "?")
     m = Measurement(name=f"framework_{name}", value=None, unit="TFLOP/s", tier="framework")

@@ -74,6 +74,8 @@ def format_text(r: SelfTestResult) -> str:
         for m in ms:
             lines.extend(line(m))
     lines.append("")
+    if any(m.tier == "framework" for m in r.measurements):
+        lines.append(proof_line(r))
     verdict = {"pass": "PASS: everything measured is healthy.",
                "warn": "WARNING: some results are below the usual range; see the reasons above.",
                "fail": "FAIL: at least one result points to a problem; see the reasons above.",
@@ -84,3 +86,17 @@ def format_text(r: SelfTestResult) -> str:
     took = f" ({r.duration_s:.1f} s)" if r.duration_s is not None else ""
     lines.append(f"Result: {verdict}{took}")
     return "\n".join(lines) + "\n"
+
+
+def proof_line(r: SelfTestResult) -> str:
+    """One sentence: is the framework proven in the environment that was checked?"""
+    from gpusetup.selftest.proof import framework_proof
+
+    p = framework_proof(r)
+    names = ", ".join(p.frameworks)
+    where = f" in {p.python}" if p.python else ""
+    return {
+        "gpu": f"Framework: PROVEN — {names}{where} sees the GPU and computes correctly on it.",
+        "cpu": f"Framework: PROVEN on the CPU — {names}{where} computes correctly (no GPU for it to use).",
+        "failed": f"Framework: FAILED — {names}{where}: {p.reason}",
+    }.get(p.status, f"Framework: NOT PROVEN{where} — {p.reason}")

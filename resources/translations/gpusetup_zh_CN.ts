@@ -372,6 +372,46 @@
       <translation>重试(&amp;T)</translation>
     </message>
     <message>
+      <source>C&amp;hange my choice</source>
+      <translation>更改我的选择(&amp;H)</translation>
+    </message>
+    <message>
+      <source>Go back and change the frameworks or the folder</source>
+      <translation>返回并更改框架或文件夹</translation>
+    </message>
+    <message>
+      <source>&amp;Continue by itself after the restart (GPU Setup opens when you log in)</source>
+      <translation>重启后自动继续（登录时 GPU Setup 会自己打开）(&amp;C)</translation>
+    </message>
+    <message>
+      <source>What you can change</source>
+      <translation>你可以修改的地方</translation>
+    </message>
+    <message>
+      <source>Package mirror (index URL)</source>
+      <translation>软件包镜像（索引 URL）</translation>
+    </message>
+    <message>
+      <source>Proxy</source>
+      <translation>代理</translation>
+    </message>
+    <message>
+      <source>Package &amp;mirror:</source>
+      <translation>软件包镜像(&amp;M)：</translation>
+    </message>
+    <message>
+      <source>&amp;Proxy:</source>
+      <translation>代理(&amp;P)：</translation>
+    </message>
+    <message>
+      <source>Use these and &amp;try again</source>
+      <translation>使用这些设置并重试(&amp;T)</translation>
+    </message>
+    <message>
+      <source>Choose another &amp;folder</source>
+      <translation>选择另一个文件夹(&amp;F)</translation>
+    </message>
+    <message>
       <source>Steps</source>
       <translation>步骤</translation>
     </message>
@@ -386,6 +426,10 @@
     <message>
       <source>Show the log</source>
       <translation>显示日志</translation>
+    </message>
+    <message>
+      <source>Making the plan again…</source>
+      <translation>正在重新制定计划……</translation>
     </message>
     <message>
       <source>Starting…</source>
@@ -416,12 +460,24 @@
       <translation>正在写入 Docker 文件…</translation>
     </message>
     <message>
+      <source>Free some space on that disk, or choose a folder on another disk.</source>
+      <translation>请在那个磁盘上腾出一些空间，或者选择另一个磁盘上的文件夹。</translation>
+    </message>
+    <message>
       <source>There is no plan to install. Go back and choose again.</source>
       <translation>没有可安装的计划。请返回重新选择。</translation>
     </message>
     <message>
       <source>Stopped. Undoing the steps that were already done…</source>
       <translation>已停止。正在撤销已完成的步骤…</translation>
+    </message>
+    <message>
+      <source>Almost done: restart your computer now. After you log in again, GPU Setup opens by itself and continues; finished steps are not repeated.</source>
+      <translation>快完成了：请现在重启电脑。重新登录后，GPU Setup 会自己打开并继续；已完成的步骤不会重复。</translation>
+    </message>
+    <message>
+      <source>Almost done: restart your computer now. Then open GPU Setup again and press “Continue installation”; finished steps are not repeated.</source>
+      <translation>即将完成：请现在重启电脑。然后再次打开 GPU Setup 并点击“继续安装”；已完成的步骤不会重复执行。</translation>
     </message>
     <message>
       <source>Installation cancelled.</source>
@@ -440,12 +496,12 @@
       <translation>部分配置无法写入；原因见下方。</translation>
     </message>
     <message>
-      <source>Installing… ({n} steps)</source>
-      <translation>正在安装…（共 {n} 步）</translation>
+      <source>The package index could not be reached. Where the internet is filtered, enter a mirror of PyPI or your proxy, then try again.</source>
+      <translation>无法连接到软件包索引。如果网络受到限制，请填写 PyPI 的镜像地址或你的代理，然后重试。</translation>
     </message>
     <message>
-      <source>Almost done: restart your computer now. Then open GPU Setup again and press “Continue installation”; finished steps are not repeated.</source>
-      <translation>即将完成：请现在重启电脑。然后再次打开 GPU Setup 并点击“继续安装”；已完成的步骤不会重复执行。</translation>
+      <source>Installing… ({n} steps)</source>
+      <translation>正在安装…（共 {n} 步）</translation>
     </message>
     <message>
       <source>Installation finished. Press Next to prove it works.</source>
@@ -466,6 +522,14 @@
     <message>
       <source>Writing the Docker files failed: {error}</source>
       <translation>写入 Docker 文件失败：{error}</translation>
+    </message>
+    <message>
+      <source>Python could not be downloaded. Enter a mirror of the Python builds (python-build-standalone) or your proxy, then try again.</source>
+      <translation>无法下载 Python。请填写 Python 构建（python-build-standalone）的镜像地址或你的代理，然后重试。</translation>
+    </message>
+    <message>
+      <source>Python &amp;mirror:</source>
+      <translation>Python 镜像(&amp;M)：</translation>
     </message>
     <message>
       <source>Undoing did not fully work: {error}. The log lists what is left; a support bundle (last page) helps us help you.</source>
@@ -500,10 +564,6 @@
       <translation>已取消</translation>
     </message>
     <message>
-      <source>{name}: no files were written (the reason is under Details).</source>
-      <translation>{name}：没有写入任何文件（原因见“详细信息”）。</translation>
-    </message>
-    <message>
       <source>{name}: not written. {reason}</source>
       <translation>{name}：未写入。{reason}</translation>
     </message>
@@ -514,6 +574,10 @@
     <message>
       <source>Instead: {alt}</source>
       <translation>替代方案：{alt}</translation>
+    </message>
+    <message>
+      <source>{name}: no files were written (the reason is under Details).</source>
+      <translation>{name}：没有写入任何文件（原因见“详细信息”）。</translation>
     </message>
     <message>
       <source>not working (no NVIDIA driver answered)</source>
@@ -848,6 +912,10 @@
       <translation>GPU 版本，{variant}</translation>
     </message>
     <message>
+      <source>Download: about {down}. Space needed on the disk: about {room}.</source>
+      <translation>下载量：约 {down}。需要的磁盘空间：约 {room}。</translation>
+    </message>
+    <message>
       <source>Steps ({n})</source>
       <translation>步骤（{n}）</translation>
     </message>
@@ -964,6 +1032,14 @@
       <translation>框架检查</translation>
     </message>
     <message>
+      <source>this program's own Python</source>
+      <translation>本程序自带的 Python</translation>
+    </message>
+    <message>
+      <source>Not proven: no framework was checked in this environment.</source>
+      <translation>未证明：没有在这个环境中检查任何框架。</translation>
+    </message>
+    <message>
       <source>Prove it works</source>
       <translation>验证它能工作</translation>
     </message>
@@ -980,8 +1056,8 @@
       <translation>重新测试(&amp;A)</translation>
     </message>
     <message>
-      <source>Testing… this takes about a minute.</source>
-      <translation>正在测试…大约需要一分钟。</translation>
+      <source>Testing… this takes a few seconds; checking a framework can take up to half a minute.</source>
+      <translation>正在测试……通常只需几秒钟；检查框架最多可能需要半分钟。</translation>
     </message>
     <message>
       <source>Frameworks found</source>
@@ -996,6 +1072,10 @@
       <translation>显卡与处理器对比</translation>
     </message>
     <message>
+      <source>Your framework</source>
+      <translation>你的框架</translation>
+    </message>
+    <message>
       <source>Notes</source>
       <translation>备注</translation>
     </message>
@@ -1006,6 +1086,18 @@
     <message>
       <source>{name}: matrix multiply on the graphics card</source>
       <translation>{name}：在显卡上做矩阵乘法</translation>
+    </message>
+    <message>
+      <source>Proven: {names} in {where} sees your graphics card and computes correctly on it.</source>
+      <translation>已证明：{where} 中的 {names} 能看到你的显卡，并且在显卡上计算正确。</translation>
+    </message>
+    <message>
+      <source>Proven on the processor: {names} in {where} computes correctly (there is no graphics card for it to use).</source>
+      <translation>已在处理器上证明：{where} 中的 {names} 计算正确（没有可供它使用的显卡）。</translation>
+    </message>
+    <message>
+      <source>The framework check failed: {names} in {where}.</source>
+      <translation>框架检查失败：{where} 中的 {names}。</translation>
     </message>
     <message>
       <source>Something is wrong: at least one test failed. See the red lines below.</source>
@@ -1020,8 +1112,8 @@
       <translation>可以工作，但有些数值低于预期（见下方）。</translation>
     </message>
     <message>
-      <source>The test left notes on what it could and could not measure.</source>
-      <translation>测试留下了说明，写明哪些项目测到了、哪些没能测量。</translation>
+      <source>A recording: these numbers were measured on the real {what}, not on this computer.</source>
+      <translation>这是一段记录：这些数字是在真实的 {what} 上测得的，不是在这台电脑上。</translation>
     </message>
     <message>
       <source>It works: your graphics card was tested and performs as expected.</source>
@@ -1030,6 +1122,10 @@
     <message>
       <source>The graphics card multiplied matrices {x}× faster than the processor.</source>
       <translation>显卡做矩阵乘法比处理器快 {x} 倍。</translation>
+    </message>
+    <message>
+      <source>The test left notes on what it could and could not measure.</source>
+      <translation>测试留下了说明，写明哪些项目测到了、哪些没能测量。</translation>
     </message>
     <message>
       <source>It works: your graphics card was tested. There is no rated peak to compare these numbers with, so they are shown without a verdict.</source>
@@ -1172,6 +1268,22 @@
       <translation>详细信息（英文）</translation>
     </message>
     <message>
+      <source>Log folder</source>
+      <translation>日志文件夹</translation>
+    </message>
+    <message>
+      <source>Folder path</source>
+      <translation>文件夹路径</translation>
+    </message>
+    <message>
+      <source>&amp;Copy</source>
+      <translation>复制(&amp;C)</translation>
+    </message>
+    <message>
+      <source>Close</source>
+      <translation>关闭</translation>
+    </message>
+    <message>
       <source>Copy</source>
       <translation>复制</translation>
     </message>
@@ -1214,6 +1326,10 @@
     <message>
       <source>not measured</source>
       <translation>未测量</translation>
+    </message>
+    <message>
+      <source>No file manager could open the folder. It is here:</source>
+      <translation>没有文件管理器能打开这个文件夹。它在这里：</translation>
     </message>
     <message>
       <source>What this means:</source>

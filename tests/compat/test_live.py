@@ -51,7 +51,7 @@ def test_the_chosen_wheel_is_found_on_the_index(tmp_path: Path) -> None:
                             "torch-2.15.0+cu132-cp313-cp313-manylinux_2_28_x86_64.whl"],
                  ["torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl"])
     with serve(idx):
-        res = live.check(plans, machine_from_data(RTX4090), index=idx.url, cache=tmp_path / "cache")
+        res = live.check(plans, machine_from_data(RTX4090), timeout=30, index=idx.url, cache=tmp_path / "cache")
     assert res.status == "checked"
     notes = [render(n) for n in res.framework_notes["pytorch"]]
     assert any(n.startswith("Checked live:") and "torch 2.15.*+cu132 for Python 3.12 on Linux x86_64" in n
@@ -67,18 +67,19 @@ def test_a_missing_wheel_is_reported_not_hidden(tmp_path: Path) -> None:
                             "torch-2.15.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl"],
                  ["torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl"])
     with serve(idx):
-        res = live.check(plans, machine_from_data(RTX4090), index=idx.url, cache=None)
+        res = live.check(plans, machine_from_data(RTX4090), timeout=30, index=idx.url, cache=None)
     live.apply(plans, res)
     assert any("has no torch 2.15.*+cu132 wheel for Python 3.12 on Linux x86_64" in n for n in plans[0].notes)
 
 
 def test_a_newer_release_than_the_data_knows_is_noticed(tmp_path: Path) -> None:
+    # timeout=30 in these calls: the local index answers at once, but a loaded CI machine may not (issue 16)
     plans = _plans()
     idx = _index(tmp_path, ["torch-2.15.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl"],
                  ["torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl", "torch-2.16.0-cp312-cp312-manylinux_2_28_x86_64.whl",
                   "torch-2.17.0rc1-cp312-cp312-manylinux_2_28_x86_64.whl"])
     with serve(idx):
-        res = live.check(plans, machine_from_data(RTX4090), index=idx.url, cache=None)
+        res = live.check(plans, machine_from_data(RTX4090), timeout=30, index=idx.url, cache=None)
     assert res.newer == {"pytorch": "2.16.0"}  # a release candidate is not a release
     checked = get_db().checked
     assert any(f"The compatibility data is from {checked}; the index has torch 2.16.0" in n
@@ -110,9 +111,9 @@ def test_answers_are_cached_for_the_next_plan(tmp_path: Path) -> None:
                  ["torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl"])
     with serve(idx):
         url = idx.url
-        first = live.check(plans, machine_from_data(RTX4090), index=url, cache=tmp_path / "cache", now=1000.0)
+        first = live.check(plans, machine_from_data(RTX4090), timeout=30, index=url, cache=tmp_path / "cache", now=1000.0)
     # the server is gone: the cached pages answer, until they are older than CACHE_SECONDS
-    again = live.check(plans, machine_from_data(RTX4090), index=url, cache=tmp_path / "cache", now=1000.0 + 60)
+    again = live.check(plans, machine_from_data(RTX4090), timeout=30, index=url, cache=tmp_path / "cache", now=1000.0 + 60)
     assert first.status == again.status == "checked"
     stale = live.check(plans, machine_from_data(RTX4090), index=url, cache=tmp_path / "cache", timeout=2,
                        now=1000.0 + live.CACHE_SECONDS + 1)
@@ -159,6 +160,6 @@ def test_an_index_without_the_project_lacks_the_wheel(tmp_path: Path) -> None:
     plans = _plans()
     idx = _index(tmp_path, [], ["torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl"])  # no /whl/cu132/torch/
     with serve(idx):
-        res = live.check(plans, machine_from_data(RTX4090), index=idx.url, cache=None)
+        res = live.check(plans, machine_from_data(RTX4090), timeout=30, index=idx.url, cache=None)
     assert res.status == "checked"
     assert any("has no torch 2.15.*+cu132 wheel" in render(n) for n in res.framework_notes["pytorch"])

@@ -203,3 +203,35 @@ def test_ngc_on_a_data_centre_gpu_uses_forward_compatibility() -> None:
     refused = choose(g, "tensorflow", image_source="ngc")
     assert isinstance(refused, Refusal)
     assert any("data-centre GPUs only" in r.reason for r in refused.rejected)
+
+
+_CJK = __import__("re").compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+@pytest.mark.parametrize("source", ["cuda", "official", "ngc"])
+def test_every_reason_and_warning_is_a_message_with_chinese_words(host: str, source: str) -> None:
+    """The generator's words are data: each reason, warning and rejection has a code whose English rendering
+    is exactly the text the CLI prints, and Chinese words for the wizard."""
+    from gpusetup.messages import render
+    from gpusetup.model import Message
+
+    seen = 0
+    for framework in ("pytorch", "tensorflow", "jax"):
+        result = choose(HOSTS[host].machine(), framework, image_source=source)
+        pairs: list[tuple[str, Message]] = []
+        if isinstance(result, Refusal):
+            pairs += [(result.reason, result.reason_code), (result.alternative, result.alternative_code)]
+        else:
+            assert len(result.why) == len(result.why_codes) and result.why
+            pairs += list(zip(result.why, result.why_codes, strict=True))
+        assert len(result.warnings) == len(result.warning_codes)
+        pairs += list(zip(result.warnings, result.warning_codes, strict=True))
+        pairs += [(r.reason, Message(r.code, r.params)) for r in result.rejected]
+        for english, code in pairs:
+            assert code.code.startswith("docker."), code
+            assert render(code) == english
+            zh = render(code, "zh_CN")
+            assert _CJK.search(zh) and zh != english, (code, zh)
+            seen += 1
+    assert seen >= 3

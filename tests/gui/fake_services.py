@@ -189,6 +189,10 @@ class FakeServices(Services):
         self.calls.append(("clear_pending", None))
         self.pending = None
 
+    def resume_at_login(self, on: bool) -> Path | None:
+        self.calls.append(("resume_at_login", on))
+        return Path("/home/user/.config/autostart/gpusetup-resume.desktop") if on else None
+
     def generate_setup(self, machine: Machine, framework: str, out_dir: Path) -> DockerOutcome:
         self._check("docker")
         self.calls.append(("generate_setup", (framework, str(out_dir))))
@@ -201,9 +205,10 @@ class FakeServices(Services):
             next_commands=[f"cd {out_dir}", "docker compose up --build"],
         )
 
-    def run_selftest(self, machine: Machine, mode: str = "quick", progress: Progress | None = None, cancel: CancelToken | None = None) -> SelfTestResult:
+    def run_selftest(self, machine: Machine, mode: str = "quick", progress: Progress | None = None, cancel: CancelToken | None = None, python: str | None = None) -> SelfTestResult:
         self._check("selftest")
         self.calls.append(("selftest", mode))
+        self.selftest_python = python
         for i, m in enumerate(self.selftest.measurements):
             if cancel is not None and cancel.cancelled:
                 raise Cancelled()

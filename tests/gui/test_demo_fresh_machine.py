@@ -15,7 +15,7 @@ from gpusetup.gui.services import Target
 @pytest.mark.parametrize("kind", demo_kinds())
 def test_demo_plan_needs_no_matching_python_here(kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real_which = shutil.which
-    monkeypatch.setattr("gpusetup.install.plan.shutil.which",
+    monkeypatch.setattr(shutil, "which",  # the planner looks interpreters up through shutil.which
                         lambda name, *a, **k: None if name.startswith("python3.") else real_which(name, *a, **k))
     services = DemoServices(kind, state_dir=tmp_path / "state", step_delay=0)
     machine = demo_machine(kind)

@@ -125,6 +125,17 @@ def test_chinese_docker_setup_words_the_host_check_in_chinese(qtbot, tmp_path: P
         names = [n for g in (m.gpus if m else []) for n in (g.name, g.pci.device_name) if n]
         found = problems(w, names)
         assert not found, "\n".join(found)
+        # the generator's own reasons and warnings are shown in Chinese, from their message codes
+        from PySide6.QtWidgets import QLabel
+
+        from gpusetup.messages import render
+
+        visible = " ".join(lb.text() for lb in page.findChildren(QLabel) if lb.isVisibleTo(page))
+        said = [out.refused_code, out.alternative_code] if out.refused else [*out.why_codes, *out.warning_codes]
+        assert said and all(m is not None for m in said), out
+        for m in said:
+            assert render(m, "zh_CN") in visible, render(m, "zh_CN")
+            assert render(m) not in visible
         w.stop_jobs()
     finally:
         i18n.install("en")

@@ -35,6 +35,13 @@ def next_button(w: QWizard):
     return w.button(QWizard.WizardButton.NextButton)
 
 
+def wait_idle(qtbot, w: QWizard) -> None:
+    """Until background work is done (the page may rightly keep Next off, e.g. after a failed install)."""
+    qtbot.waitUntil(lambda: not w.running_jobs() and getattr(w.currentPage(), "phase", "finished") == "finished",
+                    timeout=TIMEOUT)
+    qtbot.wait(5)
+
+
 def wait_ready(qtbot, w: QWizard) -> None:
     """Until the current page's background work is done and Next/Finish is enabled."""
     qtbot.waitUntil(lambda: w.currentPage().isComplete() and not w.running_jobs(), timeout=TIMEOUT)
@@ -125,7 +132,7 @@ def test_whole_wizard_single_gpu(qtbot, make_wizard, services: FakeServices, tmp
     assert services.called("execute") == [["create-venv", "pip-torch", "verify"]]
     assert services.called("clear_pending"), "a finished install leaves nothing to resume"
     assert "$ python3 -m venv /x" in inst.log.toPlainText()
-    assert not w.button(QWizard.WizardButton.BackButton).isEnabled()
+    assert w.button(QWizard.WizardButton.BackButton).isEnabled(), "no dead end: Back works after the install"
 
     click_next(qtbot, w, PAGE_VERIFY)
     verify = w.currentPage()
@@ -195,7 +202,7 @@ def test_cancel_in_the_middle_of_an_install_rolls_back(qtbot, make_wizard, servi
     asked = []
     monkeypatch.setattr(InstallPage, "confirm_cancel", classmethod(lambda cls, parent: asked.append(1) or True))
     qtbot.mouseClick(inst.cancel_button, Qt.MouseButton.LeftButton)
-    wait_ready(qtbot, w)
+    wait_idle(qtbot, w)
     assert asked == [1]
     assert services.called("rollback") == [None]
     assert "Installation cancelled." in inst.status.text.text()
@@ -218,7 +225,7 @@ def test_cancel_can_be_refused(qtbot, make_wizard, services: FakeServices, monke
     assert services.called("rollback") == []
     monkeypatch.setattr(InstallPage, "confirm_cancel", classmethod(lambda cls, parent: True))
     inst.request_cancel()
-    wait_ready(qtbot, w)
+    wait_idle(qtbot, w)
 
 
 def test_a_failing_step_offers_undo_and_retry(qtbot, make_wizard, services: FakeServices) -> None:
@@ -227,7 +234,7 @@ def test_a_failing_step_offers_undo_and_retry(qtbot, make_wizard, services: Fake
     for page in (PAGE_MACHINE, PAGE_CHOOSE, PAGE_PLAN, PAGE_INSTALL):
         click_next(qtbot, w, page)
     inst: InstallPage = w.currentPage()
-    wait_ready(qtbot, w)
+    wait_idle(qtbot, w)
     assert [r.state for r in inst.rows][:2] == [DONE, FAILED]
     status = inst.status.text.text()
     assert "Step 2 “Install torch” failed." in status and "pip could not find torch" in status
@@ -235,7 +242,7 @@ def test_a_failing_step_offers_undo_and_retry(qtbot, make_wizard, services: Fake
     assert inst.log_section.expanded()
     assert "No matching distribution" in inst.log.toPlainText()
     qtbot.mouseClick(inst.retry_button, Qt.MouseButton.LeftButton)
-    wait_ready(qtbot, w)
+    wait_idle(qtbot, w)
     assert services.called("resume") == [None]
     assert "Installation finished" in inst.status.text.text()
     assert not inst.retry_button.isVisible()
@@ -247,9 +254,9 @@ def test_failing_step_then_undo(qtbot, make_wizard, services: FakeServices) -> N
     for page in (PAGE_MACHINE, PAGE_CHOOSE, PAGE_PLAN, PAGE_INSTALL):
         click_next(qtbot, w, page)
     inst: InstallPage = w.currentPage()
-    wait_ready(qtbot, w)
+    wait_idle(qtbot, w)
     qtbot.mouseClick(inst.undo_button, Qt.MouseButton.LeftButton)
-    wait_ready(qtbot, w)
+    wait_idle(qtbot, w)
     assert services.called("rollback") == [None]
     assert "your computer is as before" in inst.status.text.text()
 

@@ -205,3 +205,19 @@ def test_script_for_an_authenticated_mirror_holds_no_password(authed) -> None:
         text = render_script(plan, shell)
         assert PASSWORD not in text and "alice:****@" in text
         assert "gpusetup never writes passwords into files" in text
+
+
+def test_emitted_project_file_holds_no_password(authed, tmp_path: Path) -> None:
+    profile = tmp_path / "profile.json"
+    profile.write_text('{"system": {"os": "linux", "distro_id": "ubuntu", "distro_version": "24.04", '
+                       '"arch": "x86_64", "python_version": "3.12.3"}, "gpus": []}')
+    url = authed.url.replace("http://", f"http://alice:{PASSWORD}@") + "/simple"
+    out_file = tmp_path / "requirements.txt"
+    rc, out = cli("plan", "--for", str(profile), "--emit", "requirements", "-o", str(out_file),
+                  "--index-url", url, "--pytorch-mirror", mirror(authed))
+    assert rc in (0, 1, 2), out
+    text = out_file.read_text()
+    assert PASSWORD not in text and PASSWORD not in out and "127.0.0.1" in text
+    rc, out = cli("plan", "--for", str(profile), "--emit", "requirements", "--index-url", url,
+                  "--pytorch-mirror", mirror(authed))
+    assert PASSWORD not in out

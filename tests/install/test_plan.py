@@ -136,13 +136,18 @@ def test_bad_targets_and_empty_plans_are_clear_errors(tmp_path: Path) -> None:
 
 
 def test_pip_progress_parser() -> None:
-    p = PipProgress()
+    now = [100.0]
+    p = PipProgress(clock=lambda: now[0])
     assert p.feed("Collecting torch==2.9.1+cu126\n") and p.label == "Collecting torch==2.9.1+cu126"
     assert p.feed("  Downloading https://download.pytorch.org/whl/cu126/torch-2.9.1%2Bcu126-cp312-cp312-"
                   "manylinux_2_28_x86_64.whl (900.1 MB)")
     assert p.label.startswith("Downloading torch-2.9.1%2Bcu126-cp312") and p.label.endswith("(900.1 MB)")
+    assert p.feed("Progress 100000000 of 900100000")
+    assert p.label.endswith(" 11% (100 of 900 MB)")  # no speed before a second has passed
+    now[0] += 10
     assert p.feed("Progress 450050000 of 900100000") and p.fraction == pytest.approx(0.45)
-    assert p.label.endswith(" 50%")
+    # 350 MB in 10 s: 35 MB/s, 450 MB left: about 13 s
+    assert p.label.endswith(" 50% (450 of 900 MB, 35.0 MB/s, about 13 s left)"), p.label
     assert not p.feed("Progress 0 of 0")
     assert p.feed("Installing collected packages: tinydep, torch") and p.fraction == 0.92
     assert p.feed("Successfully installed tinydep-1.0 torch-2.9.1+cu126") and p.fraction == 1.0

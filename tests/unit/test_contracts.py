@@ -30,3 +30,18 @@ def test_mypy_finds_no_errors() -> None:
     r = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]
     assert "Success: no issues found" in r.stdout
+
+
+def test_sys_platform_is_read_only_under_probe_platform() -> None:
+    """One module knows which OS gpusetup runs on (gpusetup/probe/platform/host.py); everything else asks it."""
+    import ast
+
+    offenders = []
+    for path in sorted((ROOT / "gpusetup").rglob("*.py")):
+        if path.parent == ROOT / "gpusetup" / "probe" / "platform":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Attribute) and node.attr == "platform" and isinstance(node.value, ast.Name)
+                    and node.value.id == "sys"):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offenders == [], offenders

@@ -5,15 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QUrl
-from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPushButton, QWidget
 
 from gpusetup.gui.i18n import tr
 from gpusetup.gui.pages.base import BasePage
 from gpusetup.gui.pages.choose import FRAMEWORK_NAMES
 from gpusetup.gui.services import Unavailable
-from gpusetup.gui.widgets import Card, StatusLine, label
+from gpusetup.gui.widgets import Card, StatusLine, label, open_folder
 from gpusetup.gui.workers import JobContext
 from gpusetup.model import Report, Severity
 
@@ -99,6 +97,11 @@ class DonePage(BasePage):
             kind = {"pass": "pass", "warn": "warn", "fail": "fail"}.get(st.verdict, "info")
             word = {"pass": tr("passed"), "warn": tr("passed with warnings"), "fail": tr("failed")}.get(st.verdict, tr("finished"))
             add(kind, tr("Self-test {word}: {n} measurements.").format(word=word, n=len(st.measurements)))
+            if (out is not None and out.ok and not self.services.demo and target is not None
+                    and target.kind in ("venv", "python", "conda")):
+                from gpusetup.gui.pages.verify import proof_words
+
+                add(*proof_words(st)[:2])
         if target is not None and target.kind == "venv" and out is not None and out.ok and not self.services.demo:
             if m is not None and m.system.os == "windows":
                 add("info", tr("To use it, open a terminal and run: {path}\\Scripts\\activate").format(path=target.value))
@@ -151,5 +154,4 @@ class DonePage(BasePage):
         )
 
     def _open_logs(self) -> None:
-        self.services.log_dir.mkdir(parents=True, exist_ok=True)
-        QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.services.log_dir)))
+        self.log_dialog = open_folder(self, self.services.log_dir)

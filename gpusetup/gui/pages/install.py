@@ -4,13 +4,17 @@ survived through the resume file. For Docker it writes the files and shows the n
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
+    QFormLayout,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
@@ -20,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpusetup.gui.i18n import current_language, tr
-from gpusetup.gui.pages.base import BasePage
+from gpusetup.gui.pages.base import PAGE_CHOOSE, BasePage
 from gpusetup.gui.pages.choose import FRAMEWORK_NAMES
 from gpusetup.gui.services import DockerOutcome, InstallOutcome, Unavailable
 from gpusetup.gui.widgets import (
@@ -37,10 +41,13 @@ from gpusetup.gui.widgets import (
 )
 from gpusetup.gui.workers import JobContext
 from gpusetup.i18n import finding_text
+from gpusetup.messages import render
 from gpusetup.model import Severity, Step
 
 if TYPE_CHECKING:
     from gpusetup.gui.wizard import SetupWizard
+
+ilog = logging.getLogger("gpusetup.gui.install")
 
 PENDING, RUNNING, DONE, FAILED, UNDONE = "pending", "running", "done", "failed", "undone"
 
@@ -90,7 +97,6 @@ class InstallPage(BasePage):
         super().__init__(wizard)
         self.setTitle(tr("Installing"))
         self.setSubTitle(tr("You can keep using your computer meanwhile. Cancel stops and undoes what was done."))
-        self.setCommitPage(True)
         self.status = StatusLine()
         self.content.addWidget(self.status)
         self.progress = Busy()
@@ -103,10 +109,47 @@ class InstallPage(BasePage):
         self.undo_button = QPushButton(tr("&Undo what was done"))
         self.undo_button.clicked.connect(self.start_rollback)
         self.retry_button = QPushButton(tr("&Try again"))
-        self.retry_button.clicked.connect(lambda: self.start_install(resume=True))
-        for b in (self.undo_button, self.retry_button, self.cancel_button):
+        self.retry_button.clicked.connect(self.retry)
+        self.change_button = QPushButton(tr("C&hange my choice"))
+        self.change_button.setAccessibleName(tr("Go back and change the frameworks or the folder"))
+        self.change_button.clicked.connect(self.change_choice)
+        for b in (self.change_button, self.undo_button, self.retry_button, self.cancel_button):
             buttons.addWidget(b)
         self.content.addLayout(buttons)
+        self.autostart_box = QCheckBox(tr("&Continue by itself after the restart (GPU Setup opens when you log in)"))
+        self.autostart_box.setChecked(True)
+        self.autostart_box.setVisible(False)
+        self.autostart_box.toggled.connect(self._autostart_changed)
+        self.content.addWidget(self.autostart_box)
+        # after a failure the core can name a fix for: the fields and the button to apply it, here
+        self.fix_card = Card(tr("What you can change"))
+        self.fix_text = label("")
+        self.fix_card.body.addWidget(self.fix_text)
+        self.mirror_edit = QLineEdit()
+        self.mirror_edit.setPlaceholderText("https://mirror.example.org/pypi/simple")
+        self.mirror_edit.setAccessibleName(tr("Package mirror (index URL)"))
+        self.proxy_edit = QLineEdit()
+        self.proxy_edit.setPlaceholderText("http://proxy.example.org:3128")
+        self.proxy_edit.setAccessibleName(tr("Proxy"))
+        self.fix_form = QFormLayout()
+        self.mirror_label = QLabel(tr("Package &mirror:"))
+        self.mirror_label.setBuddy(self.mirror_edit)
+        self.fix_form.addRow(self.mirror_label, self.mirror_edit)
+        proxy_label = QLabel(tr("&Proxy:"))
+        proxy_label.setBuddy(self.proxy_edit)
+        self.fix_form.addRow(proxy_label, self.proxy_edit)
+        self.fix_card.body.addLayout(self.fix_form)
+        fix_row = QHBoxLayout()
+        fix_row.addStretch(1)
+        self.fix_button = QPushButton(tr("Use these and &try again"))
+        self.fix_button.clicked.connect(self.apply_fix)
+        self.folder_button = QPushButton(tr("Choose another &folder"))
+        self.folder_button.clicked.connect(self.change_choice)
+        fix_row.addWidget(self.folder_button)
+        fix_row.addWidget(self.fix_button)
+        self.fix_card.body.addLayout(fix_row)
+        self.fix_card.setVisible(False)
+        self.content.addWidget(self.fix_card)
         self.steps_card = Card(tr("Steps"))
         self.steps_layout = QVBoxLayout()
         self.steps_card.body.addLayout(self.steps_layout)
@@ -127,10 +170,15 @@ class InstallPage(BasePage):
         self.rows: list[StepRow] = []
         self.phase = "idle"  # idle / running / rolling-back / finished
         self._job: Any = None
+        self._installed_plan: Any = None  # the plan that finished here (Back and Next again do not rerun it)
 
     # ---------------------------------------------------------------------------- lifecycle
 
     def initializePage(self) -> None:  # noqa: N802 - Qt API
+        done = self.state.install
+        if done is not None and done.ok and self._installed_plan is not None and self._installed_plan is self.state.plan:
+            self._buttons()  # this very plan is installed: show it again rather than run it twice
+            return
         self.state.install = None
         self.state.docker = None
         if self.state.target is not None and self.state.target.kind == "docker":
@@ -140,25 +188,83 @@ class InstallPage(BasePage):
             self.start_install()
 
     def isComplete(self) -> bool:  # noqa: N802 - Qt API
-        return self.phase == "finished"
+        """Next (to the proof) only after a finished install; after a failure or a cancel the way on is
+        Try again, Change my choice or Back."""
+        out = self.state.install
+        docker = self.state.target is not None and self.state.target.kind == "docker"  # written or refused: an answer
+        return self.phase == "finished" and out is not None and (out.ok or docker)
 
     def _buttons(self) -> None:
         running = self.phase in ("running", "rolling-back")
         out = self.state.install
         self.cancel_button.setVisible(self.phase == "running")
-        failed = self.phase == "finished" and out is not None and not out.ok and not out.cancelled
-        self.undo_button.setVisible(failed)
-        self.retry_button.setVisible(failed)
+        finished = self.phase == "finished"
+        failed = finished and out is not None and not out.ok and not out.cancelled
+        self.undo_button.setVisible(failed and not self._undone)
+        self.retry_button.setVisible(finished and out is not None and not out.ok)
+        self.change_button.setVisible(finished)
+        self._show_fix(out if failed else None)
         self.progress.setVisible(running)
         self.wiz.set_busy(running)
         self.completeChanged.emit()
 
     # ------------------------------------------------------------------------------ install
 
+    _undone = False  # the last attempt was undone (Try again starts the plan afresh)
+
+    def retry(self) -> None:
+        """After a failure: continue where it stopped; after a cancel or an undo: start the plan again."""
+        out = self.state.install
+        checks_failed = out is not None and out.failed_step == "preflight"  # nothing was changed: start again
+        self.start_install(resume=bool(out is not None and not out.cancelled and not self._undone and not checks_failed))
+
+    def change_choice(self) -> None:
+        self.wiz.go_to(PAGE_CHOOSE)
+
+    def _show_fix(self, out: InstallOutcome | None) -> None:
+        fix = out.fix if out is not None else None
+        self.fix_card.setVisible(fix in ("disk-space", "network", "python-mirror"))
+        if fix == "disk-space":
+            self.fix_text.setText(tr("Free some space on that disk, or choose a folder on another disk."))
+        elif fix == "network":
+            self.fix_text.setText(tr("The package index could not be reached. Where the internet is filtered, enter a mirror of PyPI or your proxy, then try again."))
+            self.mirror_label.setText(tr("Package &mirror:"))
+        elif fix == "python-mirror":
+            self.fix_text.setText(tr("Python could not be downloaded. Enter a mirror of the Python builds (python-build-standalone) or your proxy, then try again."))
+            self.mirror_label.setText(tr("Python &mirror:"))
+        for w in (self.mirror_edit, self.proxy_edit, self.fix_button, self.mirror_label):
+            w.setVisible(fix in ("network", "python-mirror"))
+        self.folder_button.setVisible(fix == "disk-space")
+        self._fix = fix
+
+    _fix: str | None = None
+
+    def apply_fix(self) -> None:
+        """Give the planner the mirror/proxy, make the plan again, and run it from the start."""
+        mirror, proxy = self.mirror_edit.text().strip(), self.proxy_edit.text().strip()
+        if self._fix == "python-mirror":
+            self.services.use_network(python_mirror=mirror or None, proxy=proxy or None)
+        else:
+            self.services.use_network(index_url=mirror or None, proxy=proxy or None)
+        machine, target, fplans = self.state.machine, self.state.target, self.state.chosen_plans()
+        if machine is None or target is None:
+            return
+        services = self.services
+        self.fix_card.setVisible(False)
+        self.status.set("busy", tr("Making the plan again…"))
+        self.run_job(lambda ctx: services.build_plan(fplans, machine, target), name="plan",
+                     on_result=self._replanned,
+                     on_error=lambda msg, exc: self.status.set("fail", msg))
+
+    def _replanned(self, plan: Any) -> None:
+        self.state.plan = plan
+        self.start_install(resume=False)
+
     def start_install(self, resume: bool = False) -> None:
         """Run the plan; ``resume`` continues the unfinished one instead (after a reboot or a failure)."""
         resume = resume or self.state.resuming
         self.state.resuming = False
+        self._undone = False
         plan, target = self.state.plan, self.state.target
         if plan is None or target is None:
             self.status.set("fail", tr("There is no plan to install. Go back and choose again."))
@@ -170,6 +276,7 @@ class InstallPage(BasePage):
         for r in self.rows:
             self.steps_layout.addWidget(r)
         self.state.install = None
+        self.autostart_box.setVisible(False)
         self.next_card.setVisible(False)
         self.steps_card.setVisible(True)
         try:
@@ -184,6 +291,11 @@ class InstallPage(BasePage):
         def body(ctx: JobContext) -> InstallOutcome:
             if resume:
                 return services.resume(progress=ctx.progress, cancel=ctx.cancel, log_line=ctx.log)
+            if services.unfinished_install():  # an earlier attempt stopped half-way: undo it, then this plan
+                ctx.log("An earlier installation did not finish; undoing it before this one starts.")
+                back = services.rollback(progress=ctx.progress, log_line=ctx.log)
+                if not back.ok:
+                    return back
             return services.execute(plan, progress=ctx.progress, cancel=ctx.cancel, log_line=ctx.log)
 
         self._job = self.run_job(
@@ -214,6 +326,7 @@ class InstallPage(BasePage):
 
     def _append_log(self, lines: str) -> None:
         self.log.appendPlainText(lines)
+        ilog.info("%s", lines)
 
     def _install_error(self, message: str, exc: BaseException) -> None:
         text = self.unavailable_text(exc) if isinstance(exc, Unavailable) else message
@@ -222,6 +335,8 @@ class InstallPage(BasePage):
     def _installed(self, outcome: InstallOutcome) -> None:
         self._job = None
         self.state.install = outcome
+        ilog.info("install outcome: ok=%s cancelled=%s failed_step=%s reboot=%s %s", outcome.ok, outcome.cancelled,
+                  outcome.failed_step, outcome.needs_reboot, outcome.message)
         if outcome.cancelled or self.phase == "cancelling":
             self.status.set("busy", tr("Stopped. Undoing the steps that were already done…"))
             self.phase = "running"
@@ -237,9 +352,11 @@ class InstallPage(BasePage):
             for i, r in enumerate(self.rows):
                 r.set_state(DONE if i <= upto else PENDING)
             if outcome.needs_reboot:
-                self.status.set("warn", tr("Almost done: restart your computer now. Then open GPU Setup again and press “Continue installation”; finished steps are not repeated."))
+                self.autostart_box.setVisible(True)
+                self._autostart_changed()
             else:
                 self.services.clear_pending()
+                self._installed_plan = self.state.plan
                 self.status.set("pass", tr("Installation finished. Press Next to prove it works."))
         else:
             failed_i = self._mark_failed(outcome.failed_step)
@@ -253,6 +370,14 @@ class InstallPage(BasePage):
             )
             self.log_section.set_expanded(True)
         self._buttons()
+
+    def _autostart_changed(self, *_: object) -> None:
+        """After a step that needs a restart: an entry that opens GPU Setup at the next login to continue."""
+        where = self.services.resume_at_login(self.autostart_box.isChecked())
+        if where is not None:
+            self.status.set("warn", tr("Almost done: restart your computer now. After you log in again, GPU Setup opens by itself and continues; finished steps are not repeated."))
+        else:
+            self.status.set("warn", tr("Almost done: restart your computer now. Then open GPU Setup again and press “Continue installation”; finished steps are not repeated."))
 
     def _mark_running(self, state: str) -> None:
         for r in self.rows:
@@ -320,6 +445,7 @@ class InstallPage(BasePage):
                 if r.state in (DONE, FAILED, RUNNING):
                     r.set_state(UNDONE)
             self.services.clear_pending()
+            self._undone = True
             first = tr("Installation cancelled.") if after_cancel else tr("The installation did not finish.")
             self.status.set("info", first + " " + tr("Everything it changed was undone; your computer is as before."))
         else:
@@ -368,11 +494,17 @@ class InstallPage(BasePage):
         for fw, out in results:
             self.state.docker = out
             name = FRAMEWORK_NAMES.get(fw, fw)
-            # the generator words its choices in English: in a translated interface they go under Details
+            # the generator says its choices as messages: in a translated interface they are shown in its
+            # language, and the exact English (flags, tags, versions) goes under Details
             english: list[str] = []
             if out.refused:
                 all_ok = False
-                if translated:
+                if translated and out.refused_code is not None:
+                    self.next_layout.addWidget(label(tr("{name}: not written. {reason}").format(name=name, reason=render(out.refused_code, lang)), bold=True))
+                    if out.alternative_code is not None:
+                        self.next_layout.addWidget(label(tr("Instead: {alt}").format(alt=render(out.alternative_code, lang))))
+                    english += [out.refused, out.alternative or ""]
+                elif translated:
                     self.next_layout.addWidget(label(tr("{name}: no files were written (the reason is under Details).").format(name=name), bold=True))
                     english += [out.refused, out.alternative or ""]
                 else:
@@ -386,18 +518,21 @@ class InstallPage(BasePage):
             if out.image:
                 why = f" — {out.why}" if out.why and not translated else ""
                 self.next_layout.addWidget(label(tr("Image: {image}").format(image=out.image) + why))
+                if translated and out.why_codes:
+                    for m in out.why_codes:
+                        self.next_layout.addWidget(label("• " + render(m, lang)))
                 if translated and out.why:
                     english.append(out.why)
             for f in out.files:
                 self.next_layout.addWidget(label("• " + f))
-            for w in out.warnings:
-                if translated:
-                    english.append("• " + w)
-                    continue
+            warn_words = [render(m, lang) for m in out.warning_codes] if translated and out.warning_codes else None
+            for w in out.warnings if not translated else (warn_words or []):
                 s = StatusLine()
                 s.set("warn", w)
                 self.next_layout.addWidget(s)
-            if translated and out.warnings:
+            if translated:
+                english += ["• " + w for w in out.warnings]
+            if translated and out.warnings and not warn_words:
                 s = StatusLine()
                 s.set("warn", tr("The generator left {n} warning(s); they are under Details.").format(n=len(out.warnings)))
                 self.next_layout.addWidget(s)

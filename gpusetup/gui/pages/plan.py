@@ -40,12 +40,15 @@ def action_title(a: Action) -> str:
     return core_action_title(a, current_language())
 
 
+def _size(mib: int) -> str:
+    return f"{mib / 1024:.1f} GB" if mib >= 1024 else f"{mib} MB"
+
+
 class PlanPage(BasePage):
     def __init__(self, wizard: SetupWizard) -> None:
         super().__init__(wizard)
         self.setTitle(tr("The plan"))
         self.setSubTitle(tr("Read what will happen. Nothing has been changed yet: only the Install button starts it."))
-        self.setCommitPage(True)
         self.status = StatusLine()
         self.content.addWidget(self.status)
         self.progress = Busy()
@@ -63,10 +66,11 @@ class PlanPage(BasePage):
         self.plan_details: Collapsible | None = None  # the core's English (translated interface only)
         self.step_details: Collapsible | None = None
         self._built_for: tuple[object, ...] | None = None
+        self.size_label: QLabel | None = None
 
     def initializePage(self) -> None:  # noqa: N802 - Qt API
         docker = self.state.target is not None and self.state.target.kind == "docker"
-        self.setButtonText(QWizard.WizardButton.CommitButton, tr("Write the files") if docker else tr("&Install"))
+        self.setButtonText(QWizard.WizardButton.NextButton, tr("Write the files") if docker else tr("&Install"))
         key = (id(self.state.machine), tuple(self.state.frameworks), self.state.target)
         if self.state.plan is not None and self._built_for == key:
             self.show_plan()
@@ -126,6 +130,7 @@ class PlanPage(BasePage):
         self.step_labels = []
         self.plan_details = self.step_details = None
         self.script_box = None
+        self.size_label = None
         fplans = self.state.chosen_plans()
         target = self.state.target
         plan = self.state.plan
@@ -179,6 +184,11 @@ class PlanPage(BasePage):
                 "docker": tr("Files written to: {v}"),
             }[target.kind].format(v=target.value)
             what.body.addWidget(label(where))
+        down, room = getattr(plan, "download_mib", 0) or 0, getattr(plan, "installed_mib", 0) or 0
+        if plan is not None and (down or room):  # the planner's size estimate, before anything is fetched
+            self.size_label = label(tr("Download: about {down}. Space needed on the disk: about {room}.").format(
+                down=_size(down), room=_size(down + room)), bold=True)
+            what.body.addWidget(self.size_label)
         if lang != "en":
             sec = details_section([f"• {n}" for n in english])
             if sec is not None:

@@ -3,6 +3,7 @@ rated peak with pass/warn/fail, the GPU-over-CPU speed-up, and the framework che
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
@@ -10,7 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from gpusetup.gui.i18n import current_language, tr
 from gpusetup.gui.pages.base import BasePage
-from gpusetup.gui.services import Unavailable
+from gpusetup.gui.services import Unavailable, proof_python
 from gpusetup.gui.widgets import Busy, Card, MeasurementRow, StatusLine, clear_layout, details_section, label
 from gpusetup.gui.workers import JobContext
 from gpusetup.messages import render
@@ -52,6 +53,38 @@ def measurement_title(m: Measurement) -> str:
 SPEEDUP = "gpu_cpu_speedup"
 
 
+def proof_words(result: SelfTestResult | None) -> tuple[str, str, str]:
+    """(status kind, sentence, the self-test's own English reason) for the core's verdict on the framework
+    in the checked environment. The reason is shown as is in English, behind "Details" otherwise."""
+    from gpusetup.selftest.proof import framework_proof
+
+    p = framework_proof(result)
+    names = ", ".join(p.frameworks)
+    where = p.python or tr("this program's own Python")
+    if p.status == "gpu":
+        return "pass", tr("Proven: {names} in {where} sees your graphics card and computes correctly on it.").format(names=names, where=where), p.reason
+    if p.status == "cpu":
+        return "pass", tr("Proven on the processor: {names} in {where} computes correctly (there is no graphics card for it to use).").format(names=names, where=where), p.reason
+    if p.status == "failed":
+        return "fail", tr("The framework check failed: {names} in {where}.").format(names=names, where=where), p.reason
+    return "warn", tr("Not proven: no framework was checked in this environment."), p.reason
+
+
+def proof_widgets(result: SelfTestResult | None) -> list[QWidget]:
+    """The verdict line, and the reason (in English: plainly; otherwise in a closed Details section)."""
+    kind, text, reason = proof_words(result)
+    line = StatusLine()
+    if reason and current_language() == "en" and kind != "pass":
+        text = f"{text} {reason}"
+    line.set(kind, text)
+    out: list[QWidget] = [line]
+    if reason and current_language() != "en":
+        more = details_section([reason])
+        if more is not None:
+            out.append(more)
+    return out
+
+
 def speedup(result: SelfTestResult) -> Measurement | None:
     """The self-test's own GPU-over-CPU comparison (it measures both), when it made one."""
     return next((m for m in result.measurements if m.name == SPEEDUP and m.value), None)
@@ -81,6 +114,7 @@ class VerifyPage(BasePage):
         self.content.addWidget(self.results)
         self.content.addStretch(1)
         self.rows: list[MeasurementRow] = []
+        self.proof_line: StatusLine | None = None
         self._job: Any = None
 
     def initializePage(self) -> None:  # noqa: N802 - Qt API
@@ -97,17 +131,18 @@ class VerifyPage(BasePage):
             return
         clear_layout(self.results_layout)
         self.rows = []
-        self.status.set("busy", tr("Testing… this takes about a minute."))
+        self.status.set("busy", tr("Testing… this takes a few seconds; checking a framework can take up to half a minute."))
         self.progress.setVisible(True)
         self.progress.update_progress(tr("Starting…"), 0.0)
         self.cancel_button.setVisible(True)
         self.again_button.setVisible(False)
         services = self.services
         machine = self.state.machine
+        python = proof_python(self.state.plan, self.state.target, self.state.install)
 
         def body(ctx: JobContext) -> SelfTestResult:
             m = machine if machine is not None else services.detect(progress=None, cancel=ctx.cancel)
-            return services.run_selftest(m, mode="quick", progress=ctx.progress, cancel=ctx.cancel)
+            return services.run_selftest(m, mode="quick", progress=ctx.progress, cancel=ctx.cancel, python=python)
 
         self._job = self.run_job(
             body,
@@ -136,6 +171,12 @@ class VerifyPage(BasePage):
             self.status.set("fail", tr("The test could not run: {error}").format(error=message))
 
     def _done(self, result: SelfTestResult) -> None:
+        from gpusetup.selftest.proof import framework_proof
+
+        p = framework_proof(result)
+        logging.getLogger("gpusetup.gui.verify").info(
+            "self-test: verdict %s, %d measurements, gpu tested %s, framework %s %s in %s (%s)", result.verdict,
+            len(result.measurements), result.gpu_tested, p.status, ",".join(p.frameworks), p.python, p.reason)
         self._ended()
         self.state.selftest = result
         self.show_result(result)
@@ -157,6 +198,16 @@ class VerifyPage(BasePage):
             self.status.set("pass", tr("It works: your graphics card was tested. There is no rated peak to compare these numbers with, so they are shown without a verdict."))
         else:
             self.status.set("info", tr("The graphics card could not be tested; the results below show what was measured."))
+        from gpusetup.selftest.proof import headline
+
+        line = headline(result, self.state.machine.gpus[0].name if self.state.machine and self.state.machine.gpus else None)
+        if line is not None:  # the core's one-line verdict on the card, in this language
+            kind = {"fail": "fail", "warn": "warn"}.get(result.verdict, "pass")
+            self.status.set(kind, render(line, current_language()))
+        if self.services.demo and result.gpu_tested:
+            rec = StatusLine()
+            rec.set("info", tr("A recording: these numbers were measured on the real {what}, not on this computer.").format(what=self.services.demo_title(current_language())))
+            self.results_layout.addWidget(rec)
         sp = speedup(result)
         if sp is not None and sp.value:
             card = Card(tr("Graphics card versus processor"))
@@ -166,6 +217,13 @@ class VerifyPage(BasePage):
                 card.body.addWidget(label(sp.reason))
             elif sp.reason and (more := details_section([sp.reason])) is not None:
                 card.body.addWidget(more)
+            self.results_layout.addWidget(card)
+        if any(m.tier == "framework" for m in result.measurements):
+            card = Card(tr("Your framework"))
+            widgets = proof_widgets(result)
+            for wdg in widgets:
+                card.body.addWidget(wdg)
+            self.proof_line = widgets[0]  # type: ignore[assignment]
             self.results_layout.addWidget(card)
         if result.notes:  # first: they say what was (not) tested
             notes = Card(tr("Notes"))

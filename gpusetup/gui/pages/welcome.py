@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QPushButton
 
 from gpusetup.gui import i18n
 from gpusetup.gui.i18n import tr
 from gpusetup.gui.pages.base import PAGE_INSTALL, PAGE_MACHINE, BasePage
-from gpusetup.gui.widgets import Card, StatusLine, label
+from gpusetup.gui.widgets import Card, StatusLine, label, open_folder
 
 if TYPE_CHECKING:
     from gpusetup.gui.services import Target
@@ -118,14 +117,21 @@ class WelcomePage(BasePage):
         return PAGE_INSTALL if self.state.resuming else PAGE_MACHINE
 
     def _open_logs(self) -> None:
-        self.services.log_dir.mkdir(parents=True, exist_ok=True)
-        QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.services.log_dir)))
+        self.log_dialog = open_folder(self, self.services.log_dir)
 
     def _language_changed(self) -> None:
         self.wiz.change_language(self.language.currentData())
 
     def _appearance_changed(self) -> None:
         self.wiz.change_scheme(self.appearance.currentData())
+
+    def auto_resume(self) -> bool:
+        """``gpusetup gui --resume`` (the entry at login after a restart): continue at once when there is
+        an unfinished installation; False (the Welcome page stays) when there is none."""
+        if self._pending is None:
+            return False
+        self._resume()
+        return True
 
     def _resume(self) -> None:
         if self._pending is None:

@@ -7,6 +7,7 @@ registry), ``macos.py`` (``system_profiler -json``). ``get_platform(ctx)`` picks
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -31,6 +32,15 @@ class Platform(Protocol):
 
     def kernel_modules(self, ctx: ProbeContext) -> list[KernelModule]:
         """State of the GPU kernel modules (nvidia, nouveau, nova_core, amdgpu…); empty where none apply."""
+        ...
+
+    def autostart_dir(self, ctx: ProbeContext) -> Path | None:
+        """Where an entry that starts a program at the next login goes (None: not supported here)."""
+        ...
+
+    def python_candidates(self, ctx: ProbeContext, want: str | None) -> list[list[str]]:
+        """Commands that may start a Python interpreter (``want`` is ``X.Y`` or None), most likely first:
+        the ``py`` launcher on Windows, the usual install folders elsewhere. Each is checked by running it."""
         ...
 
     def pcie_link(self, ctx: ProbeContext, address: str | None) -> PcieLink | None:

@@ -46,3 +46,8 @@ def lock_exclusive(fileno: int) -> None:
         import fcntl  # POSIX-only module
 
         fcntl.flock(fileno, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def python_platform() -> str:
+    """The interpreter's own platform name (``win32``, ``darwin``, ``linux``), for naming native libraries."""
+    return sys.platform

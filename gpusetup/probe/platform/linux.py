@@ -361,6 +361,9 @@ def _hex_id(text: str | None, width: int = 4) -> str | None:
 # -------------------------------------------------------------------------------------- the platform
 
 
+PYTHON_DIRS = ("/usr/bin", "/usr/local/bin", "/opt/python/bin")  # where distributions put python3.X
+
+
 class LinuxPlatform:
     """Linux on bare metal, in a VM or in a container."""
 
@@ -492,6 +495,16 @@ class LinuxPlatform:
             if _exists(ctx, p):
                 out.append(p)
         return out
+
+    # ------------------------------------------------------------------------------------ autostart
+    def autostart_dir(self, ctx: ProbeContext) -> Path | None:
+        """The XDG autostart folder ($XDG_CONFIG_HOME/autostart, default ~/.config/autostart)."""
+        home = ctx.env.get("HOME") or str(Path.home())
+        return Path(ctx.env.get("XDG_CONFIG_HOME") or f"{home}/.config") / "autostart"
+
+    # -------------------------------------------------------------------------------------- python
+    def python_candidates(self, ctx: ProbeContext, want: str | None) -> list[list[str]]:
+        return unix_python_candidates(ctx, want, PYTHON_DIRS)
 
     # ------------------------------------------------------------------------------- kernel modules
     def kernel_modules(self, ctx: ProbeContext) -> list[KernelModule]:
@@ -703,3 +716,20 @@ def dkms_status(ctx: ProbeContext) -> list[str]:
         return []
     res = ctx.runner.run(["dkms", "status"], timeout=min(ctx.timeout, 5.0))
     return [ln.strip() for ln in (res.stdout or "").splitlines() if "nvidia" in ln.lower()][:20]
+
+
+def unix_python_candidates(ctx: ProbeContext, want: str | None, dirs: tuple[str, ...]) -> list[list[str]]:
+    """python3.X (or python3) in the system folders, pyenv's versions and uv's managed Pythons."""
+    names = [f"python{want}"] if want else ["python3"]
+    out = [[f"{d}/{n}"] for d in dirs for n in names]
+    home = ctx.env.get("HOME") or str(Path.home())
+    pyenv = Path(ctx.env.get("PYENV_ROOT") or f"{home}/.pyenv") / "versions"
+    uv_dir = Path(ctx.env.get("UV_PYTHON_INSTALL_DIR") or
+                  f"{ctx.env.get('XDG_DATA_HOME') or home + '/.local/share'}/uv/python")
+    for root, pattern in ((pyenv, f"{want}.*" if want else "3.*"), (uv_dir, f"cpython-{want or '3'}*")):
+        try:
+            found = sorted(root.glob(pattern), reverse=True)[:8]
+        except OSError:
+            continue
+        out += [[str(p / "bin" / (f"python{want}" if want else "python3"))] for p in found]
+    return [c for c in out if Path(c[0]).is_file()]

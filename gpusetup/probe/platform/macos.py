@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import platform as _pyplatform
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpusetup.model import Cpu, Evidence, KernelModule, PcieLink, PciInfo, System
@@ -119,6 +120,16 @@ class MacPlatform:
 
     def kernel_modules(self, ctx: ProbeContext) -> list[KernelModule]:
         return []
+
+    def autostart_dir(self, ctx: ProbeContext) -> Path | None:
+        return None  # not written here yet: the user opens GPU Setup again after the restart
+
+    def python_candidates(self, ctx: ProbeContext, want: str | None) -> list[list[str]]:
+        from gpusetup.probe.platform.linux import unix_python_candidates
+
+        fw = f"/Library/Frameworks/Python.framework/Versions/{want}/bin" if want else \
+            "/Library/Frameworks/Python.framework/Versions/Current/bin"
+        return unix_python_candidates(ctx, want, ("/opt/homebrew/bin", "/usr/local/bin", fw, "/usr/bin"))
 
 
 def _int(v: str | None) -> int | None:

@@ -12,6 +12,7 @@ import json
 import logging
 import platform as _pyplatform
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpusetup.model import Cpu, Evidence, KernelModule, PcieLink, PciInfo, System
@@ -258,6 +259,22 @@ class WindowsPlatform:
 
     def kernel_modules(self, ctx: ProbeContext) -> list[KernelModule]:
         return []
+
+    def autostart_dir(self, ctx: ProbeContext) -> Path | None:
+        return None  # not written here yet: the user opens GPU Setup again after the restart
+
+    def python_candidates(self, ctx: ProbeContext, want: str | None) -> list[list[str]]:
+        """The ``py`` launcher first (it knows every python.org install), then the usual folders."""
+        out = [["py", f"-{want}" if want else "-3"]]
+        local = ctx.env.get("LOCALAPPDATA")
+        tag = want.replace(".", "") if want else None
+        for base in ([f"{local}\\Programs\\Python"] if local else []) + [ctx.env.get("ProgramFiles") or r"C:\Program Files"]:
+            try:
+                dirs = sorted(Path(base).glob(f"Python{tag}" if tag else "Python3*"), reverse=True)
+            except OSError:
+                continue
+            out += [[str(d / "python.exe")] for d in dirs if (d / "python.exe").is_file()]
+        return out
 
 
 def _to_int(v: Any) -> int | None:

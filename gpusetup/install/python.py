@@ -1,0 +1,277 @@
+"""A Python interpreter for the plan: one found on this machine, or one ``uv`` provides into a per-user folder.
+
+The packaged (frozen) app is not a Python: ``sys.executable`` there is the app itself, so it is never used
+as an interpreter. The search, in order: the running interpreter (when it is a real Python of the wanted
+version), ``pythonX.Y``/``python3`` on PATH, and the platform's usual places (the ``py`` launcher on
+Windows, /usr/bin, pyenv, uv's managed Pythons…). Every candidate is *run* once to learn its version and
+whether it can create a virtual environment (``venv`` and ``ensurepip``: Debian ships them apart).
+
+When none fits, the plan gets a step that runs ``uv python install`` into :func:`managed_dir` (a mirror
+from ``GPUSETUP_PYTHON_MIRROR`` or ``UV_PYTHON_INSTALL_MIRROR`` replaces the default download host), then
+creates the environment with that Python. When uv is not there either, :class:`NoPython` says what to do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpusetup.install import snippets
+from gpusetup.messages import msg
+from gpusetup.model import Message, Step
+from gpusetup.probe.pyenv import frozen, own_interpreter
+from gpusetup.runner import Runner, SubprocessRunner
+
+PROBE_TIMEOUT = 10.0
+# What a candidate reports about itself: only the standard library, nothing imported beyond it.
+_PROBE = (
+    "import sys, json, importlib.util as u\n"
+    "pip = None\n"
+    "try:\n"
+    "    import ensurepip; pip = ensurepip.version()\n"
+    "except Exception:\n"
+    "    pass\n"
+    "print('GPUSETUP-PY: ' + json.dumps({'executable': sys.executable, 'version': '.'.join(map(str, "
+    "sys.version_info[:3])), 'venv': u.find_spec('venv') is not None and u.find_spec('ensurepip') is not None, "
+    "'pip': pip}))"
+)
+_MARK = "GPUSETUP-PY: "
+__all__ = ["Interpreter", "NoPython", "find_interpreter", "find_uv", "frozen", "own_interpreter", "provide_steps"]
+MIRROR_VARS = ("GPUSETUP_PYTHON_MIRROR", "UV_PYTHON_INSTALL_MIRROR")
+# With no version asked for, uv provides the Python this gpusetup itself runs on (built and tested with it).
+DEFAULT_MANAGED = f"{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+class NoPython(ValueError):
+    """No interpreter of the needed version here and none can be provided; the message says what to do."""
+
+
+@dataclass
+class Interpreter:
+    """A Python that was run and answered."""
+
+    executable: str
+    version: str  # "3.12.1"
+    venv: bool  # can create a virtual environment with pip (venv + ensurepip present)
+    pip: str | None = None  # the pip version its ensurepip bundles (what a new venv gets)
+    source: str = ""  # "running", "PATH", or the candidate command
+
+    @property
+    def minor(self) -> str:
+        return ".".join(self.version.split(".")[:2])
+
+
+def find_uv(env: dict[str, str] | None = None) -> str | None:
+    """The ``uv`` program: $GPUSETUP_UV, the copy bundled with the packaged app, the ``uv`` package, PATH."""
+    env = dict(os.environ) if env is None else env
+    given = env.get("GPUSETUP_UV")
+    if given:
+        return given if Path(given).is_file() else None
+    exe = "uv.exe" if os.name == "nt" else "uv"
+    bundle = getattr(sys, "_MEIPASS", None)
+    if bundle and (Path(bundle) / exe).is_file():
+        return str(Path(bundle) / exe)
+    try:
+        from uv import find_uv_bin  # the PyPI package ships the binary beside its scripts
+
+        return str(find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        pass
+    return shutil.which("uv")
+
+
+def managed_dir() -> Path:
+    """Per-user folder for the Pythons gpusetup provides (``<data dir>/python``)."""
+    from gpusetup import paths
+
+    return paths.data_dir() / "python"
+
+
+def mirror(env: dict[str, str] | None = None) -> str | None:
+    """Where Python builds are downloaded from instead of the default host (None: uv's default)."""
+    env = dict(os.environ) if env is None else env
+    return next((env[v] for v in MIRROR_VARS if env.get(v)), None)
+
+
+def _minor(want: str | None) -> str | None:
+    m = re.match(r"(\d+)\.(\d+)", want or "")
+    return f"{m.group(1)}.{m.group(2)}" if m else None
+
+
+def probe(argv: list[str], runner: Runner | None = None, source: str = "") -> Interpreter | None:
+    """Run ``argv`` as a Python once; its own report, or None when it is not a working Python."""
+    runner = runner or SubprocessRunner()
+    res = runner.run([*argv, "-I", "-c", _PROBE], timeout=PROBE_TIMEOUT)
+    line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith(_MARK)), None)
+    if not res.ok or line is None:
+        return None
+    try:
+        data = json.loads(line[len(_MARK):])
+        return Interpreter(executable=str(data["executable"]), version=str(data["version"]),
+                           venv=bool(data.get("venv")), pip=data.get("pip") or None,
+                           source=source or " ".join(argv))
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def candidates(want: str | None, env: dict[str, str] | None = None) -> list[tuple[list[str], str]]:
+    """(argv, where it came from) of interpreters to try for Python ``want`` (X.Y) or any Python 3."""
+    env = dict(os.environ) if env is None else env
+    out: list[tuple[list[str], str]] = []
+    own = own_interpreter()
+    if own:
+        out.append(([own], "running"))
+    for name in ([f"python{want}"] if want else []) + ["python3", "python"]:
+        found = shutil.which(name, path=env.get("PATH"))
+        if found:
+            out.append(([found], "PATH"))
+    from gpusetup.probe import ProbeContext
+
+    ctx = ProbeContext(env=env)
+    with contextlib.suppress(OSError):
+        out += [(c, "platform") for c in ctx.platform.python_candidates(ctx, want)]
+    seen: set[str] = set()
+    uniq = []
+    for argv, src in out:
+        key = os.path.realpath(argv[0]) if len(argv) == 1 else " ".join(argv)
+        if key not in seen:
+            seen.add(key)
+            uniq.append((argv, src))
+    return uniq
+
+
+def find_interpreter(want: str | None, runner: Runner | None = None,
+                     env: dict[str, str] | None = None, need_venv: bool = True) -> Interpreter | None:
+    """The first working interpreter of version ``want`` (any Python ≥ 3.9 when None) that can make a venv."""
+    minor = _minor(want)
+    for argv, src in candidates(minor, env):
+        info = probe(argv, runner, src)
+        if info is None or (need_venv and not info.venv):
+            continue
+        if minor and info.minor != minor:
+            continue
+        if not minor and tuple(int(x) for x in info.version.split(".")[:2]) < (3, 9):
+            continue
+        return info
+    return None
+
+
+def unsuitable(want: str | None, runner: Runner | None = None, env: dict[str, str] | None = None) -> list[str]:
+    """Plain descriptions of interpreters that were found but cannot be used (for the 'no Python' message)."""
+    minor = _minor(want)
+    out = []
+    for argv, src in candidates(minor, env):
+        info = probe(argv, runner, src)
+        if info is None:
+            continue
+        if not info.venv and (not minor or info.minor == minor):
+            out.append(f"{info.executable} (Python {info.version}) cannot create virtual environments: its venv/"
+                       f"ensurepip module is missing (Debian/Ubuntu: sudo apt-get install python{info.minor}-venv)")
+    return out
+
+
+def provide_steps(want: str, venv: str, uv: str, *, install_dir: Path | None = None,
+                  mirror_url: str | None = None) -> list[Step]:
+    """Steps that download Python ``want`` with uv into the per-user folder and create ``venv`` with it.
+
+    The environment gets pip from the new Python's own ensurepip, so no index is needed for that.
+    """
+    minor = _minor(want) or want
+    idir = str(install_dir or managed_dir())
+    env = {"UV_PYTHON_INSTALL_DIR": idir}
+    get = [uv, "python", "install", minor, "--install-dir", idir, "--no-bin"]
+    if mirror_url:
+        get += ["--mirror", mirror_url]
+    py = str(Path(venv) / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
+    return [
+        Step(id="get-python", title=f"Download Python {minor} (managed by uv) into {idir}", kind="python",
+             argv=get, env=env, subject=f"Python {minor} → {idir}",
+             explain=f"No Python {minor} that can create environments was found on this computer, so uv downloads "
+                     "a standalone Python build into a folder of your own (nothing system-wide changes). Set "
+                     "GPUSETUP_PYTHON_MIRROR to a mirror of the Python builds where the default host cannot be "
+                     "reached.",
+             undo=[uv, "python", "uninstall", "--install-dir", idir, minor]),
+        Step(id="create-venv", title=f"Create the virtual environment {venv} with Python {minor}", kind="venv",
+             subject=f"{venv} (Python {minor})",
+             argv=[uv, "venv", "--no-config", "--managed-python", "--no-python-downloads", "--python", minor, venv],
+             env=env,
+             explain="A separate Python environment keeps this install away from other projects; deleting the "
+                     "folder removes it completely.",
+             undo=[py, "-I", "-c", snippets.RMTREE_VENV, venv]),
+        Step(id="seed-pip", title="Put pip into the new environment", kind="command", subject=venv,
+             argv=[py, "-I", "-m", "ensurepip", "--default-pip"],
+             explain="pip comes from the new Python's own copy (ensurepip), so this needs no network."),
+    ]
+
+
+def no_python_message(want: str | None, found_unusable: list[str]) -> Message:
+    """What the user can do when there is no interpreter for the plan and no uv to provide one."""
+    minor = _minor(want) or "3"
+    found = "".join(f" Found but not usable: {u}." for u in found_unusable)
+    return msg("plan-error.no-python", want=minor, found=found)
+
+
+def _python_versions() -> list[str]:
+    """Every Python minor the compat data names as a bound (python_min/python_max), oldest first."""
+    from gpusetup.compat.db import get_db
+
+    found: set[tuple[int, int]] = set()
+    files = get_db().files
+    for name in ("pytorch", "tensorflow", "jax"):
+        tables = (files.get(name) or {}).get("tables") or {}
+        for table in tables.values():
+            for row in table.get("rows", []) if isinstance(table, dict) else []:
+                for key in ("python_min", "python_max"):
+                    m = re.match(r"(\d+)\.(\d+)$", str(row.get(key) or ""))
+                    if m:
+                        found.add((int(m.group(1)), int(m.group(2))))
+    return [f"{a}.{b}" for a, b in sorted(found)]
+
+
+def newer_python_offer(machine: object, fplans: list, here: str | None) -> Message | None:
+    """When this Python holds a framework back (Python 3.9 gets PyTorch 2.8), the nearest newer Python that
+    gets every chosen framework at least as new and one of them newer — as a note the plan shows, instead of
+    settling silently. gpusetup finds that Python on the machine or provides it with uv."""
+    from packaging.version import InvalidVersion, Version
+
+    from gpusetup.compat.resolver import resolve
+
+    cur = _minor(here)
+    chosen = [fp for fp in fplans if fp.choice is not None]
+    if not cur or not chosen:
+        return None
+
+    def key(v: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in v.split("."))
+
+    def ver(s: str) -> Version | None:
+        try:
+            return Version(s)
+        except InvalidVersion:
+            return None
+
+    names = [fp.framework for fp in chosen]
+    for cand in (v for v in _python_versions() if key(v) > key(cur)):
+        try:
+            other = {fp.framework: fp for fp in resolve(machine, names, python_version=cand)}  # type: ignore[arg-type]
+        except ValueError:
+            continue
+        better, worse = [], False
+        for fp in chosen:
+            new = other.get(fp.framework)
+            a, b = ver(fp.choice.version), ver(new.choice.version) if new is not None and new.choice else None
+            if new is None or new.choice is None or (fp.ok and not new.ok) or a is None or b is None or b < a:
+                worse = True
+                break
+            if b > a:
+                better.append((fp.framework, fp.choice.version, new.choice.version))
+        if better and not worse:
+            fw, have, newer = better[0]
+            return msg("install.note.newer-python", framework=fw, have=have, here=cur, python=cand, newer=newer)
+    return None

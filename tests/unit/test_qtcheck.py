@@ -1,0 +1,115 @@
+"""The start-up check: a child process creates a QGuiApplication with the platform plugin; a missing or
+damaged system library is named with its Debian package, and `gpusetup gui` falls back to the text report."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gpusetup import qtcheck
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "qt-plugin"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_recorded_loader_messages_name_the_library() -> None:
+    platform, plugin, missing, detail = qtcheck.parse((FIX / "xcb-missing-icccm.txt").read_text())
+    assert platform == "xcb" and plugin is not None and plugin.endswith("platforms/libqxcb.so")
+    assert missing == ["libxcb-icccm.so.4"]
+    assert "cannot open shared object file" in detail
+    _, _, missing, detail = qtcheck.parse((FIX / "xcb-damaged-cursor.txt").read_text())
+    assert missing == ["libxcb-cursor.so.0"] and "file too short" in detail
+
+
+@pytest.mark.parametrize(("soname", "package"), [
+    ("libxcb-icccm.so.4", "libxcb-icccm4"), ("libxcb-keysyms.so.1", "libxcb-keysyms1"),
+    ("libxcb-cursor.so.0", "libxcb-cursor0"), ("libxkbcommon-x11.so.0", "libxkbcommon-x11-0"),
+    ("libxcb-render-util.so.0", "libxcb-render-util0"), ("libEGL.so.1", "libegl1"), ("libGL.so.1", "libgl1"),
+    ("libdbus-1.so.3", "libdbus-1-3"), ("libfontconfig.so.1", "libfontconfig1"),
+])
+def test_debian_package_names(soname: str, package: str) -> None:
+    assert qtcheck.debian_package(soname) == package
+
+
+def test_offscreen_plugin_loads_in_a_child() -> None:
+    res = qtcheck.check("offscreen")
+    assert res.ok and res.platform == "offscreen", res
+
+
+def test_a_plugin_that_does_not_exist_is_reported_not_fatal() -> None:
+    res = qtcheck.check("nosuchplatform")
+    assert not res.ok and "nosuchplatform" in res.reason()
+
+
+@pytest.fixture(scope="module")
+def xvfb():
+    exe = shutil.which("Xvfb")
+    if exe is None:
+        pytest.skip("Xvfb is not installed (apt-get install xvfb)")
+    for n in range(91, 120):
+        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
+            break
+    proc = subprocess.Popen([exe, f":{n}", "-screen", "0", "800x600x24", "-nolisten", "tcp"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(50):
+        if Path(f"/tmp/.X11-unix/X{n}").exists():
+            break
+        time.sleep(0.1)
+    yield f":{n}"
+    proc.terminate()
+    proc.wait(10)
+
+
+def _xcb_lib(soname: str) -> Path:
+    """Where the xcb plugin's Qt library finds ``soname`` on this machine (pytest.skip when it does not)."""
+    import PySide6
+
+    qpa = Path(PySide6.__file__).parent / "Qt" / "lib" / "libQt6XcbQpa.so.6"
+    out = subprocess.run(["ldd", str(qpa)], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        parts = line.split()
+        if parts and parts[0] == soname and len(parts) > 2 and parts[2].startswith("/"):
+            return Path(parts[2]).resolve()
+    pytest.skip(f"{soname} is not installed here")
+
+
+def _hidden(lib: Path, argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    """Run ``argv`` in a private mount namespace where ``lib`` is an empty file (as a broken package leaves it)."""
+    if shutil.which("unshare") is None or os.geteuid() != 0:
+        pytest.skip("hiding a library needs unshare and root")
+    script = 'mount --bind /dev/null "$0" && exec "$@"'
+    res = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, str(lib), *argv],
+                         capture_output=True, text=True, env=env, timeout=180)
+    if "mount:" in res.stderr and "permission denied" in res.stderr.lower():
+        pytest.skip("mount namespaces are not allowed here")
+    return res
+
+
+def test_hidden_xcb_library_is_named_with_its_package_under_xvfb(xvfb: str, tmp_path: Path) -> None:
+    lib = _xcb_lib("libxcb-cursor.so.0")
+    env = {**os.environ, "DISPLAY": xvfb, "QT_QPA_PLATFORM": "xcb"}
+    res = _hidden(lib, [sys.executable, "-m", "gpusetup.qtcheck", "--platform", "xcb"], env)
+    assert res.returncode == 1, res.stderr
+    assert "libxcb-cursor.so.0" in res.stderr and "libxcb-cursor0" in res.stderr, res.stderr
+    res = _hidden(lib, [sys.executable, "-m", "gpusetup.qtcheck", "--packages", "--platform", "xcb"], env)
+    assert "libxcb-cursor0" in res.stdout.split()
+
+
+def test_gpusetup_gui_falls_back_to_the_text_report_instead_of_aborting(xvfb: str, tmp_path: Path) -> None:
+    lib = _xcb_lib("libxcb-cursor.so.0")
+    env = {**os.environ, "DISPLAY": xvfb, "GPUSETUP_HOME": str(tmp_path), "GPUSETUP_QT_INSTALL": "0"}
+    env.pop("QT_QPA_PLATFORM", None)
+    res = _hidden(lib, [sys.executable, "-m", "gpusetup", "gui"], env)
+    assert res.returncode in (0, 1, 2), (res.returncode, res.stderr[-2000:])  # the report's codes, not -6 (abort)
+    assert "the wizard's window cannot open here" in res.stderr and "libxcb-cursor0" in res.stderr
+    assert "showing the text report instead" in res.stderr
+    assert res.stdout.strip(), "the text report is printed"
+    kept = tmp_path / "logs" / "window-problem.txt"
+    assert kept.is_file() and "libxcb-cursor0" in kept.read_text()
+    assert not (tmp_path / "state" / "qt-platform-ok").exists()
