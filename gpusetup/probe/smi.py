@@ -781,6 +781,10 @@ def _gpu_from_table_block(block: list[str], status_col: str) -> Gpu | None:
     return gpu
 
 
+# what follows the type in a Processes row: the (possibly cut) name and the memory ("15690MiB", or N/A on WDDM)
+_TABLE_PROCESS_TAIL = re.compile(r"\s*(.*?)\s+(\d+\s*MiB|N/A)\s*\|\s*$")
+
+
 def _table_mig_and_processes(lines: list[str], snap: SmiSnapshot) -> None:
     by_index = {g.index: g for g in snap.gpus}
     section = None
@@ -810,10 +814,15 @@ def _table_mig_and_processes(lines: list[str], snap: SmiSnapshot) -> None:
                 snap.mig.setdefault(int(m.group(1)), []).append(info)
                 by_index[int(m.group(1))].mig_devices.append(describe_mig(info))
         elif section == "proc":
-            m = re.match(r"^\|\s+(\d+)\s+(?:\S+\s+\S+\s+)?\d+\s+(?:C\+G|C|G|M|M\+C)\s", ln)
+            m = re.match(r"^\|\s+(\d+)\s+(?:\S+\s+\S+\s+)?(\d+)\s+(C\+G|C|G|M|M\+C)\s", ln)
             if m and int(m.group(1)) in by_index:
                 g = by_index[int(m.group(1))]
                 g.processes = (g.processes or 0) + 1
+                rest = _TABLE_PROCESS_TAIL.match(ln[m.end():])
+                if rest and len(g.process_list) < MAX_PROCESSES:
+                    g.process_list.append(GpuProcess(pid=int(m.group(2)), name=rest.group(1) or None,
+                                                     used_mib=_int(rest.group(2)), kind=m.group(3)))
+                    g.process_list.sort(key=lambda p: -(p.used_mib or 0))
 
 
 # -------------------------------------------------------------------------------- small outputs

@@ -105,6 +105,7 @@ def system_rows(s: System) -> list[Row]:
         ("WSL", "yes" if s.wsl else None),
         ("container", s.container),
         ("Secure Boot", None if s.secure_boot is None else ("enabled" if s.secure_boot else "disabled")),
+        ("PRIME profile", s.prime_profile),
         ("CPU", s.cpu.model),
         ("CPU features", s.cpu.flags),
         ("RAM", _gib(s.ram_total_mib)),

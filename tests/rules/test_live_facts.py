@@ -78,6 +78,20 @@ def test_xml_processes_keep_unknown_sizes_unknown() -> None:
     assert win.process_list and all(p.used_mib is None for p in win.process_list)  # WDDM: used_memory N/A
 
 
+def test_default_table_processes_are_read_too() -> None:
+    # `nvidia-smi` default tables as users paste them (analyze): the recorded H100 load table and a Windows one
+    from gpusetup.probe.smi import parse_smi_table
+
+    text = (FIX / "nvidia-smi-text" / "h100-80gb-hbm3__590.48.01__linux__nvidia-smi-load.txt").read_text(encoding="utf-8")
+    (g,) = parse_smi_table(text).gpus
+    assert [(p.pid, p.name, p.used_mib) for p in g.process_list] == [
+        (11345, "./gpu_burn", 15690), (11327, "/root/tools/memhog", 2566), (11328, "/root/tools/memhog", 1542)]
+    win = (FIX / "nvidia-smi-text" / "geforce-rtx-2080-super__591.86__windows__nvidia-smi-load.txt").read_text(encoding="utf-8")
+    (w,) = parse_smi_table(win).gpus
+    assert len(w.process_list) == w.processes and all(p.used_mib is None for p in w.process_list)
+    assert ("C+G", r"C:\Windows\explorer.exe") in {(p.kind, p.name) for p in w.process_list}
+
+
 def test_processes_holding_most_of_the_card_are_explained() -> None:
     # No recording shows another process holding most of a card (the heaviest, the H100 load capture, holds a
     # quarter), so the recorded H100 keeps its real processes and its memory total, and only the size of the
@@ -258,6 +272,17 @@ def test_prime_intel_profile_is_f38_with_the_file_as_evidence(tmp_path: Path) ->
     (f,) = by_code(m, "F38")
     assert f.severity == Severity.ERROR and "sudo prime-select on-demand" in f.fix
     assert any("/etc/prime-discrete: 'off'" in e and "blacklist-nvidia.conf present" in e for e in f.evidence)
+
+
+def test_markdown_and_html_show_the_live_facts(tmp_path: Path) -> None:
+    from gpusetup.report import render
+
+    m = live(FakeNvml.from_capture(H100, state="load"))
+    m.system.prime_profile = driver.prime_profile("on-demand\n")
+    for fmt in ("markdown", "html"):
+        out = render(Report(machine=m), fmt)
+        assert "PRIME profile" in out and "on-demand" in out
+        assert "11345 ./gpu_burn (15690 MiB)" in out
 
 
 def test_no_prime_file_no_profile(tmp_path: Path) -> None:
