@@ -214,6 +214,19 @@ def test_mig_enabled_without_instances_from_live_facts() -> None:
     assert f.evidence == ["GPU 0 (NVIDIA A100-SXM4-40GB): MIG mode Enabled, no MIG devices"]
 
 
+def test_a_table_cut_before_its_mig_section_is_not_mig_without_instances() -> None:
+    from gpusetup.probe.smi import parse_smi_table
+
+    text = (FIX / "nvidia-smi-text" / "h100-mig__590.48.01__linux__nvidia-smi.txt").read_text(encoding="utf-8")
+    head = text[: text.index("MIG devices")]  # the recorded table as a user might paste its first part
+    m = Machine()
+    m.gpus = parse_smi_table(head).gpus
+    assert m.gpus[0].mig_mode == "Enabled" and not m.gpus[0].mig_devices
+    assert not by_code(m, "F47")
+    m.gpus = parse_smi_table(text).gpus  # the whole table lists the instances
+    assert m.gpus[0].mig_devices and not by_code(m, "F47")
+
+
 # ------------------------------------------------------------------------------ Xid (F14, F42, F43)
 
 

@@ -268,7 +268,13 @@ def _register_live() -> None:
 
     @check("mig-no-instances", facts=True)
     def mig_no_instances(machine: Machine, m: re.Match[str] | None) -> dict[str, Any] | None:
-        empty = [g for g in machine.nvidia_gpus if g.mig_mode == "Enabled" and not g.mig_devices]
+        # only sources that list MIG devices when there are some (NVML, `nvidia-smi -q` / `-q -x`): a pasted
+        # table may simply have been cut before its "MIG devices" section
+        def lists_mig(g: Any) -> bool:
+            return any(e.ok and (e.source == "nvml" or e.detail in ("nvidia-smi -q -x", "nvidia-smi -q"))
+                       for e in g.evidence)
+
+        empty = [g for g in machine.nvidia_gpus if g.mig_mode == "Enabled" and not g.mig_devices and lists_mig(g)]
         ev = [f"{_label(g)}: MIG mode Enabled, no MIG devices" for g in empty]
         if m is not None:
             return {"evidence": ev}
