@@ -129,6 +129,16 @@ class Ecc:
 
 
 @dataclass
+class GpuProcess:
+    """A process holding memory on a GPU (NVML running processes / nvidia-smi ``<processes>``)."""
+
+    pid: int | None = None
+    name: str | None = None  # executable as NVML/nvidia-smi name it ("/usr/lib/xorg/Xorg", "python")
+    used_mib: int | None = None  # None when the driver does not tell (Windows WDDM: N/A)
+    kind: str | None = None  # C (compute) / G (graphics) / C+G
+
+
+@dataclass
 class Gpu:
     """One GPU. NVIDIA GPUs are filled from NVML/nvidia-smi; every vendor at least from PCI."""
 
@@ -164,6 +174,8 @@ class Gpu:
     display_active: bool | None = None
     processes: int | None = None
     evidence: list[Evidence] = field(default_factory=list)
+    mig_mode_pending: str | None = None  # what MIG mode becomes after the next GPU reset (Enabled / Disabled)
+    process_list: list[GpuProcess] = field(default_factory=list)  # who holds the GPU's memory, biggest first
 
 
 # ------------------------------------------------------------------------------------------- driver
@@ -304,6 +316,7 @@ class System:
     disk_free_mib: dict[str, int] = field(default_factory=dict)  # path -> MiB free
     is_jetson: bool | None = None
     evidence: list[Evidence] = field(default_factory=list)
+    prime_profile: str | None = None  # Ubuntu nvidia-prime: nvidia / on-demand / intel (/etc/prime-discrete)
 
 
 @dataclass

@@ -65,6 +65,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cudnn", action="store_true", help="with --cuda-toolkit: also install cuDNN")
     p.add_argument("--state-dir", metavar="DIR", help="journal, log and lock folder (default: per-user state dir)")
     p.add_argument("--no-network-check", action="store_true", help="skip the index reachability check")
+    p.add_argument("--offline", action="store_true",
+                   help="do not check the package index while planning (also: GPUSETUP_LIVE=off); "
+                        "implied by --wheelhouse")
+    p.add_argument("--live-index", metavar="URL",
+                   help="check the plan against this package index (a mirror) instead of PyPI")
     p.set_defaults(handler=run)
 
 
@@ -340,6 +345,7 @@ def _build(args: argparse.Namespace, machine: Any, foreign: bool, tool_error: ty
         )
     except PlanError as exc:
         raise tool_error(str(exc)) from exc
+    _add_live_notes(args, fplans, machine, plan)
     if not args.python:  # the Python this plan is for holds a framework back: say so, and how to get the newer
         from gpusetup.install.python import newer_python_offer
         from gpusetup.messages import add_note
@@ -348,6 +354,23 @@ def _build(args: argparse.Namespace, machine: Any, foreign: bool, tool_error: ty
         if offer is not None:
             add_note(plan, offer)
     return plan
+
+
+def _add_live_notes(args: argparse.Namespace, fplans: list[Any], machine: Any, plan: Any) -> None:
+    """Like ``gpusetup plan``: check the chosen wheels on the live index (short timeout, cached, never fatal)
+    and put what it found into the plan's notes. Not for an install from a local wheelhouse."""
+    from gpusetup.commands.plan import live_check
+    from gpusetup.messages import add_note
+
+    offline = bool(getattr(args, "offline", False) or args.wheelhouse)
+    result = live_check(fplans, machine, offline=offline, index=getattr(args, "live_index", None))
+    if result is None:
+        return
+    for fp in fplans:
+        for m in result.framework_notes.get(fp.framework, []):
+            add_note(plan, m)
+    for m in result.notes:
+        add_note(plan, m)
 
 
 def _report(res: Any, args: argparse.Namespace, state_dir: Path, ok: int, warn: int, err: int, tool: int,

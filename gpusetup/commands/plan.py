@@ -86,15 +86,25 @@ def run(args: argparse.Namespace) -> int:
 
 def _live(plans: list[Any], machine: Any, args: argparse.Namespace) -> dict[str, Any]:
     """The plan-time index check (gpusetup.compat.live); its words go into each plan's notes."""
+    result = live_check(plans, machine, offline=getattr(args, "offline", False), index=getattr(args, "live_index", None))
+    if result is None:
+        return {"status": "off", "index": None, "notes": [], "newer": {}, "framework_notes": {}}
+    from gpusetup.compat import live
+
+    live.apply(plans, result)
+    return dict(result.to_dict())
+
+
+def live_check(plans: list[Any], machine: Any, *, offline: bool, index: str | None) -> Any:
+    """The live index check of ``plans`` (a gpusetup.compat.live.LiveCheck), or None when it is off
+    (``--offline`` or GPUSETUP_LIVE=off, which the test suite sets). ``gpusetup plan`` and ``install`` share it."""
     import os
 
-    if getattr(args, "offline", False) or os.environ.get("GPUSETUP_LIVE", "on").strip().lower() in ("0", "off", "no", "false"):
-        return {"status": "off", "index": None, "notes": [], "newer": {}, "framework_notes": {}}
+    if offline or os.environ.get("GPUSETUP_LIVE", "on").strip().lower() in ("0", "off", "no", "false"):
+        return None
     from gpusetup.compat import live  # only when the index is checked: it brings requests
 
-    result = live.check(plans, machine, index=getattr(args, "live_index", None))
-    live.apply(plans, result)
-    return result.to_dict()
+    return live.check(plans, machine, index=index)
 
 
 def _python_ok(v: str) -> bool:

@@ -190,6 +190,8 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
         drv.versions.append(Reading(v, LIBNVML_SOURCE))
 
     _read_gpu_information(ctx, machine)
+    if ctx.os_name == "linux":
+        _read_prime_profile(ctx, machine)
 
     drv.version = best_driver_version(machine)
     mismatch = driver_mismatch(machine)
@@ -230,3 +232,34 @@ def _read_gpu_information(ctx: ProbeContext, machine: Machine) -> None:
         gpu.evidence.append(Evidence(PROC_GPUS, detail=f"{d.name}/information"))
 
 
+# Ubuntu's nvidia-prime (`prime-select`) keeps the chosen profile in /etc/prime-discrete: it writes "on"
+# (nvidia), "on-demand" or "off" (intel) and reads anything else as intel; "intel" also writes
+# /lib/modprobe.d/blacklist-nvidia.conf ("alias nvidia off"). canonical/nvidia-prime prime-select,
+# PrimeSelect._get_profile / _write_profile / _blacklist_nvidia.
+PRIME_DISCRETE = "/etc/prime-discrete"
+PRIME_BLACKLIST = "/lib/modprobe.d/blacklist-nvidia.conf"
+_PRIME_PROFILES = {"on": "nvidia", "on-demand": "on-demand"}
+
+
+def prime_profile(text: str) -> str:
+    """The prime-select profile named by /etc/prime-discrete's content, as prime-select itself reads it."""
+    return _PRIME_PROFILES.get(text.strip(), "intel")
+
+
+def _read_prime_profile(ctx: ProbeContext, machine: Machine) -> None:
+    try:
+        with ctx.path(PRIME_DISCRETE).open("rb") as fh:
+            raw = fh.read(64).decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return  # no nvidia-prime: not an Ubuntu hybrid-graphics setup
+    except OSError as exc:
+        machine.system.evidence.append(
+            Evidence(PRIME_DISCRETE, ok=False, error=f"could not read {PRIME_DISCRETE}: {exc.strerror or exc}"))
+        return
+    machine.system.prime_profile = prime_profile(raw)
+    blacklisted = ctx.path(PRIME_BLACKLIST).is_file()
+    machine.system.evidence.append(Evidence(
+        PRIME_DISCRETE,
+        detail=f"{PRIME_DISCRETE}: {raw.strip()[:20]!r} (prime-select profile {machine.system.prime_profile})"
+        + (f"; {PRIME_BLACKLIST} present" if blacklisted else ""),
+    ))

@@ -18,7 +18,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from gpusetup.model import Clocks, Ecc, Evidence, Gpu, Machine, PcieLink, Reading
+from gpusetup.model import Clocks, Ecc, Evidence, Gpu, GpuProcess, Machine, PcieLink, Reading
 from gpusetup.probe.nvtypes import (
     ARCHITECTURES,
     DRIVER_MODELS,
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("gpusetup.probe.nvml")
 
 SOURCE = "nvml"
+MAX_PROCESSES = 32  # processes kept per GPU (a busy shared server can list hundreds)
+_NOT_AVAILABLE = 2**64 - 1  # NVML_VALUE_NOT_AVAILABLE for unsigned long long
 
 # NVML return codes (nvml.h, mirrored by nvidia-ml-py) → (name, what it means for the user).
 NVML_ERRORS: dict[int, tuple[str, str]] = {
@@ -440,6 +442,13 @@ class Nvml:
             return None
         return bool(m[0])
 
+    def mig_mode_pending(self, h: Any) -> bool | None:
+        """The MIG mode the GPU takes after its next reset (nvmlDeviceGetMigMode's second value)."""
+        m = self._call(("nvmlDeviceGetMigMode",), h)
+        if not m or len(m) < 2:
+            return None
+        return bool(m[1])
+
     def mig_devices(self, h: Any) -> list[MigInfo]:
         count = self._call(("nvmlDeviceGetMaxMigDeviceCount",), h) or 0
         out = []
@@ -460,6 +469,40 @@ class Nvml:
                 )
             )
         return out
+
+    def running_processes(self, h: Any) -> list[GpuProcess] | None:
+        """Compute and graphics processes on the GPU with the memory each holds, biggest first (None: unknown).
+
+        NVML reports ``usedGpuMemory`` in bytes, or NVML_VALUE_NOT_AVAILABLE (2**64-1) where the driver cannot
+        tell (Windows WDDM); the name comes from nvmlSystemGetProcessName (None when the process is not ours
+        to see). At most :data:`MAX_PROCESSES` are kept.
+        """
+        found: dict[int, GpuProcess] = {}
+        known = False
+        for kind, names in (
+            ("C", ("nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses")),
+            ("G", ("nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses")),
+        ):
+            procs = self._call(names, h)
+            if procs is None:
+                continue
+            known = True
+            for p in list(procs)[: MAX_PROCESSES * 2]:
+                pid = int(getattr(p, "pid", 0) or 0)
+                used = getattr(p, "usedGpuMemory", None)
+                mib = int(used) // (1024 * 1024) if isinstance(used, int) and 0 <= used < _NOT_AVAILABLE else None
+                if pid in found:
+                    prev = found[pid]
+                    prev.kind = "C+G" if prev.kind != kind else kind
+                    sizes = [v for v in (prev.used_mib, mib) if v is not None]
+                    prev.used_mib = max(sizes) if sizes else None
+                    continue
+                found[pid] = GpuProcess(pid=pid, used_mib=mib, kind=kind)
+        if not known:
+            return None
+        for proc in found.values():
+            proc.name = _s(self._call(("nvmlSystemGetProcessName",), proc.pid, fatal=False))
+        return sorted(found.values(), key=lambda p: -(p.used_mib or 0))[:MAX_PROCESSES]
 
     def process_count(self, h: Any) -> int | None:
         seen: set[int] = set()
@@ -642,8 +685,12 @@ def _probe_device(nv: Any, index: int, machine: Machine) -> Gpu | None:
         gpu.driver_model = nv.driver_model(h)
         mig = nv.mig_mode(h)
         gpu.mig_mode = None if mig is None else ("Enabled" if mig else "Disabled")
+        if mig is not None:
+            pending = nv.mig_mode_pending(h)
+            gpu.mig_mode_pending = None if pending is None else ("Enabled" if pending else "Disabled")
         if mig:
             gpu.mig_devices = [describe_mig(m) for m in nv.mig_devices(h)]
+        gpu.process_list = nv.running_processes(h) or []
         gpu.processes = nv.process_count(h)
     except NvmlError as err:
         gpu.evidence.append(Evidence(SOURCE, ok=False, error=f"GPU {index}: {err.message}", detail=err.name))

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gpusetup.model import Clocks, Ecc, Evidence, Gpu, PcieLink, PciInfo, Reading
+from gpusetup.model import Clocks, Ecc, Evidence, Gpu, GpuProcess, PcieLink, PciInfo, Reading
 from gpusetup.probe.nvtypes import THROTTLE_NAME_BITS, THROTTLE_TEXT_LABELS, MigInfo, describe_mig
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from gpusetup.probe import ProbeContext
 
 SOURCE = "nvidia-smi"
+MAX_PROCESSES = 32  # processes kept per GPU from <processes> (a shared server can list hundreds)
 SMI_TIMEOUT = 15.0  # a healthy nvidia-smi -q -x answers in well under 2 s; a wedged GPU hangs it for minutes
 
 # Values nvidia-smi prints for "no value". Compared case-insensitively after stripping.
@@ -278,6 +279,7 @@ def _gpu_from_xml(g: ET.Element, index: int, migs: list[MigInfo]) -> Gpu:
     gpu.persistence_mode = _yes(_x(g, "persistence_mode"))
     gpu.display_active = _yes(_x(g, "display_active"))
     gpu.mig_mode = _mode(_x(g, "mig_mode/current_mig"))
+    gpu.mig_mode_pending = _mode(_x(g, "mig_mode/pending_mig"))
     gpu.compute_mode = _compute_mode(_x(g, "compute_mode"))
     gpu.driver_model = _x(g, "driver_model/current_dm")
 
@@ -366,7 +368,13 @@ def _gpu_from_xml(g: ET.Element, index: int, migs: list[MigInfo]) -> Gpu:
     gpu.mig_devices = [describe_mig(m) for m in migs]
     procs = g.find("processes")
     if procs is not None:
-        gpu.processes = len(procs.findall("process_info"))
+        infos = procs.findall("process_info")
+        gpu.processes = len(infos)
+        gpu.process_list = sorted(
+            (GpuProcess(pid=_int(_x(p, "pid")), name=_x(p, "process_name"), used_mib=_int(_x(p, "used_memory")),
+                        kind=_x(p, "type")) for p in infos[:MAX_PROCESSES]),
+            key=lambda p: -(p.used_mib or 0),
+        )
     gpu.evidence.append(Evidence(SOURCE, detail="nvidia-smi -q -x"))
     return gpu
 
@@ -495,6 +503,7 @@ def parse_smi_q(text: str) -> SmiSnapshot:
         gpu.persistence_mode = _yes(n.v("Persistence Mode"))
         gpu.display_active = _yes(n.v("Display Active"))
         gpu.mig_mode = _mode(n.v("MIG Mode", "Current"))
+        gpu.mig_mode_pending = _mode(n.v("MIG Mode", "Pending"))
         gpu.compute_mode = _compute_mode(n.v("Compute Mode"))
         gpu.driver_model = n.v("Driver Model", "Current")
         vendor_id, device_id = split_pci_device_id(n.v("PCI", "Device Id"))
@@ -579,6 +588,11 @@ def parse_smi_q(text: str) -> SmiSnapshot:
             )
             if not procs.children and (procs.value or "").strip().lower() == "none":
                 gpu.processes = 0
+            gpu.process_list = sorted(
+                (GpuProcess(pid=_int(c.value), name=c.v("Name"), used_mib=_int(c.v("Used GPU Memory")),
+                            kind=c.v("Type")) for c in procs.all("Process ID")[:MAX_PROCESSES]),
+                key=lambda p: -(p.used_mib or 0),
+            )
         gpu.evidence.append(Evidence(SOURCE, detail="nvidia-smi -q"))
         snap.gpus.append(gpu)
     if not gpu_nodes and snap.driver_version is None:
@@ -767,6 +781,10 @@ def _gpu_from_table_block(block: list[str], status_col: str) -> Gpu | None:
     return gpu
 
 
+# what follows the type in a Processes row: the (possibly cut) name and the memory ("15690MiB", or N/A on WDDM)
+_TABLE_PROCESS_TAIL = re.compile(r"\s*(.*?)\s+(\d+\s*MiB|N/A)\s*\|\s*$")
+
+
 def _table_mig_and_processes(lines: list[str], snap: SmiSnapshot) -> None:
     by_index = {g.index: g for g in snap.gpus}
     section = None
@@ -796,10 +814,15 @@ def _table_mig_and_processes(lines: list[str], snap: SmiSnapshot) -> None:
                 snap.mig.setdefault(int(m.group(1)), []).append(info)
                 by_index[int(m.group(1))].mig_devices.append(describe_mig(info))
         elif section == "proc":
-            m = re.match(r"^\|\s+(\d+)\s+(?:\S+\s+\S+\s+)?\d+\s+(?:C\+G|C|G|M|M\+C)\s", ln)
+            m = re.match(r"^\|\s+(\d+)\s+(?:\S+\s+\S+\s+)?(\d+)\s+(C\+G|C|G|M|M\+C)\s", ln)
             if m and int(m.group(1)) in by_index:
                 g = by_index[int(m.group(1))]
                 g.processes = (g.processes or 0) + 1
+                rest = _TABLE_PROCESS_TAIL.match(ln[m.end():])
+                if rest and len(g.process_list) < MAX_PROCESSES:
+                    g.process_list.append(GpuProcess(pid=int(m.group(2)), name=rest.group(1) or None,
+                                                     used_mib=_int(rest.group(2)), kind=m.group(3)))
+                    g.process_list.sort(key=lambda p: -(p.used_mib or 0))
 
 
 # -------------------------------------------------------------------------------- small outputs
@@ -957,6 +980,7 @@ def gpus_from_csv(rows: list[dict[str, str | None]]) -> list[Gpu]:
         g.persistence_mode = _yes(f("persistence_mode"))
         g.display_active = _yes(f("display_active"))
         g.mig_mode = _mode(f("mig.mode.current"))
+        g.mig_mode_pending = _mode(f("mig.mode.pending"))
         g.compute_mode = _compute_mode(f("compute_mode"))
         g.driver_model = f("driver_model.current")
         g.evidence.append(Evidence(SOURCE, detail="nvidia-smi --query-gpu"))
@@ -1076,6 +1100,7 @@ def merge_gpu(dst: Gpu, src: Gpu) -> None:
         "utilization_gpu_pct",
         "persistence_mode",
         "mig_mode",
+        "mig_mode_pending",
         "driver_model",
         "display_active",
         "processes",
@@ -1096,6 +1121,8 @@ def merge_gpu(dst: Gpu, src: Gpu) -> None:
         dst.throttle_reasons = list(src.throttle_reasons)
     if src.mig_devices:
         dst.mig_devices = list(src.mig_devices)
+    if src.process_list:
+        dst.process_list = list(src.process_list)
     dst.evidence.extend(src.evidence)
 
 

@@ -37,6 +37,9 @@ def gpu_rows(g: Gpu) -> list[Row]:
         ("ECC", g.ecc.mode_current),
         ("throttle reasons", g.throttle_reasons),
         ("MIG", g.mig_mode),
+        ("compute mode", g.compute_mode if g.compute_mode != "Default" else None),
+        ("processes", [f"{p.pid} {p.name or '?'}" + (f" ({p.used_mib} MiB)" if p.used_mib is not None else "")
+                       for p in g.process_list[:8]] or None),
         ("driver model", g.driver_model),
         ("UUID", g.uuid),
     ]
@@ -102,6 +105,7 @@ def system_rows(s: System) -> list[Row]:
         ("WSL", "yes" if s.wsl else None),
         ("container", s.container),
         ("Secure Boot", None if s.secure_boot is None else ("enabled" if s.secure_boot else "disabled")),
+        ("PRIME profile", s.prime_profile),
         ("CPU", s.cpu.model),
         ("CPU features", s.cpu.flags),
         ("RAM", _gib(s.ram_total_mib)),

@@ -161,8 +161,16 @@ def _gpu(out: _Out, i: int, g: Gpu) -> None:
         out.kv("row remapping", f"uncorrectable {e.remapped_rows_uncorrectable or 0}, pending {_yn(e.remapped_rows_pending)}, failure {_yn(e.remapped_rows_failure)}", 4)
     out.kv("throttle reasons", g.throttle_reasons or None, 4)
     out.kv("persistence mode", _yn(g.persistence_mode), 4)
+    if g.compute_mode and g.compute_mode != "Default":
+        out.kv("compute mode", g.compute_mode, 4)
     if g.mig_mode and g.mig_mode not in ("N/A", "Disabled"):
         out.kv("MIG", f"{g.mig_mode}; {len(g.mig_devices)} MIG devices", 4)
+    if g.mig_mode_pending and g.mig_mode and g.mig_mode_pending != g.mig_mode:
+        out.kv("MIG after reset", f"{g.mig_mode_pending} (pending until the GPU is reset)", 4)
+    if g.process_list:
+        out.kv("processes", [f"{p.pid} {p.name or '?'}"
+                             + (f" {_mib(p.used_mib)}" if p.used_mib is not None else "") for p in g.process_list[:8]]
+               + ([f"… {len(g.process_list) - 8} more"] if len(g.process_list) > 8 else []), 4)
     out.kv("driver model", g.driver_model, 4)
     for ev in g.evidence:
         if not ev.ok:
@@ -268,6 +276,7 @@ def _system(out: _Out, m: Machine) -> None:
     out.kv("container", s.container)
     out.kv("Secure Boot", None if s.secure_boot is None else ("enabled" if s.secure_boot else "disabled"))
     out.kv("Jetson", _yn(s.is_jetson) if s.is_jetson else None)
+    out.kv("PRIME profile", s.prime_profile)
     cpu = s.cpu
     out.kv("CPU", " ".join(x for x in [cpu.model, cpu.cores_physical and f"({cpu.cores_physical} cores" + (f", {cpu.cores_logical} threads)" if cpu.cores_logical else ")")] if x) or None)
     out.kv("CPU features", cpu.flags or None)

@@ -13,7 +13,8 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 
-from gpusetup.model import Measurement
+from gpusetup.messages import msg
+from gpusetup.model import Measurement, Message
 from gpusetup.selftest import cudadrv, peaks
 from gpusetup.selftest.base import MIB, RunCtx, median_spread
 from gpusetup.selftest.telemetry import Sample
@@ -95,16 +96,15 @@ def run(ctx: RunCtx, host_available: int | None) -> list[Measurement]:
     sz = ctx.sizes
     nbytes = choose_bytes(ctx, sz.copy_bytes, host_available)
     if nbytes is None:
-        return [ctx.measurement("h2d_pinned", None, "GB/s", "driver", verdict="skipped",
-                                reason="not enough free GPU or host memory for even the smallest copy test")]
+        return [peaks.say(ctx.measurement("h2d_pinned", None, "GB/s", "driver", verdict="skipped"),
+                          msg("selftest.bw.no-memory"))]
     if nbytes < sz.copy_bytes:
         ctx.notes.append(f"Copy buffers reduced to {nbytes // MIB} MiB to stay within free memory.")
     ctx.step("copy test: allocating buffers", 0.05)
     b = _allocate(ctx, nbytes)
     if b is None:
-        return [ctx.measurement("h2d_pinned", None, "GB/s", "driver", verdict="skipped",
-                                reason="the driver could not allocate even small copy buffers (GPU or pinned "
-                                "host memory exhausted; pinned memory may be limited by `ulimit -l`)")]
+        return [peaks.say(ctx.measurement("h2d_pinned", None, "GB/s", "driver", verdict="skipped"),
+                          msg("selftest.bw.no-buffers"))]
     if b.nbytes < nbytes:
         ctx.notes.append(f"Copy buffers reduced to {b.nbytes // MIB} MiB: the driver refused larger ones.")
     nbytes = b.nbytes
@@ -153,24 +153,20 @@ def run(ctx: RunCtx, host_available: int | None) -> list[Measurement]:
     bad = _same(b.pinned_src, b.pinned_dst, nbytes)
 
     link = _link_during(links)
-    out.extend(_pcie_measurements(ctx, "h2d_pinned", "host→GPU copies (pinned memory)", h2d, link))
-    out.extend(_pcie_measurements(ctx, "d2h_pinned", "GPU→host copies (pinned memory)", d2h, link))
+    out.extend(_pcie_measurements(ctx, "h2d_pinned", msg("selftest.bw.what-h2d"), h2d, link))
+    out.extend(_pcie_measurements(ctx, "d2h_pinned", msg("selftest.bw.what-d2h"), d2h, link))
     pinned_med = {"h2d": median_spread(h2d)[0] if h2d else None, "d2h": median_spread(d2h)[0] if d2h else None}
     for name, samples, key in (("h2d_pageable", h2d_p, "h2d"), ("d2h_pageable", d2h_p, "d2h")):
         m = _basic(ctx, name, samples)
         ref = pinned_med[key]
         if m.value is not None and ref:
-            m.reason = (f"{m.value / ref:.0%} of the pinned figure; pageable copies depend on the CPU's memory "
-                        "speed, so this is reported, not judged (performance.md §0: typically 40-90%)")
+            peaks.say(m, msg("selftest.bw.pageable", pct=f"{m.value / ref:.0%}"))
         out.append(m)
     out.append(_d2d_measurement(ctx, d2d))
-    out.append(ctx.measurement(
+    out.append(peaks.say(ctx.measurement(
         "copy_integrity", 0.0 if bad is None else 1.0, "errors", "driver",
         verdict="pass" if bad is None else "fail",
-        reason=(f"{nbytes // MIB} MiB pattern came back intact through host→GPU→GPU→host" if bad is None else
-                f"data came back changed at byte {bad} after host→GPU→GPU→host copies: a hardware or driver "
-                "fault. Check `dmesg` for Xid errors and re-seat the card."),
-    ))
+    ), msg("selftest.bw.intact", mib=nbytes // MIB) if bad is None else msg("selftest.bw.corrupted", byte=bad)))
     for p in (b.dev_a, b.dev_b):
         s.free(p)
     for p in (b.pinned_src, b.pinned_dst):
@@ -188,12 +184,12 @@ def _link_during(links: list[Sample]) -> Sample | None:
 
 def _basic(ctx: RunCtx, name: str, samples: list[float], unit: str = "GB/s") -> Measurement:
     if not samples:
-        return ctx.measurement(name, None, unit, "driver", verdict="skipped", reason="no valid timing sample")
+        return peaks.say(ctx.measurement(name, None, unit, "driver", verdict="skipped"), msg("selftest.no-timing-sample"))
     med, spread = median_spread(samples)
     return ctx.measurement(name, med, unit, "driver", samples=[round(x, 3) for x in samples], spread=spread)
 
 
-def _pcie_measurements(ctx: RunCtx, name: str, what: str, samples: list[float],
+def _pcie_measurements(ctx: RunCtx, name: str, what: Message, samples: list[float],
                        link: Sample | None) -> list[Measurement]:
     m = _basic(ctx, name, samples)
     if m.value is None:
@@ -208,27 +204,25 @@ def _pcie_measurements(ctx: RunCtx, name: str, what: str, samples: list[float],
     peak_best = specs.pcie_peak(gen_max or gen, width_max or width)
     if peak_best:
         m.rated, m.rated_basis = peak_best, "pcie-link"
-        basis_words = f"Gen{gen_max or gen} x{width_max or width}, the best link GPU and slot support"
+        basis = msg("selftest.bw.basis-link", gen=gen_max or gen, width=width_max or width)
     elif ctx.spec is not None:
         m.rated, m.rated_basis = specs.pcie_peak(ctx.spec.pcie_gen, ctx.spec.pcie_width), "pcie-spec"
-        basis_words = f"Gen{ctx.spec.pcie_gen} x{ctx.spec.pcie_width} from the GPU's spec (link state unknown)"
+        basis = msg("selftest.bw.basis-spec", gen=ctx.spec.pcie_gen, width=ctx.spec.pcie_width)
     else:
-        m.reason = f"{what}: link state and GPU spec unknown, so no rated peak"
+        peaks.say(m, msg("selftest.bw.no-rated-peak", what=what))
         return [m]
     m.fraction = m.value / m.rated if m.rated else None
-    verdict, reason = peaks.judge(m.fraction, specs.band(name, None, "any"), what)
-    m.verdict, m.reason = verdict, f"{reason}; peak for {basis_words}"
-    if link_words:
-        m.reason += f"; link during the copy: {link_words}"
+    verdict, reason = peaks.judge_message(m.fraction, specs.band(name, None, "any"), what)
+    during = msg("selftest.bw.link-during", link=link_words) if link_words else ""
     if peak_now and peak_best and peak_now < peak_best:
-        m.verdict = "fail"
-        m.reason = (f"the PCIe link ran at {link_words} during the copy although GPU and slot support "
-                    f"Gen{gen_max} x{width_max}: re-seat the card, use the CPU-attached x16 slot, check "
-                    f"risers and the BIOS PCIe setting. {reason}")
+        peaks.say(m, msg("selftest.bw.link-degraded", link=link_words, gen=gen_max, width=width_max, judged=reason),
+                  "fail")
     elif link is not None and link.pcie_gen_device_max and gen_max and gen_max < link.pcie_gen_device_max:
-        m.verdict = "warn" if m.verdict == "pass" else m.verdict
-        m.reason += (f"; the slot limits the GPU to Gen{gen_max} (the GPU supports "
-                     f"Gen{link.pcie_gen_device_max}): a faster slot would copy faster")
+        slot = msg("selftest.bw.slot-limits", gen=gen_max, device_gen=link.pcie_gen_device_max)
+        peaks.say(m, msg("selftest.bw.judged", judged=reason, basis=basis, during=during, slot=slot),
+                  "warn" if verdict == "pass" else verdict)
+    else:
+        peaks.say(m, msg("selftest.bw.judged", judged=reason, basis=basis, during=during, slot=""), verdict)
     return [m]
 
 
@@ -236,12 +230,12 @@ def _d2d_measurement(ctx: RunCtx, samples: list[float]) -> Measurement:
     m = _basic(ctx, "d2d", samples)
     if m.value is None:
         return m
-    note = (f"GPU memory traffic (read + write = 2 × bytes copied; copy throughput {m.value / 2:.4g} GB/s)")
+    note = msg("selftest.bw.d2d-traffic", throughput=f"{m.value / 2:.4g}")
     if ctx.spec is None:
-        m.reason = f"{note}; GPU not in the spec table, so no rated peak"
-        return m
+        return peaks.say(m, msg("selftest.bw.d2d-no-spec", note=note))
     m.rated, m.rated_basis, m.datasheet = ctx.spec.bandwidth_gbs, "datasheet", ctx.spec.bandwidth_gbs
     m.fraction = m.value / m.rated
-    verdict, reason = peaks.judge(m.fraction, ctx.specs.band("d2d", ctx.spec.segment, "any"), "memory copy")
-    m.verdict, m.reason = verdict, f"{reason}; {note}, against the {ctx.spec.name}'s {m.rated:g} GB/s"
-    return m
+    verdict, reason = peaks.judge_message(m.fraction, ctx.specs.band("d2d", ctx.spec.segment, "any"),
+                                          msg("selftest.bw.what-memory-copy"))
+    return peaks.say(m, msg("selftest.bw.d2d-judged", judged=reason, note=note, gpu=ctx.spec.name,
+                            rated=f"{m.rated:g}"), verdict)

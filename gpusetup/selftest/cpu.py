@@ -14,8 +14,10 @@ import time
 from pathlib import Path
 
 from gpusetup.cancel import CancelToken, Progress
+from gpusetup.messages import msg
 from gpusetup.model import Measurement
 from gpusetup.selftest.base import MIB, Sizes, median_spread
+from gpusetup.selftest.peaks import say
 
 
 def last_level_cache_bytes(root: Path = Path("/")) -> int | None:
@@ -49,8 +51,8 @@ def run(sizes: Sizes, cancel: CancelToken, progress: Progress, *, ram_available_
     try:
         import numpy as np
     except ImportError:
-        return [Measurement(name="cpu_matmul_fp32", value=None, unit="GFLOP/s", tier="cpu", verdict="skipped",
-                            reason="numpy is not installed, so the CPU baseline cannot run (pip install numpy)")]
+        return [say(Measurement(name="cpu_matmul_fp32", value=None, unit="GFLOP/s", tier="cpu", verdict="skipped"),
+                    msg("selftest.cpu.no-numpy"))]
     out: list[Measurement] = []
     threads = os.cpu_count()
     # Matmul: best of the samples after one warm-up, like the reference tools' "best N".
@@ -67,20 +69,17 @@ def run(sizes: Sizes, cancel: CancelToken, progress: Progress, *, ram_available_
         a @ b
         samples.append(2.0 * n**3 / (time.perf_counter() - t) / 1e9)
     med, spread = median_spread(samples)
-    out.append(Measurement(
+    out.append(say(Measurement(
         name="cpu_matmul_fp32", value=max(samples), unit="GFLOP/s", tier="cpu", verdict="info",
         samples=[round(x, 2) for x in samples], spread=spread,
-        reason=f"numpy {np.__version__} FP32 {n}×{n} matmul, best of {len(samples)} (median {med:.4g}); "
-        f"{threads} logical CPUs. CPU peaks are not reliably known (virtual machines hide clocks), so "
-        "this is reported, not judged",
-    ))
+    ), msg("selftest.cpu.matmul", numpy=np.__version__, n=n, count=len(samples), median=f"{med:.4g}",
+           threads=threads)))
     del a, b
 
     progress("CPU: memory bandwidth", 0.5)
     llc = last_level_cache_bytes(root)
     nbytes = stream_bytes(sizes, llc, ram_available_mib)
-    small = (f"; the arrays are smaller than STREAM's 4× the last-level cache ({llc // MIB} MiB reported), so "
-             "part of the data may come from cache" if llc and nbytes < 4 * llc else "")
+    small = msg("selftest.cpu.small-arrays", llc=llc // MIB) if llc and nbytes < 4 * llc else ""
     count = nbytes // 8
     x = np.full(count, 1.0)
     y = np.full(count, 2.0)
@@ -99,17 +98,13 @@ def run(sizes: Sizes, cancel: CancelToken, progress: Progress, *, ram_available_
             triad_s.append(24 * count / (t2 - t1) / 1e9)
     ok = bool(z[0] == 7.0 and z[-1] == 7.0)
     mb = nbytes // MIB
-    out.append(Measurement(
+    out.append(say(Measurement(
         name="cpu_copy", value=max(copy_s), unit="GB/s", tier="cpu", verdict="info",
         samples=[round(v, 2) for v in copy_s], spread=median_spread(copy_s)[1],
-        reason=f"np.copyto on {mb} MiB arrays, STREAM counting (16 bytes per element), best time{small}",
-    ))
-    out.append(Measurement(
+    ), msg("selftest.cpu.copy", mib=mb, small=small)))
+    out.append(say(Measurement(
         name="cpu_triad_2pass", value=max(triad_s), unit="GB/s", tier="cpu",
         verdict="info" if ok else "fail", samples=[round(v, 2) for v in triad_s],
         spread=median_spread(triad_s)[1],
-        reason=(f"numpy triad in two passes on {mb} MiB arrays, counted as STREAM's 24 bytes per element; it "
-                "moves more data than STREAM's fused triad, so it under-reports and is not comparable with "
-                f"published STREAM results{small}" if ok else "the CPU computed a wrong triad result"),
-    ))
+    ), msg("selftest.cpu.triad", mib=mb, small=small) if ok else msg("selftest.cpu.triad-wrong")))
     return out

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpusetup.messages import msg
 from gpusetup.model import Measurement
 from gpusetup.probe.platform.host import python_platform
 from gpusetup.selftest import cudadrv, peaks
@@ -170,11 +171,11 @@ def _one(ctx: RunCtx, blas: Cublas, handle: ctypes.c_void_p, stream: int, start:
     cc = ctx.info.compute_capability if ctx.info else None
     major = int(cc.split(".")[0]) if cc else 0
     if dtype == "bf16" and major and major < 8:
-        return ctx.measurement(name, None, "TFLOP/s", "cublas", verdict="skipped",
-                               reason=f"BF16 needs compute capability 8.0 (Ampere) or newer; this GPU is {cc}")
+        return peaks.say(ctx.measurement(name, None, "TFLOP/s", "cublas", verdict="skipped"),
+                         msg("selftest.cublas.needs-ampere", dtype="BF16", cc=cc))
     if dtype == "tf32" and major and major < 8:
-        return ctx.measurement(name, None, "TFLOP/s", "cublas", verdict="skipped",
-                               reason=f"TF32 needs compute capability 8.0 (Ampere) or newer; this GPU is {cc}")
+        return peaks.say(ctx.measurement(name, None, "TFLOP/s", "cublas", verdict="skipped"),
+                         msg("selftest.cublas.needs-ampere", dtype="TF32", cc=cc))
     count = n * n
     bufs = [s.alloc(count * size) for _ in range(3)]
     try:
@@ -218,13 +219,9 @@ def _one(ctx: RunCtx, blas: Cublas, handle: ctypes.c_void_p, stream: int, start:
             s.free(p)
     m = ctx.measurement(name, None, "TFLOP/s", "cublas")
     if got != float(n):
-        m.verdict = "fail"
-        m.reason = (f"{dtype.upper()} {n}×{n} product of ones gave {got:g} instead of {n}: cuBLAS or the GPU "
-                    "computes wrong results")
-        return m
+        return peaks.say(m, msg("selftest.cublas.wrong-result", dtype=dtype.upper(), n=n, got=f"{got:g}"), "fail")
     if not samples:
-        m.verdict, m.reason = "skipped", "no valid timing sample"
-        return m
+        return peaks.say(m, msg("selftest.no-timing-sample"), "skipped")
     med, spread = median_spread(samples)
     m.value, m.samples, m.spread = med, [round(x, 3) for x in samples], spread
     _rate(ctx, m, kind, test, dtype, n)
@@ -234,8 +231,7 @@ def _one(ctx: RunCtx, blas: Cublas, handle: ctypes.c_void_p, stream: int, start:
 def _rate(ctx: RunCtx, m: Measurement, kind: str, test: str, dtype: str, n: int) -> None:
     what = f"cuBLAS {dtype.upper()} {n}×{n}"
     if not kind:
-        m.verdict = "info"
-        m.reason = f"{what}: TF32 has no rated peak in the spec table; reported, not judged"
+        peaks.say(m, msg("selftest.cublas.tf32-not-rated", what=what), "info")
         return
     specs: peaks.Specs = ctx.specs
     info = ctx.info
@@ -246,7 +242,7 @@ def _rate(ctx: RunCtx, m: Measurement, kind: str, test: str, dtype: str, n: int)
     rated = peaks.compute_peak(kind, ctx.spec, specs, cc=info.compute_capability if info else None,
                                sm_count=info.sm_count if info else None, live_mhz=live, max_mhz=max_mhz)
     if rated is None:
-        m.verdict, m.reason = "info", f"{what}: no rated peak known for this GPU"
+        peaks.say(m, msg("selftest.cublas.no-peak", what=what), "info")
         return
     m.rated, m.rated_basis, m.datasheet = rated.value, rated.basis, rated.datasheet
     m.fraction = m.value / rated.value if m.value is not None else None
@@ -257,5 +253,5 @@ def _rate(ctx: RunCtx, m: Measurement, kind: str, test: str, dtype: str, n: int)
     else:
         basis = "datasheet" if rated.basis == "datasheet" else "live-clock"
     band = specs.band(test, segment, basis)
-    verdict, reason = peaks.judge(m.fraction, band, what)
-    m.verdict, m.reason = verdict, f"{what}: {reason}; peak from {rated.detail}"
+    verdict, reason = peaks.judge_message(m.fraction, band, what)
+    peaks.say(m, msg("selftest.cublas.judged", what=what, judged=reason, detail=rated.detail), verdict)

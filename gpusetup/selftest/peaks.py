@@ -16,6 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from gpusetup.messages import msg, render
+from gpusetup.model import Measurement, Message, to_dict
 from gpusetup.resources import resource
 
 # A live-clock peak further than this factor from the datasheet means our per-SM rate does not fit this
@@ -185,15 +187,29 @@ def compute_peak(kind: str, spec: GpuSpec | None, specs: Specs, *, cc: str | Non
 # -------------------------------------------------------------------------------------- verdicts
 
 
-def judge(fraction: float | None, band: Band | None, what: str) -> tuple[str, str]:
+def judge(fraction: float | None, band: Band | None, what: str | Message) -> tuple[str, str]:
     """(verdict, reason) for a fraction of peak against a band."""
+    verdict, reason = judge_message(fraction, band, what)
+    return verdict, render(reason)
+
+
+def judge_message(fraction: float | None, band: Band | None, what: str | Message) -> tuple[str, Message]:
+    """(verdict, reason as a gpusetup.messages message) for a fraction of peak against a band."""
     if fraction is None or band is None:
-        return "info", f"{what}: no rated peak known for this GPU, so no verdict"
+        return "info", msg("selftest.peak.unknown", what=what)
     pct = f"{fraction:.0%}"
     if fraction >= band.pass_at:
-        return "pass", f"{pct} of peak is healthy (typical: {band.typical})"
+        return "pass", msg("selftest.peak.healthy", pct=pct, typical=band.typical)
     if fraction < band.fail_below:
-        return "fail", (f"{pct} of peak is below the {band.fail_below:.0%} floor (typical: {band.typical}); "
-                        "something limits this GPU")
-    return "warn", (f"{pct} of peak is below the usual {band.pass_at:.0%} but above the "
-                    f"{band.fail_below:.0%} floor (typical: {band.typical})")
+        return "fail", msg("selftest.peak.below-floor", pct=pct, floor=f"{band.fail_below:.0%}", typical=band.typical)
+    return "warn", msg("selftest.peak.below-usual", pct=pct, usual=f"{band.pass_at:.0%}",
+                       floor=f"{band.fail_below:.0%}", typical=band.typical)
+
+
+def say(m: Measurement, reason: Message, verdict: str | None = None) -> Measurement:
+    """Set a measurement's reason as words (English) and as data (code, params); and its verdict, if given."""
+    # nested messages kept in their JSON form ({"code", "params"}), so the result survives a JSON round trip
+    m.reason, m.code, m.params = render(reason), reason.code, to_dict(dict(reason.params))
+    if verdict is not None:
+        m.verdict = verdict
+    return m

@@ -67,7 +67,8 @@ def test_a_missing_wheel_is_reported_not_hidden(tmp_path: Path) -> None:
                             "torch-2.15.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl"],
                  ["torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl"])
     with serve(idx):
-        res = live.check(plans, machine_from_data(RTX4090), timeout=30, index=idx.url, cache=None)
+        # a cache of its own: a shared one could hold another test's answers for the same (reused) port
+        res = live.check(plans, machine_from_data(RTX4090), timeout=30, index=idx.url, cache=tmp_path / "cache")
     live.apply(plans, res)
     assert any("has no torch 2.15.*+cu132 wheel for Python 3.12 on Linux x86_64" in n for n in plans[0].notes)
 
@@ -79,7 +80,7 @@ def test_a_newer_release_than_the_data_knows_is_noticed(tmp_path: Path) -> None:
                  ["torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl", "torch-2.16.0-cp312-cp312-manylinux_2_28_x86_64.whl",
                   "torch-2.17.0rc1-cp312-cp312-manylinux_2_28_x86_64.whl"])
     with serve(idx):
-        res = live.check(plans, machine_from_data(RTX4090), timeout=30, index=idx.url, cache=None)
+        res = live.check(plans, machine_from_data(RTX4090), timeout=30, index=idx.url, cache=tmp_path / "cache")
     assert res.newer == {"pytorch": "2.16.0"}  # a release candidate is not a release
     checked = get_db().checked
     assert any(f"The compatibility data is from {checked}; the index has torch 2.16.0" in n
@@ -160,6 +161,31 @@ def test_an_index_without_the_project_lacks_the_wheel(tmp_path: Path) -> None:
     plans = _plans()
     idx = _index(tmp_path, [], ["torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl"])  # no /whl/cu132/torch/
     with serve(idx):
-        res = live.check(plans, machine_from_data(RTX4090), timeout=30, index=idx.url, cache=None)
+        res = live.check(plans, machine_from_data(RTX4090), timeout=30, index=idx.url, cache=tmp_path / "cache")
     assert res.status == "checked"
     assert any("has no torch 2.15.*+cu132 wheel" in render(n) for n in res.framework_notes["pytorch"])
+
+
+def test_install_cli_checks_the_index_at_plan_time_and_shows_its_notes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`gpusetup install` runs the same live check as `gpusetup plan`; --offline and --wheelhouse skip it."""
+    monkeypatch.setenv("GPUSETUP_LIVE", "on")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    prof = tmp_path / "m.json"
+    prof.write_text(json.dumps(RTX4090), encoding="utf-8")
+    idx = _index(tmp_path, ["torch-2.15.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl"],
+                 ["torch-2.16.0-cp312-cp312-manylinux_2_28_x86_64.whl"])
+    base = ["install", "--for", str(prof), "--dry-run", "--target", f"venv:{tmp_path / 'env'}",
+            "--state-dir", str(tmp_path / "state")]
+    with serve(idx):
+        assert main([*base, "--live-index", idx.url]) == 0
+        text = capsys.readouterr().out
+        assert "  Note: Checked live: " + idx.url.rstrip("/").rsplit("/simple", 1)[0] in text, text
+        assert "torch-2.15.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl" in text
+        assert "the index has torch 2.16.0, newer than any release gpusetup knows" in text
+        asked = len(idx.requests)
+        assert main([*base, "--live-index", idx.url, "--offline"]) == 0
+        assert "Checked live" not in capsys.readouterr().out and len(idx.requests) == asked
+    # unreachable: the plan stands on the shipped data and says so
+    assert main([*base, "--live-index", f"http://127.0.0.1:{_closed_port()}/simple/"]) == 0
+    assert "  Note: Could not reach the package index (127.0.0.1" in capsys.readouterr().out

@@ -12,12 +12,13 @@ recorded ``--query-gpu`` CSV of the same machine. Nothing here is invented.
 
 from __future__ import annotations
 
+import copy
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpusetup.model import Gpu, PcieLink
+from gpusetup.model import Gpu, GpuProcess, PcieLink
 from gpusetup.probe.nvml import NvmlError
 from gpusetup.probe.nvtypes import DRIVER_MODEL_CODES, MigInfo, encode_throttle_reasons
 from gpusetup.probe.smi import (
@@ -387,6 +388,12 @@ class FakeNvml:
             return None
         return d.gpu.mig_mode == "Enabled"
 
+    def mig_mode_pending(self, h: FakeHandle) -> bool | None:
+        d = self._dev(h, "mig_mode_pending")
+        if d is None or d.gpu.mig_mode_pending not in ("Enabled", "Disabled"):
+            return None
+        return d.gpu.mig_mode_pending == "Enabled"
+
     def mig_devices(self, h: FakeHandle) -> list[MigInfo]:
         d = self._dev(h, "mig_devices")
         if d is None:
@@ -403,6 +410,13 @@ class FakeNvml:
             )
             for j, m in enumerate(d.mig)
         ]
+
+    def running_processes(self, h: FakeHandle) -> list[GpuProcess] | None:
+        """The recorded processes (nvidia-smi ``<processes>``), biggest first, as NVML lists them."""
+        d = self._dev(h, "running_processes")
+        if d is None or d.gpu.processes is None:
+            return None
+        return sorted((copy.copy(p) for p in d.gpu.process_list), key=lambda p: -(p.used_mib or 0))
 
     def process_count(self, h: FakeHandle) -> int | None:
         d = self._dev(h, "process_count")

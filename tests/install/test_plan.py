@@ -49,18 +49,19 @@ def test_plan_steps_and_exact_argv(tmp_path: Path) -> None:
     assert (plan.download_mib, plan.installed_mib) == (3500, 6500)
 
 
-def test_mirrors_replace_the_index() -> None:
-    plan = build_plan(torch_plan("https://download.pytorch.org/whl/cu126"), machine(), "venv:/tmp/x",
+def test_mirrors_replace_the_index(tmp_path: Path) -> None:
+    target = f"venv:{tmp_path / 'x'}"
+    plan = build_plan(torch_plan("https://download.pytorch.org/whl/cu126"), machine(), target,
                       pytorch_mirror="https://mirror.example.cn/pytorch/whl/")
     pip = plan.steps[1].argv
     assert pip[pip.index("--index-url") + 1] == "https://mirror.example.cn/pytorch/whl/cu126"
     assert plan.indexes == ["https://mirror.example.cn/pytorch/whl/cu126"]
     jax = [FrameworkPlan(framework="jax", ok=True, choice=Choice(version="0.10.2", variant="cuda12",
                                                                  packages=["jax[cuda12]==0.10.2"]))]
-    p2 = build_plan(jax, machine(), "venv:/tmp/x", index_url="https://pypi.mirror.example/simple")
+    p2 = build_plan(jax, machine(), target, index_url="https://pypi.mirror.example/simple")
     assert p2.steps[1].argv[-3:] == ["--index-url", "https://pypi.mirror.example/simple", "jax[cuda12]==0.10.2"]
     assert p2.steps[2].argv[-1] == "jax==0.10.2"
-    both = build_plan(torch_plan("https://download.pytorch.org/whl/cu126") + jax, machine(), "venv:/tmp/x")
+    both = build_plan(torch_plan("https://download.pytorch.org/whl/cu126") + jax, machine(), target)
     assert both.probes == {"https://download.pytorch.org/whl/cu126": "torch", "https://pypi.org/simple": "jax"}
     assert [s.id for s in both.steps] == ["create-venv", "pip-install", "pip-install-2", "verify", "protect"]
 

@@ -55,7 +55,12 @@ def test_ids_and_codes_are_unique_and_checks_exist() -> None:
     entries = data.entries()
     ids = [e.id for e in entries]
     codes = [e.catalogue for e in entries]
-    assert len(ids) == len(set(ids)) and len(codes) == len(set(codes))
+    assert len(ids) == len(set(ids))
+    # one code, one failure: a code may have one entry matched by wordings, plus entries that read live facts
+    # only (no wordings; e.g. F36's processes seen by NVML beside F36's out-of-memory message)
+    worded = [e.catalogue for e in entries if e.wordings]
+    assert len(worded) == len(set(worded))
+    assert all(e.wordings or (e.check and data.CHECKS[e.check].facts) for e in entries)
     assert all(int(c[1:]) >= 36 for c in codes), "F01-F35 are code rules; add their words under 'wordings'"
     for e in entries:
         assert e.check is None or e.check in data.CHECKS, (e.id, e.check)

@@ -11,6 +11,7 @@ from conftest import live_objects, tiny_sizes
 
 from gpusetup.cancel import Cancelled, CancelToken
 from gpusetup.cli import main
+from gpusetup.messages import render
 from gpusetup.model import Machine
 from gpusetup.resources import resource
 from gpusetup.runner import SubprocessRunner
@@ -26,6 +27,11 @@ def test_no_gpu_machine_runs_the_cpu_tier_for_real_and_says_so(tmp_path):
     assert "No NVIDIA GPU can be tested" in r.notes[0] and "the whole self-test" in r.notes[0]
     for name in ("cpu_matmul_fp32", "cpu_copy", "cpu_triad_2pass"):
         assert m[name].value > 0 and m[name].verdict == "info" and m[name].tier == "cpu"
+        # its reason as data: the same English, and Chinese words for the Verify page
+        said = {"code": m[name].code, "params": m[name].params}
+        assert m[name].code.startswith("selftest.cpu.") and render(said) == m[name].reason
+        assert "STREAM" in m[name].reason or "logical CPUs" in m[name].reason
+        assert "逻辑 CPU" in render(said, "zh_CN") or "数组" in render(said, "zh_CN")
     # The framework check ran in a real subprocess of this interpreter.
     assert m["framework_numpy"].verdict == "pass" and m["framework_numpy"].value > 0
     if "torch" not in sys.modules:

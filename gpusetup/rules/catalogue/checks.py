@@ -70,7 +70,10 @@ def _register() -> None:
             "total": _gib(total), "free": _gib(free), "mine": _gib(mine), "elsewhere": _gib(elsewhere),
             "evidence": [f"{_gib(elsewhere)} of {_gib(total)} is held outside this program "
                          f"(it holds {_gib(mine)}, {_gib(free)} is free)"]
-            + [f"process {pid} holds {size}" for pid, size in others[:3]],
+            + [f"process {pid} holds {size}" for pid, size in others[:3]]
+            # what the driver lists now, when diagnose could ask it: who holds the card
+            + [f"GPU {g.index}: pid {p.pid} {p.name or '(name not visible)'} holds {p.used_mib} MiB now"
+               for g in machine.nvidia_gpus for p in g.process_list[:3] if p.used_mib],
         }
 
     def _accounting(line: str) -> tuple[float, float, float] | None:
@@ -207,3 +210,105 @@ def _register_more() -> None:
 
 
 _register_more()
+
+
+def _register_live() -> None:
+    """Checks on live facts (NVML / nvidia-smi, /etc/prime-discrete): they fire from ``diagnose`` alone."""
+    from gpusetup.rules.catalogue.data import check, entries
+
+    def _label(g: Any) -> str:
+        return f"GPU {g.index if g.index is not None else '?'} ({g.name or 'NVIDIA GPU'})"
+
+    def _processes(g: Any) -> list[str]:
+        return [f"{_label(g)}: pid {p.pid} {p.name or '(name not visible)'} holds "
+                + (f"{p.used_mib} MiB" if p.used_mib is not None else "memory (amount not reported)")
+                for p in g.process_list[:5]]
+
+    # ------------------------------------------------------------------------------------------ F36
+
+    @check("processes-hold-memory", facts=True)
+    def processes_hold_memory(machine: Machine, m: re.Match[str] | None) -> dict[str, Any] | None:
+        """Running processes hold most (≥ half, ≥ 1 GiB) of a GPU's memory right now (NVML / nvidia-smi)."""
+        for g in machine.nvidia_gpus:
+            total = g.memory_total_mib or 0
+            held = sum(p.used_mib or 0 for p in g.process_list)
+            if total <= 0 or held < 1024 or held < total / 2:
+                continue
+            free = g.memory_free_mib
+            nearly_full = free is not None and free < total / 10
+            return {
+                "index": g.index if g.index is not None else "?", "held": _gib(held), "total": _gib(total),
+                "count": len(g.process_list), "free": _gib(free) if free is not None else "?",
+                "severity": Severity.WARNING if nearly_full else Severity.INFO,
+                "evidence": [f"{_label(g)}: running processes hold {held} MiB of {total} MiB"
+                             + (f"; {free} MiB free" if free is not None else "")] + _processes(g),
+            }
+        return None
+
+    # ------------------------------------------------------------------------------------------ F38
+
+    @check("prime-profile", facts=True)
+    def prime_profile(machine: Machine, m: re.Match[str] | None) -> dict[str, Any] | None:
+        """prime-select's profile read from /etc/prime-discrete: 'intel' blacklists the nvidia module."""
+        live = machine.system.prime_profile
+        if m is not None:  # the user's own words already show it; add the live profile when we read it
+            return {"evidence": [f"/etc/prime-discrete: prime-select profile {live}"] if live == "intel" else []}
+        if live != "intel" or not machine.nvidia_gpus:
+            return None
+        working = any(any(e.source in ("nvml", "nvidia-smi") and e.ok for e in g.evidence) for g in machine.nvidia_gpus)
+        ev = [e.detail for e in machine.system.evidence if e.source == "/etc/prime-discrete" and e.detail]
+        return {
+            # still running: the blacklist takes effect at the next boot
+            "severity": Severity.WARNING if working else Severity.ERROR,
+            "evidence": (ev or ["/etc/prime-discrete: prime-select profile intel"])
+            + [f"{_label(g)} is on the PCI bus" for g in machine.nvidia_gpus[:2]],
+        }
+
+    # ------------------------------------------------------------------------------------------ F47
+
+    @check("mig-no-instances", facts=True)
+    def mig_no_instances(machine: Machine, m: re.Match[str] | None) -> dict[str, Any] | None:
+        # only sources that list MIG devices when there are some (NVML, `nvidia-smi -q` / `-q -x`): a pasted
+        # table may simply have been cut before its "MIG devices" section
+        def lists_mig(g: Any) -> bool:
+            return any(e.ok and (e.source == "nvml" or e.detail in ("nvidia-smi -q -x", "nvidia-smi -q"))
+                       for e in g.evidence)
+
+        empty = [g for g in machine.nvidia_gpus if g.mig_mode == "Enabled" and not g.mig_devices and lists_mig(g)]
+        ev = [f"{_label(g)}: MIG mode Enabled, no MIG devices" for g in empty]
+        if m is not None:
+            return {"evidence": ev}
+        if not empty:
+            return None
+        return {"severity": Severity.WARNING, "evidence": ev}
+
+    @check("mig-change-pending", facts=True)
+    def mig_change_pending(machine: Machine, m: re.Match[str] | None) -> dict[str, Any] | None:
+        """MIG mode was switched but the GPU has not been reset yet: current ≠ pending."""
+        for g in machine.nvidia_gpus:
+            cur, pend = g.mig_mode, g.mig_mode_pending
+            if cur in ("Enabled", "Disabled") and pend in ("Enabled", "Disabled") and cur != pend:
+                return {"index": g.index if g.index is not None else "<index>", "current": cur, "pending": pend,
+                        "evidence": [f"{_label(g)}: MIG mode current {cur}, pending {pend}"]}
+        return None
+
+    # ------------------------------------------------------------------------------------------ F51
+
+    @check("persistence-off-datacenter", facts=True)
+    def persistence_off(machine: Machine, m: re.Match[str] | None) -> dict[str, Any] | None:
+        """A data-centre GPU on Linux with persistence mode off (nvidia-persistenced not running)."""
+        off_any = [g for g in machine.nvidia_gpus if g.persistence_mode is False]
+        if m is not None:  # the container toolkit timed out starting the driver: say what the live facts show
+            return {"evidence": [f"{_label(g)}: persistence mode Disabled" for g in off_any]}
+        if machine.system.os not in (None, "linux") or machine.system.wsl:
+            return None
+        data = next((e.data for e in entries() if e.check == "persistence-off-datacenter"), {})
+        names = re.compile(data.get("datacenter_names", r"$^"), re.IGNORECASE)
+        off = [g for g in off_any if names.search(g.name or "")]
+        if not off:
+            return None
+        # seen on the machine, no failure yet: worth knowing, not a fault
+        return {"severity": Severity.INFO, "evidence": [f"{_label(g)}: persistence mode Disabled" for g in off]}
+
+
+_register_live()
