@@ -17,10 +17,12 @@ import ctypes
 import random
 from array import array
 
+from gpusetup.messages import msg
 from gpusetup.model import Measurement
 from gpusetup.resources import resource
 from gpusetup.selftest import cudadrv
 from gpusetup.selftest.base import RunCtx, median_spread
+from gpusetup.selftest.peaks import say
 
 U = 2.0**-24
 
@@ -69,8 +71,8 @@ def run(ctx: RunCtx) -> list[Measurement]:
     sz = ctx.sizes
     n = choose_n(ctx, sz.gemm_n)
     if n is None:
-        return [ctx.measurement("matmul_fp32_correct", None, "errors", "driver", verdict="skipped",
-                                reason="not enough free GPU memory for the matrix test")]
+        return [say(ctx.measurement("matmul_fp32_correct", None, "errors", "driver", verdict="skipped"),
+                    msg("selftest.mm.no-memory"))]
     ctx.step("matrix test: compiling the kernels", 0.0)
     module = s.load_ptx(load_ptx())
     sgemm = s.function(module, "sgemm_tiled")
@@ -100,14 +102,11 @@ def run(ctx: RunCtx) -> list[Measurement]:
     s.dtoh(c.buffer_info()[0], d_c0, nbytes)
     bad, worst = check_points(a, b, c, n, sz.check_points, rng)
     points = min(sz.check_points, n * n)
-    out = [ctx.measurement(
+    out = [say(ctx.measurement(
         "matmul_fp32_correct", float(bad), "errors", "driver",
         verdict="pass" if bad == 0 else "fail",
-        reason=(f"{points} elements of a {n}×{n} FP32 product match a CPU reference within the FP32 rounding "
-                f"bound (worst {worst:.2g} of the bound)" if bad == 0 else
-                f"{bad} of {points} checked elements of the {n}×{n} product are wrong (beyond FP32 rounding): "
-                "the GPU computes incorrect results. Check `dmesg` for Xid errors, temperatures and power."),
-    )]
+    ), msg("selftest.mm.correct", points=points, n=n, worst=f"{worst:.2g}") if bad == 0 else
+        msg("selftest.mm.wrong", bad=bad, points=points, n=n))]
 
     # 2. Speed, between events.
     ctx.step("matrix test: timing", 0.3)
@@ -123,14 +122,12 @@ def run(ctx: RunCtx) -> list[Measurement]:
         ms = s.elapsed_ms(start, stop)
         if ms > 0:
             samples.append(2.0 * n**3 * loops / (ms / 1e3) / 1e12)
-    perf = ctx.measurement("matmul_fp32_ptx", None, "TFLOP/s", "driver", verdict="skipped",
-                           reason="no valid timing sample")
+    perf = say(ctx.measurement("matmul_fp32_ptx", None, "TFLOP/s", "driver", verdict="skipped"),
+               msg("selftest.no-timing-sample"))
     if samples:
         med, spread = median_spread(samples)
         perf.value, perf.samples, perf.spread = med, [round(x, 4) for x in samples], spread
-        perf.verdict = "info"
-        perf.reason = (f"gpusetup's portable {n}×{n} FP32 kernel (PTX, no cuBLAS); reported, not judged: "
-                       "tuned libraries reach more, see the cuBLAS figures")
+        say(perf, msg("selftest.mm.portable-kernel", n=n), "info")
     out.append(perf)
 
     # 3. Repeat and compare, bit for bit (gpu-burn).
@@ -164,16 +161,12 @@ def run(ctx: RunCtx) -> list[Measurement]:
             total_nan += counts[1]
     ok = not mismatched_runs and total_nan == 0
     if ok:
-        reason = (f"{sz.gemm_repeats} repeats of the {n}×{n} product were identical to the first, bit for bit, "
-                  "with no NaN")
+        reason = msg("selftest.mm.repeat-identical", repeats=sz.gemm_repeats, n=n)
     else:
-        reason = (f"HARDWARE FINDING: repeats {', '.join(map(str, mismatched_runs)) or '-'} of "
-                  f"{sz.gemm_repeats} differed from the first result ({total_diff} values changed, "
-                  f"{total_nan} NaN). The same computation must give the same bits every time; this points "
-                  "to an unstable GPU (overclock, overheating, failing memory or power). Remove any "
-                  "overclock, check `nvidia-smi -q -d TEMPERATURE,ECC` and `dmesg` for Xid errors.")
-    out.append(ctx.measurement("matmul_repeat_bitexact", float(total_diff + total_nan), "errors", "driver",
-                               verdict="pass" if ok else "fail", reason=reason))
+        reason = msg("selftest.mm.repeat-differs", runs=", ".join(map(str, mismatched_runs)) or "-",
+                     repeats=sz.gemm_repeats, changed=total_diff, nan=total_nan)
+    out.append(say(ctx.measurement("matmul_repeat_bitexact", float(total_diff + total_nan), "errors", "driver",
+                                   verdict="pass" if ok else "fail"), reason))
     for p in (d_a, d_b, d_c0, d_c1, d_counts):
         s.free(p)
     return out

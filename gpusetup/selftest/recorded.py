@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 
+from gpusetup.messages import msg
 from gpusetup.model import Machine, SelfTestResult
 from gpusetup.selftest import peaks
 
@@ -26,9 +27,10 @@ def rate_recorded(result: SelfTestResult, machine: Machine) -> SelfTestResult:
             continue
         m.rated, m.rated_basis, m.datasheet = spec.bandwidth_gbs, "datasheet", spec.bandwidth_gbs
         m.fraction = m.value / m.rated
-        verdict, reason = peaks.judge(m.fraction, specs.band("d2d", spec.segment, "any"), "memory copy")
-        m.verdict = verdict
-        m.reason = f"{reason}; recorded by bandwidthTest, against the {spec.name}'s {m.rated:g} GB/s ({m.reason})"
+        verdict, reason = peaks.judge_message(m.fraction, specs.band("d2d", spec.segment, "any"),
+                                              msg("selftest.bw.what-memory-copy"))
+        peaks.say(m, msg("selftest.recorded.d2d-judged", judged=reason, gpu=spec.name, rated=f"{m.rated:g}",
+                         how=m.reason), verdict)
         if out.gpu_name is None and gpu is not None:
             out.gpu_name = gpu.name
     ranks = {"skipped": 0, "info": 1, "pass": 2, "warn": 3, "fail": 4}

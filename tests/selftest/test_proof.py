@@ -33,6 +33,8 @@ def test_recorded_a100_memory_speed_is_judged_against_its_rated_peak() -> None:
     d2d = next(m for m in rated.measurements if m.name == "d2d")
     assert d2d.value == 1157.5 and d2d.rated and d2d.fraction == d2d.value / d2d.rated
     assert d2d.verdict in ("pass", "warn") and "recorded by bandwidthTest" in d2d.reason
+    said = {"code": d2d.code, "params": d2d.params}  # and as data, worded in Chinese for the Verify page
+    assert render(said) == d2d.reason and "由 bandwidthTest 记录" in render(said, "zh_CN")
     assert next(m for m in recorded.measurements if m.name == "d2d").rated is None  # the input is not changed
     line = headline(rated)
     pct = round(d2d.fraction * 100)

@@ -56,12 +56,12 @@ def test_end_to_end_numbers_peaks_and_verdicts(build_fake, build_cublas, nvml_40
     assert "55-70%" in fp32.reason  # judged by the dual-issue FP32 band of Ada
     assert m["cublas_tf32"].verdict == "info" and m["cublas_bf16"].verdict == "pass"
     assert r.verdict == "pass"
-    # the copy and cuBLAS tiers say their reasons as data: the same English, and Chinese for the Verify page
+    # the copy, matrix and cuBLAS tiers say their reasons as data: the same English, and Chinese for Verify
     from gpusetup.messages import render
 
     worded = [x for x in r.measurements if x.tier == "cublas" or x.name in ("h2d_pinned", "d2h_pinned",
-              "h2d_pageable", "d2h_pageable", "d2d", "copy_integrity")]
-    assert len(worded) >= 8
+              "h2d_pageable", "d2h_pageable", "d2d", "copy_integrity") or x.name.startswith("matmul_")]
+    assert len(worded) >= 11
     for x in worded:
         assert x.code and render({"code": x.code, "params": x.params}) == x.reason, x
         zh = render({"code": x.code, "params": x.params}, "zh_CN")
