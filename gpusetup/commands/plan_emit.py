@@ -10,7 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from gpusetup.errors import ToolError
-from gpusetup.generate.project import EMIT_KINDS
+
+# The same kinds as gpusetup.generate.project.EMIT_KINDS (tests/gui/test_first_paint.py holds them
+# equal). Not imported from there: every start builds this parser, and gpusetup.generate cost 47 ms of the
+# wizard's 0.40 s to first paint (python -X importtime, issue 12).
+EMIT_KINDS = ("uv", "pixi", "conda", "requirements")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
