@@ -49,7 +49,8 @@ def once(env: dict[str, str]) -> float:
     # here: on Linux it adds the process's start ticks to the boot time from /proc/stat, which is whole
     # seconds, so it came out up to a second early -- 0.6 s on this machine, added to every figure.)
     env = {**env, "GPUSETUP_BENCH_T0": repr(time.time())}
-    res = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, timeout=120)
+    res = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, timeout=120,
+                         cwd=env["PYTHONPATH"])  # `-c` puts the working folder first on sys.path
     line = next((ln for ln in res.stdout.splitlines() if ln.startswith("FIRST-PAINT ")), None)
     if line is None:
         raise RuntimeError(res.stdout[-500:] + res.stderr[-1500:])
