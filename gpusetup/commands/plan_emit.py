@@ -9,8 +9,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+# EMIT_KINDS from model, not generate.project: that would bring packaging and all of generate (~40 ms,
+# python -X importtime, issue 13) into every command's start-up.
 from gpusetup.errors import ToolError
-from gpusetup.generate.project import EMIT_KINDS
+from gpusetup.model import EMIT_KINDS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
