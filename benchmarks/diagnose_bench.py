@@ -4,7 +4,10 @@ collect_env is what support teams ask for today; we must be at least 5x faster w
 Targets (issue 2): median under 0.6 s and under 60 MB peak RSS on a 2-core machine without a GPU.
 
 Usage (from the repository root):
-    .venv/bin/python benchmarks/diagnose_bench.py [--runs 7] [--no-collect-env]
+    .venv/bin/python benchmarks/diagnose_bench.py [--runs 7] [--no-collect-env] [--against DIR] [--command bundle]
+
+--against DIR alternates with another checkout's gpusetup (a folder holding gpusetup/ and resources/, e.g.
+`git archive b069057 gpusetup resources | tar -x -C DIR`), pair by pair, to compare start-up before and after.
 
 collect_env runs in its own venv with the CPU build of torch (benchmarks/out/torch-venv), created on the
 first run: `pip install torch` from the CPU wheel index (or from a local wheel/constraint the machine's pip
@@ -40,6 +43,13 @@ def measure(argv: list[str], runs: int, env: dict[str, str] | None = None) -> tu
     return times, rss, rc
 
 
+def tree_argv(tree: Path, command: list[str]) -> list[str]:
+    """Run gpusetup from the source folder ``tree``, not from the installed (editable) package."""
+    code = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f)]; "
+            f"sys.path.insert(0, {str(tree)!r}); from gpusetup.cli import main; sys.exit(main({command!r}))")
+    return [sys.executable, "-c", code]
+
+
 def torch_venv() -> Path | None:
     venv = OUT / "torch-venv"
     py = venv / "bin" / "python"
@@ -67,11 +77,15 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--no-collect-env", action="store_true")
+    ap.add_argument("--against", type=Path, metavar="DIR", help="alternate with the gpusetup in this source folder")
+    ap.add_argument("--command", default="diagnose --json", help="with --against: the command to compare")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, load average {load:.1f} at start")
+    if args.against:
+        return against(args.against, args.command.split(), args.runs, load)
     gp = [sys.executable, "-m", "gpusetup", "diagnose", "--json"]
     ce = None
     if not args.no_collect_env:
@@ -99,6 +113,30 @@ def main() -> int:
         ratios = sorted(b / a for a, b in zip(t, ct, strict=True))
         print(f"  gpusetup is {statistics.median(ratios):.1f}x faster, median of {len(ratios)} A/B pairs "
               f"(range {ratios[0]:.1f}x-{ratios[-1]:.1f}x; target: at least 5x)")
+    return 0
+
+
+def against(other: Path, command: list[str], runs: int, load: float) -> int:
+    a, b = tree_argv(ROOT, command), tree_argv(other.resolve(), command)
+    measure(a, 1)
+    measure(b, 1)
+    ta, ra, tb, rb = [], [], [], []
+    for _ in range(runs):  # pairs, so load drifting during the run moves both alike
+        t1, r1, rc_a = measure(a, 1)
+        t2, r2, rc_b = measure(b, 1)
+        ta += t1
+        ra += r1
+        tb += t2
+        rb += r2
+    name = "gpusetup " + " ".join(command)
+    print(summary(f"{name} (this tree)", ta, ra) + f"  exit {rc_a}")
+    print(summary(f"{name} ({other})", tb, rb) + f"  exit {rc_b}")
+    diffs = sorted(x - y for x, y in zip(ta, tb, strict=True))
+    print(f"  this tree minus the other: median {statistics.median(diffs) * 1000:+.0f} ms over {runs} pairs")
+    end = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    pyc = "PYTHONDONTWRITEBYTECODE set: every run compiles" if os.environ.get("PYTHONDONTWRITEBYTECODE") else \
+        "bytecode caches written"
+    print(f"  load average {load:.1f} at start, {end:.1f} at end; {pyc}")
     return 0
 
 

@@ -7,38 +7,24 @@ run (bad arguments, unreadable input, an internal error).
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import os
 import sys
 from collections.abc import Sequence
-from types import ModuleType
 from typing import NoReturn
 
 from gpusetup import __version__
-from gpusetup.commands import (
-    analyze,
-    bundle,
-    completion,
-    config,
-    db,
-    desktop_entry,
-    diagnose,
-    docker,
-    gui,
-    install,
-    plan,
-    selftest,
-)
 from gpusetup.errors import EXIT_CANCELLED, EXIT_ERROR, EXIT_OK, EXIT_TOOL, EXIT_WARN, ToolError
 from gpusetup.probe.platform.host import display_available
 
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_TOOL", "EXIT_WARN", "ToolError", "build_parser", "display_available", "main"]
 
-# Sub-command modules, in the order `gpusetup --help` lists them.
-COMMAND_MODULES: tuple[ModuleType, ...] = (
-    diagnose, plan, selftest, install, docker, analyze, bundle, db, gui, desktop_entry, config, completion,
+# Sub-commands (modules gpusetup.commands.<name>), in the order `gpusetup --help` lists them.
+COMMANDS: tuple[str, ...] = (
+    "diagnose", "plan", "selftest", "install", "docker", "analyze", "bundle", "db", "gui", "desktop_entry",
+    "config", "completion",
 )
-COMMANDS: tuple[str, ...] = tuple(m.__name__.rsplit(".", 1)[-1] for m in COMMAND_MODULES)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -47,7 +33,22 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_TOOL, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` runs, when it names one before anything else (top-level options take no free value).
+
+    ``main`` then imports only that command's module: importing all twelve cost `gpusetup diagnose --json`
+    ~40 ms of its ~0.3 s (A/B pairs, benchmarks/diagnose_bench.py --against, issue 13; more without bytecode
+    caches, where each module is compiled again). ``--help``, no command and ``completion`` still load them all.
+    """
+    for arg in argv:
+        if arg == "--" or not arg.startswith("-"):
+            name = {c.replace("_", "-"): c for c in COMMANDS}.get(arg)
+            return name if name != "completion" else None
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or with ``only`` just that command (what ``main`` uses to run it)."""
     parser = _Parser(
         prog="gpusetup",
         description="Detect your GPU setup, choose working CUDA/framework versions, install and verify them.",
@@ -58,13 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--diagnose", action="store_true", help="same as the 'diagnose' command")
     _add_color(parser, "color_top")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in COMMAND_MODULES:
-        module.register(sub)
+    for name in (only,) if only else COMMANDS:
+        importlib.import_module(f"gpusetup.commands.{name}").register(sub)
     parser.set_defaults(root_parser=parser)  # `gpusetup completion` describes the whole command line
     for subparser in sub.choices.values():  # every command takes --color, before or after its name
         if not any("--color" in a.option_strings for a in subparser._actions):
             _add_color(subparser, "color")
-    sub.choices["completion"].set_defaults(root_parser=parser)  # the completion script is made from this tree
+    if "completion" in sub.choices:
+        sub.choices["completion"].set_defaults(root_parser=parser)  # the completion script is made from this tree
     return parser
 
 
@@ -103,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="replace")
     if "--diagnose" in argv:
         argv = ["diagnose", *[a for a in argv if a != "--diagnose"]]
-    parser = build_parser()
+    parser = build_parser(_command_in(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help/--version (0) or a bad argument (3, see _Parser): an exit code, like handlers

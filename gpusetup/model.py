@@ -466,6 +466,11 @@ class Rejected:
     params: dict[str, Any] = field(default_factory=dict)
 
 
+# The environment files a FrameworkPlan can be written as (`gpusetup plan --emit KIND`, gpusetup.generate.project).
+# Here, so the command line can list them without importing the generators.
+EMIT_KINDS = ("uv", "pixi", "conda", "requirements")
+
+
 @dataclass
 class FrameworkPlan:
     """The resolver's answer for one framework: what works now, what to do first, what not and why."""

@@ -6,10 +6,12 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gpusetup.compat.profile import ProfileError, load_machine_file
 from gpusetup.errors import ToolError
-from gpusetup.model import Machine
+
+if TYPE_CHECKING:
+    from gpusetup.model import Machine
 
 
 def positive_number(text: str) -> float:
@@ -49,6 +51,10 @@ def python_executable(text: str) -> str:
 def load_for_file(path: str) -> Machine:
     """The Machine described by ``--for FILE`` (a diagnose report or a machine profile); a file that cannot
     be used becomes a :class:`gpusetup.errors.ToolError` saying what is wrong with it (exit 3, no traceback)."""
+    # Here, not at the top: compat.profile brings enrich, pcidb and compat.db, which every command's start-up
+    # would pay for (issue 13), while only --for FILE needs them.
+    from gpusetup.compat.profile import ProfileError, load_machine_file
+
     try:
         return load_machine_file(path)
     except ProfileError as exc:

@@ -9,12 +9,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpusetup.commands import gpu_number
 from gpusetup.errors import ToolError
-from gpusetup.model import FrameworkPlan, from_dict
-from gpusetup.report.plans import ChoiceText, PlanText, describe, label
+
+if TYPE_CHECKING:
+    from gpusetup.model import FrameworkPlan
+    from gpusetup.report.plans import ChoiceText, PlanText
 
 FRAMEWORK_CHOICES = ("pytorch", "tensorflow", "jax")
 
@@ -169,6 +171,8 @@ def render_text(doc: dict[str, Any]) -> str:
     names = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}
     for newer_fw, newer_v in (live.get("newer") or {}).items():
         out.append(f"Newer than the data: the index has {names.get(newer_fw, newer_fw)} {newer_v}")
+    from gpusetup.report.plans import describe  # the report renderers: only when a plan is printed
+
     for fp in _plans_of(doc):
         out.append("")
         out += plan_lines(describe(fp))
@@ -176,11 +180,15 @@ def render_text(doc: dict[str, Any]) -> str:
 
 
 def _plans_of(doc: dict[str, Any]) -> list[FrameworkPlan]:
+    from gpusetup.model import FrameworkPlan, from_dict
+
     return [from_dict(FrameworkPlan, p, f"$.plans[{i}]") for i, p in enumerate(doc["plans"])]
 
 
 def plan_lines(t: PlanText, language: str | None = None) -> list[str]:
     """One framework's plan as indented text lines (the words come from gpusetup.report.plans)."""
+    from gpusetup.report.plans import label
+
     out = [f"== {t.headline} =="]
     if t.actions:
         out.append("  " + label("first", language))
@@ -202,6 +210,8 @@ def plan_lines(t: PlanText, language: str | None = None) -> list[str]:
 
 
 def _choice_lines(c: ChoiceText, language: str | None = None) -> list[str]:
+    from gpusetup.report.plans import label
+
     lines = [f"  {c.label}: {c.line}"]
     lines += [f"    $ {cmd}" for cmd in c.commands]
     if c.conda:

@@ -9,12 +9,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+# EMIT_KINDS from model, not generate.project: that would bring packaging and all of generate (~40 ms,
+# python -X importtime, issue 13) into every command's start-up.
 from gpusetup.errors import ToolError
-
-# The same kinds as gpusetup.generate.project.EMIT_KINDS (tests/gui/test_first_paint.py holds them
-# equal). Not imported from there: every start builds this parser, and gpusetup.generate cost 47 ms of the
-# wizard's 0.40 s to first paint (python -X importtime, issue 12).
-EMIT_KINDS = ("uv", "pixi", "conda", "requirements")
+from gpusetup.model import EMIT_KINDS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

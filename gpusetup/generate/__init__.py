@@ -18,6 +18,7 @@ from gpusetup.generate import render
 from gpusetup.generate.hostcheck import host_check
 from gpusetup.generate.select import FLAVOURS, FRAMEWORKS, IMAGE_SOURCES, Refusal, Selection, add, choose
 from gpusetup.messages import msg
+from gpusetup.messages import render as render_message
 from gpusetup.model import Finding, Machine, Message, Rejected
 
 __all__ = ["FLAVOURS", "FRAMEWORKS", "IMAGE_SOURCES", "GenerateError", "GeneratedSetup", "generate_setup",
@@ -25,7 +26,14 @@ __all__ = ["FLAVOURS", "FRAMEWORKS", "IMAGE_SOURCES", "GenerateError", "Generate
 
 
 class GenerateError(ValueError):
-    """The request itself cannot be carried out (bad option, files in the way); nothing was written."""
+    """The request itself cannot be carried out (bad option, files in the way); nothing was written.
+
+    ``message`` is the same as data (a gpusetup.messages message) when it is one a beginner can meet in the
+    wizard, so it can be worded in the interface's language; ``str()`` is the English."""
+
+    def __init__(self, text: str | Message) -> None:
+        self.message = text if isinstance(text, Message) else None
+        super().__init__(render_message(text) if isinstance(text, Message) else text)
 
 
 @dataclass
@@ -152,7 +160,7 @@ def generate_setup(machine: Machine, framework: str, out_dir: Path | str, **opti
 def _write_all(out: Path, files: dict[str, str], force: bool) -> None:
     """Write every file, but first make sure nothing the user changed would be overwritten."""
     if out.exists() and not out.is_dir():
-        raise GenerateError(f"{out} exists and is not a folder")
+        raise GenerateError(msg("docker.error.not-a-folder", out=str(out)))
     clashes = []
     for rel, text in files.items():
         path = out / rel
@@ -164,8 +172,7 @@ def _write_all(out: Path, files: dict[str, str], force: bool) -> None:
             if not same:
                 clashes.append(rel)
     if clashes and not force:
-        raise GenerateError(f"{out} already has different versions of: {', '.join(clashes)}. Nothing was "
-                            "written; choose another --out folder or pass --force to overwrite them.")
+        raise GenerateError(msg("docker.error.files-differ", out=str(out), files=", ".join(clashes)))
     for rel, text in files.items():
         path = out / rel
         path.parent.mkdir(parents=True, exist_ok=True)

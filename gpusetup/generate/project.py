@@ -26,10 +26,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from gpusetup.model import Choice, FrameworkPlan
+from gpusetup.model import EMIT_KINDS, Choice, FrameworkPlan
 from gpusetup.versions import version_key
 
-EMIT_KINDS = ("uv", "pixi", "conda", "requirements")
 DEFAULT_FILES = {"uv": "pyproject.toml", "pixi": "pixi.toml", "conda": "environment.yml",
                  "requirements": "requirements.txt"}
 PYPI_SIMPLE = "https://pypi.org/simple"

@@ -66,9 +66,16 @@ def test_changed_files_are_never_overwritten_without_force(tmp_path: Path) -> No
     generate_setup(m, "pytorch", tmp_path, generated_on="2026-11-22")
     generate_setup(m, "pytorch", tmp_path, generated_on="2026-11-22")  # identical: fine
     (tmp_path / "Dockerfile").write_text("# my edits\n")
-    with pytest.raises(GenerateError, match="Dockerfile"):
+    with pytest.raises(GenerateError, match="Dockerfile") as err:
         generate_setup(m, "pytorch", tmp_path, generated_on="2026-11-22")
     assert (tmp_path / "Dockerfile").read_text() == "# my edits\n"
+    # said as data too: the English for the CLI, Chinese without the CLI flags for the wizard
+    from gpusetup.messages import render
+
+    assert str(err.value).endswith("choose another --out folder or pass --force to overwrite them.")
+    assert err.value.message is not None and render(err.value.message) == str(err.value)
+    zh = render(err.value.message, "zh_CN")
+    assert "Dockerfile" in zh and "没有写入任何文件" in zh and "--" not in zh
     res = generate_setup(m, "pytorch", tmp_path, generated_on="2026-11-22", force=True)
     assert res.ok and (tmp_path / "Dockerfile").read_text().startswith("# syntax=docker/dockerfile:1")
 

@@ -52,9 +52,3 @@ def test_the_welcome_page_is_drawn_before_the_core_is_imported(tmp_path: Path) -
         early = sorted(m for m in loaded if m.startswith(DEFERRED))
         assert early == [], f"imported before the first paint ({args}): {early}"
 
-
-def test_plan_emit_offers_the_generators_kinds() -> None:
-    from gpusetup.commands.plan_emit import EMIT_KINDS
-    from gpusetup.generate.project import EMIT_KINDS as GENERATED
-
-    assert EMIT_KINDS == GENERATED

@@ -88,3 +88,21 @@ def test_diagnose_imports_neither_qt_nor_numpy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stderr
+
+
+def test_diagnose_imports_only_what_it_uses():
+    """Issue 13: start-up time is mostly module loading; diagnose must not pay for the other commands' modules,
+    the generators or the report renderers it does not print with."""
+    code = (
+        "import sys\n"
+        "from gpusetup.cli import main\n"
+        "import io, contextlib\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['diagnose', '--json'])\n"
+        "unused = ('gpusetup.commands.plan', 'gpusetup.commands.bundle', 'gpusetup.commands.install',\n"
+        "          'gpusetup.commands.gui', 'gpusetup.generate', 'gpusetup.compat.profile',\n"
+        "          'gpusetup.report.html', 'gpusetup.report.text', 'gpusetup.report.markdown', 'gpusetup.install')\n"
+        "print([m for m in unused if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stderr

@@ -42,7 +42,7 @@ from gpusetup.gui.widgets import (
 from gpusetup.gui.workers import JobContext
 from gpusetup.i18n import finding_text
 from gpusetup.messages import render
-from gpusetup.model import Severity, Step
+from gpusetup.model import Message, Severity, Step
 
 if TYPE_CHECKING:
     from gpusetup.gui.wizard import SetupWizard
@@ -567,6 +567,9 @@ class InstallPage(BasePage):
     def _docker_failed(self, message: str, exc: BaseException) -> None:
         self.phase = "finished"
         text = self.unavailable_text(exc) if isinstance(exc, Unavailable) else message
+        said = getattr(exc, "message", None)  # a generator refusal said as data: in the interface's language
+        if isinstance(said, Message):
+            text = render(said, current_language())
         self.state.install = InstallOutcome(ok=False, message=text)
         self.status.set("fail", tr("Writing the Docker files failed: {error}").format(error=text))
         self._buttons()
