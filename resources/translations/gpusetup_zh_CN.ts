@@ -332,6 +332,14 @@
       <translation>安装未完成：{error}</translation>
     </message>
     <message>
+      <source>Checking free disk space</source>
+      <translation>正在检查可用磁盘空间</translation>
+    </message>
+    <message>
+      <source>Rolled back</source>
+      <translation>已撤销</translation>
+    </message>
+    <message>
       <source>waiting</source>
       <translation>等待中</translation>
     </message>
@@ -496,6 +504,18 @@
       <translation>部分配置无法写入；原因见下方。</translation>
     </message>
     <message>
+      <source>Step {i} of {n}: {title}</source>
+      <translation>第 {i} 步，共 {n} 步：{title}</translation>
+    </message>
+    <message>
+      <source>Undoing: {title}</source>
+      <translation>正在撤销：{title}</translation>
+    </message>
+    <message>
+      <source>Checking that {url} can be reached</source>
+      <translation>正在检查能否连接到 {url}</translation>
+    </message>
+    <message>
       <source>The package index could not be reached. Where the internet is filtered, enter a mirror of PyPI or your proxy, then try again.</source>
       <translation>无法连接到软件包索引。如果网络受到限制，请填写 PyPI 的镜像地址或你的代理，然后重试。</translation>
     </message>
@@ -562,6 +582,10 @@
     <message>
       <source>cancelled</source>
       <translation>已取消</translation>
+    </message>
+    <message>
+      <source>{n} s</source>
+      <translation>{n} 秒</translation>
     </message>
     <message>
       <source>{name}: not written. {reason}</source>
