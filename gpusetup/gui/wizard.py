@@ -7,8 +7,8 @@ import logging
 from collections.abc import Callable
 
 import shiboken6
-from PySide6.QtCore import QByteArray, QSettings, QSize, Qt
-from PySide6.QtGui import QCloseEvent, QIcon
+from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QIcon, QPaintEvent
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget, QWizard
 
 from gpusetup.gui import theme
@@ -65,6 +65,11 @@ def app_icon() -> QIcon:
 class SetupWizard(QWizard):
     """GPU Setup's window. ``on_language``/``on_scheme`` let the app rebuild it in another language."""
 
+    # Once, just after the window's first paint: work the Welcome page does not need to be drawn (checking
+    # which core parts exist, looking for an unfinished installation) waits for it, so the window appears
+    # first (issue 12: those imports cost about 0.1 s before the first paint).
+    first_painted = Signal()
+
     def __init__(
         self,
         services: Services,
@@ -118,12 +123,24 @@ class SetupWizard(QWizard):
         self.setMinimumSize(QSize(720, 560))
         self.restore_geometry()
         self._features: dict[str, bool] = {}
-        self._check_features()
+        self.painted = False
+        self.first_painted.connect(self._check_features)
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt API
+        super().paintEvent(event)
+        if not self.painted:
+            self.painted = True
+            QTimer.singleShot(0, self._after_first_paint)  # after this frame reaches the screen
+
+    def _after_first_paint(self) -> None:
+        if shiboken6.isValid(self):
+            self.first_painted.emit()
 
     # --------------------------------------------------------------------------- features
 
     def _check_features(self) -> None:
-        """Import the core parts in the background while the Welcome page is read (imports take time)."""
+        """Import the core parts in the background while the Welcome page is read (imports take time;
+        started after the first paint, so these imports do not hold the interpreter while it is drawn)."""
         from gpusetup.gui.services import FEATURES
 
         services = self.services

@@ -385,7 +385,7 @@ def test_resume_after_reboot(qtbot, make_wizard, services: FakeServices) -> None
     services.pending = (Plan(steps=list(services.steps)), Target("venv", "/x"), ["pytorch"])
     w = make_wizard(services)
     welcome = w.currentPage()
-    assert welcome.resume_card.isVisible()
+    qtbot.waitUntil(welcome.resume_card.isVisible, timeout=TIMEOUT)  # checked just after the first paint
     qtbot.mouseClick(welcome.resume_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: w.currentId() == PAGE_INSTALL, timeout=TIMEOUT)
     wait_ready(qtbot, w)
@@ -475,7 +475,7 @@ def test_undo_an_interrupted_install_and_start_over(qtbot, make_wizard, services
     services.pending = (Plan(steps=list(services.steps)), Target("venv", "/x"), ["pytorch"])
     w = make_wizard(services)
     welcome = w.currentPage()
-    assert welcome.resume_card.isVisible()
+    qtbot.waitUntil(welcome.resume_card.isVisible, timeout=TIMEOUT)  # checked just after the first paint
     qtbot.mouseClick(welcome.discard_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not welcome.resume_card.isVisible(), timeout=TIMEOUT)
     assert services.called("rollback") == [None]

@@ -100,8 +100,21 @@ class WelcomePage(BasePage):
         self.resume_card.setVisible(False)
         self.content.addStretch(1)
         self._pending: tuple[Plan, Target, list[str]] | None = None
+        self._pending_checked = False
 
     def initializePage(self) -> None:  # noqa: N802 - Qt API
+        # Looking for an unfinished installation imports the installer (55 ms, python -X importtime): on the
+        # first start it waits for the window's first paint (issue 12).
+        self._pending_checked = False
+        if self.wiz.painted:
+            self._check_pending()
+        else:
+            self.wiz.first_painted.connect(self._check_pending, Qt.ConnectionType.SingleShotConnection)
+
+    def _check_pending(self) -> None:
+        if self._pending_checked:
+            return
+        self._pending_checked = True
         self._pending = self.services.load_pending()
         if self._pending is not None:
             plan, target, _ = self._pending
@@ -128,6 +141,7 @@ class WelcomePage(BasePage):
     def auto_resume(self) -> bool:
         """``gpusetup gui --resume`` (the entry at login after a restart): continue at once when there is
         an unfinished installation; False (the Welcome page stays) when there is none."""
+        self._check_pending()
         if self._pending is None:
             return False
         self._resume()
