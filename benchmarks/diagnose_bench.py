@@ -79,13 +79,16 @@ def main() -> int:
     ap.add_argument("--no-collect-env", action="store_true")
     ap.add_argument("--against", type=Path, metavar="DIR", help="alternate with the gpusetup in this source folder")
     ap.add_argument("--command", default="diagnose --json", help="with --against: the command to compare")
+    ap.add_argument("--no-pyc", action="store_true",
+                    help="with --against: no bytecode caches (every run compiles, as in a sandbox with "
+                         "PYTHONDONTWRITEBYTECODE); by default both trees use written caches, as pip's install does")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, load average {load:.1f} at start")
     if args.against:
-        return against(args.against, args.command.split(), args.runs, load)
+        return against(args.against, args.command.split(), args.runs, load, args.no_pyc)
     gp = [sys.executable, "-m", "gpusetup", "diagnose", "--json"]
     ce = None
     if not args.no_collect_env:
@@ -116,14 +119,24 @@ def main() -> int:
     return 0
 
 
-def against(other: Path, command: list[str], runs: int, load: float) -> int:
+def against(other: Path, command: list[str], runs: int, load: float, no_pyc: bool) -> int:
+    import shutil
+
     a, b = tree_argv(ROOT, command), tree_argv(other.resolve(), command)
-    measure(a, 1)
-    measure(b, 1)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    # Both trees alike: gpusetup's caches written by the warm-up run, or removed and not written again (the
+    # standard library and site-packages keep theirs, as in a sandbox with PYTHONDONTWRITEBYTECODE).
+    if no_pyc:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        for tree in (ROOT, other):
+            for cache in (tree / "gpusetup").rglob("__pycache__"):
+                shutil.rmtree(cache)
+    measure(a, 1, env)
+    measure(b, 1, env)
     ta, ra, tb, rb = [], [], [], []
     for _ in range(runs):  # pairs, so load drifting during the run moves both alike
-        t1, r1, rc_a = measure(a, 1)
-        t2, r2, rc_b = measure(b, 1)
+        t1, r1, rc_a = measure(a, 1, env)
+        t2, r2, rc_b = measure(b, 1, env)
         ta += t1
         ra += r1
         tb += t2
@@ -134,8 +147,7 @@ def against(other: Path, command: list[str], runs: int, load: float) -> int:
     diffs = sorted(x - y for x, y in zip(ta, tb, strict=True))
     print(f"  this tree minus the other: median {statistics.median(diffs) * 1000:+.0f} ms over {runs} pairs")
     end = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    pyc = "PYTHONDONTWRITEBYTECODE set: every run compiles" if os.environ.get("PYTHONDONTWRITEBYTECODE") else \
-        "bytecode caches written"
+    pyc = "no bytecode caches: every run compiles" if no_pyc else "bytecode caches written"
     print(f"  load average {load:.1f} at start, {end:.1f} at end; {pyc}")
     return 0
 

@@ -36,9 +36,11 @@ class _Parser(argparse.ArgumentParser):
 def _command_in(argv: Sequence[str]) -> str | None:
     """The command ``argv`` runs, when it names one before anything else (top-level options take no free value).
 
-    ``main`` then imports only that command's module: importing all twelve cost `gpusetup diagnose --json`
-    ~40 ms of its ~0.3 s (A/B pairs, benchmarks/diagnose_bench.py --against, issue 13; more without bytecode
-    caches, where each module is compiled again). ``--help``, no command and ``completion`` still load them all.
+    ``main`` then imports only that command's module. Measured for `gpusetup diagnose --json` (issue 13,
+    benchmarks/diagnose_bench.py --against, A/B pairs, load average ~2 on 2 cores): importing all twelve cost
+    31 ms of 0.34 s where no bytecode caches exist (a sandbox, PYTHONDONTWRITEBYTECODE, 11 pairs) and was
+    within noise (3 ms, 15 pairs) with caches, as pip installs it. ``--help``, no command and ``completion``
+    still load them all.
     """
     for arg in argv:
         if arg == "--" or not arg.startswith("-"):
