@@ -78,9 +78,15 @@ ensure_test_tools() {
   local want=()
   command -v cc >/dev/null 2>&1 || want+=(gcc)
   [ -e /usr/include/stdio.h ] || want+=(libc6-dev)
+  # The packaged-app test builds with PyInstaller, which needs the interpreter's shared library: Debian's
+  # python3 is built shared, but libpython3.X.so.1.0 is in its own package (libpython3.X).
+  local solib
+  solib=$("$VPY" -c 'import os, sysconfig as s; v = s.get_config_var; n = v("INSTSONAME") or ""
+print(n if v("Py_ENABLE_SHARED") and n and not os.path.exists(os.path.join(v("LIBDIR") or "", n)) else "")' 2>/dev/null || true)
+  [ -z "$solib" ] || want+=("$(printf '%s' "$solib" | sed -E 's/^(libpython[0-9]+\.[0-9]+).*/\1/')")
   [ ${#want[@]} -gt 0 ] || return 0
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "bootstrap: the tests need ${want[*]} (to build the fake libcuda); installing ..."
+    echo "bootstrap: the tests need ${want[*]} (to build the fake libcuda and the packaged app); installing ..."
     [ -n "${_apt_updated:-}" ] || { apt-get update -qq >/dev/null || true; _apt_updated=1; }
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null \
       || echo "bootstrap: could not install ${want[*]}; the tests that need them will be skipped, saying why." >&2

@@ -49,6 +49,9 @@ def _command_in(argv: Sequence[str]) -> str | None:
     return None
 
 
+_FALLS_BACK_TO: dict[str, tuple[str, ...]] = {"gui": ("diagnose",)}
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line, or with ``only`` just that command (what ``main`` uses to run it)."""
     parser = _Parser(
@@ -61,7 +64,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--diagnose", action="store_true", help="same as the 'diagnose' command")
     _add_color(parser, "color_top")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in (only,) if only else COMMANDS:
+    # `gui` falls back to the diagnose report when no window can open (commands/gui.py), so it needs both
+    names = (only, *_FALLS_BACK_TO.get(only, ())) if only else COMMANDS
+    for name in names:
         importlib.import_module(f"gpusetup.commands.{name}").register(sub)
     parser.set_defaults(root_parser=parser)  # `gpusetup completion` describes the whole command line
     for subparser in sub.choices.values():  # every command takes --color, before or after its name

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import sysconfig
 import threading
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -29,6 +30,12 @@ pytestmark = [pytest.mark.packaging, pytest.mark.network]
 def app(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if importlib.util.find_spec("PyInstaller") is None:
         pytest.skip("PyInstaller is not installed (it is in the test extra: pip install -e '.[test]')")
+    cfg = sysconfig.get_config_var
+    soname = cfg("INSTSONAME") or ""
+    if cfg("Py_ENABLE_SHARED") and soname and not (Path(cfg("LIBDIR") or "") / soname).exists():
+        pkg = re.sub(r"^(libpython\d+\.\d+).*", r"\1", soname)
+        pytest.skip(f"PyInstaller needs this Python's shared library {soname}, which is not installed "
+                    f"(Debian/Ubuntu: sudo apt-get install -y {pkg}; ./bootstrap.sh test installs it as root)")
     out = tmp_path_factory.mktemp("build")
     res = subprocess.run([sys.executable, "-m", "PyInstaller", str(ROOT / "packaging" / "gpusetup.spec"),
                           "--noconfirm", "--distpath", str(out / "dist"), "--workpath", str(out / "work")],
