@@ -147,6 +147,13 @@ def _standalone_build(dest: Path) -> tuple[Path, str]:
         (root / "bin" / alias).symlink_to(f"python{minor}")
     shutil.copytree(stdlib, root / "lib" / f"python{minor}", symlinks=True,
                     ignore=shutil.ignore_patterns("test", "site-packages", "__pycache__", "idlelib", "tkinter"))
+    for link in [q for q in root.rglob("*") if q.is_symlink()]:
+        # Debian links e.g. sitecustomize.py to /etc/python3.X/; uv (rightly) refuses absolute links in an archive
+        if Path(os.readlink(link)).is_absolute():
+            target = link.resolve()
+            link.unlink()
+            if target.is_file():
+                shutil.copy2(target, link)
     (root / "lib" / f"python{minor}" / "site-packages").mkdir()
     for lib in (base / "lib").glob("libpython*.so*"):
         shutil.copy2(lib, root / "lib" / lib.name, follow_symlinks=True)
