@@ -355,7 +355,7 @@ def _pip_supports_raw(plan: InstallPlan) -> bool:
     if plan.pip[:1] == [sys.executable] and pyfind.own_interpreter():
         hp = _host_pip_version()
         return bool(hp and hp >= (24, 1))
-    got = tuple(int(x) for x in re.findall(r"\d+", plan.base_pip)[:2])
+    got = Version.parse(plan.base_pip)
     return bool(got and got >= (24, 1))
 
 
