@@ -34,7 +34,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _command_in(argv: Sequence[str]) -> str | None:
-    """The command ``argv`` runs, when it names one before anything else (top-level options take no free value).
+    """The command ``argv`` runs, when it names one before anything else (top-level options other than
+    ``--lang LANG`` take no free value).
 
     ``main`` then imports only that command's module. Measured for `gpusetup diagnose --json` (issue 13,
     benchmarks/diagnose_bench.py --against, A/B pairs, load average ~2 on 2 cores): importing all twelve cost
@@ -42,7 +43,11 @@ def _command_in(argv: Sequence[str]) -> str | None:
     within noise (3 ms, 15 pairs) with caches, as pip installs it. ``--help``, no command and ``completion``
     still load them all.
     """
-    for arg in argv:
+    args = iter(argv)
+    for arg in args:
+        if arg == "--lang":  # the one top-level option whose value is a separate word
+            next(args, None)
+            continue
         if arg == "--" or not arg.startswith("-"):
             name = {c.replace("_", "-"): c for c in COMMANDS}.get(arg)
             return name if name != "completion" else None
@@ -63,15 +68,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log what is run to stderr")
     parser.add_argument("--diagnose", action="store_true", help="same as the 'diagnose' command")
     _add_color(parser, "color_top")
+    _add_lang(parser, "lang_top")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     # `gui` falls back to the diagnose report when no window can open (commands/gui.py), so it needs both
     names = (only, *_FALLS_BACK_TO.get(only, ())) if only else COMMANDS
     for name in names:
         importlib.import_module(f"gpusetup.commands.{name}").register(sub)
     parser.set_defaults(root_parser=parser)  # `gpusetup completion` describes the whole command line
-    for subparser in sub.choices.values():  # every command takes --color, before or after its name
+    for subparser in sub.choices.values():  # every command takes --color and --lang, before or after its name
         if not any("--color" in a.option_strings for a in subparser._actions):
             _add_color(subparser, "color")
+        if not any("--lang" in a.option_strings for a in subparser._actions):
+            _add_lang(subparser, "lang")
     if "completion" in sub.choices:
         sub.choices["completion"].set_defaults(root_parser=parser)  # the completion script is made from this tree
     return parser
@@ -85,10 +93,19 @@ def _add_color(parser: argparse.ArgumentParser, dest: str) -> None:
     parser.add_argument("--no-color", dest=dest, action="store_const", const="never", help=argparse.SUPPRESS)
 
 
-def _apply_config() -> list[str]:
+def _add_lang(parser: argparse.ArgumentParser, dest: str) -> None:
+    from gpusetup.i18n import OUTPUT_LANGUAGES, language_option
+
+    parser.add_argument("--lang", dest=dest, type=language_option, choices=OUTPUT_LANGUAGES, metavar="LANG",
+                        help="print reports, plans and results in LANG: en or zh_CN (default: GPUSETUP_LANG, "
+                        "then defaults.language in the configuration file, then the locale)")
+
+
+def _apply_config() -> tuple[list[str], str | None]:
     """The shared configuration file: its proxy reaches pip, uv and downloads (the wizard starts here too).
 
-    Returns the environment variables it set, so ``main`` removes them again when the command ends. A broken
+    Returns the environment variables it set, so ``main`` removes them again when the command ends, and the
+    language it names (``defaults.language``). A broken
     file is reported (once, here) and left out; the commands that need its mirrors read it again and stop
     with the error.
     """
@@ -98,11 +115,11 @@ def _apply_config() -> list[str]:
         cfg = load_config()
     except ConfigError as exc:
         print(f"gpusetup: warning: {exc}", file=sys.stderr)
-        return []
+        return [], None
     added = [k for k in cfg.proxy_env() if k not in os.environ]
     for key in added:
         os.environ[key] = cfg.proxy_env()[key]
-    return added
+    return added, cfg.language
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -128,12 +145,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gpusetup import term
 
     term.set_mode(getattr(args, "color", None) or getattr(args, "color_top", None))
-    added_env = _apply_config()
+    added_env, configured_language = _apply_config()
+    from gpusetup import i18n
+
+    i18n.set_output_language(i18n.choose_language(getattr(args, "lang", None) or getattr(args, "lang_top", None),
+                                                  configured_language))
     try:
         return _run(parser, args)
     finally:
         for key in added_env:
             os.environ.pop(key, None)
+        i18n.set_output_language(None)  # in-process callers (tests, the wizard's fallback) start from English
 
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
