@@ -14,7 +14,9 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from gpusetup import __version__
+from gpusetup import __version__, i18n, term
+from gpusetup.config import ConfigError, load_config
+from gpusetup.credentials import ScrubFilter, scrub
 from gpusetup.errors import EXIT_CANCELLED, EXIT_ERROR, EXIT_OK, EXIT_TOOL, EXIT_WARN, ToolError
 from gpusetup.probe.platform.host import display_available
 
@@ -34,23 +36,36 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _command_in(argv: Sequence[str]) -> str | None:
-    """The command ``argv`` runs, when it names one before anything else (top-level options other than
-    ``--lang LANG`` take no free value).
+    """The command ``argv`` runs, found as argparse finds it: past the top-level options and their values
+    (``--color never diagnose``, ``--color=never diagnose``, ``-v diagnose``).
 
-    ``main`` then imports only that command's module. Measured for `gpusetup diagnose --json` (issue 13,
-    benchmarks/diagnose_bench.py --against, A/B pairs, load average ~2 on 2 cores): importing all twelve cost
-    31 ms of 0.34 s where no bytecode caches exist (a sandbox, PYTHONDONTWRITEBYTECODE, 11 pairs) and was
-    within noise (3 ms, 15 pairs) with caches, as pip installs it. ``--help``, no command and ``completion``
-    still load them all.
+    lazy: ``main`` then imports only that command's module (``importlib`` in :func:`build_parser`). Measured
+    for `gpusetup diagnose --json` (issue 13, benchmarks/diagnose_bench.py --against, A/B pairs, load average
+    ~2 on 2 cores): importing all twelve cost 31 ms of 0.34 s where no bytecode caches exist (a sandbox,
+    PYTHONDONTWRITEBYTECODE, 11 pairs) and was within noise (3 ms, 15 pairs) with caches, as pip installs it.
+    ``--help``, no command, ``completion`` and anything this cannot read still load them all (argparse then
+    says what is wrong).
     """
+    top = _Parser(prog="gpusetup")
+    _add_top_options(top)
+    commands = {c.replace("_", "-"): c for c in COMMANDS}
     args = iter(argv)
     for arg in args:
-        if arg == "--lang":  # the one top-level option whose value is a separate word
-            next(args, None)
+        if arg == "--":
+            arg = next(args, "")
+        elif arg.startswith("-"):
+            option, has_value, _ = arg.partition("=")
+            matches = [a for o, a in top._option_string_actions.items()  # argparse accepts a unique prefix
+                       if o == option or (option.startswith("--") and o.startswith(option))]
+            if len({id(a) for a in matches}) != 1:
+                return None
+            if matches[0].nargs != 0 and not has_value:
+                value = next(args, "")  # argparse takes the next word as the value unless it is an option
+                if value.startswith("-"):
+                    return None
             continue
-        if arg == "--" or not arg.startswith("-"):
-            name = {c.replace("_", "-"): c for c in COMMANDS}.get(arg)
-            return name if name != "completion" else None
+        name = commands.get(arg)
+        return name if name != "completion" else None
     return None
 
 
@@ -64,11 +79,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Detect your GPU setup, choose working CUDA/framework versions, install and verify them.",
         epilog="With no command: opens the wizard when a display is available, otherwise prints the diagnose report.",
     )
-    parser.add_argument("--version", action="version", version=f"gpusetup {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log what is run to stderr")
-    parser.add_argument("--diagnose", action="store_true", help="same as the 'diagnose' command")
-    _add_color(parser, "color_top")
-    _add_lang(parser, "lang_top")
+    _add_top_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     # `gui` falls back to the diagnose report when no window can open (commands/gui.py), so it needs both
     names = (only, *_FALLS_BACK_TO.get(only, ())) if only else COMMANDS
@@ -85,18 +96,23 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _add_color(parser: argparse.ArgumentParser, dest: str) -> None:
-    from gpusetup.term import CHOICES
+def _add_top_options(parser: argparse.ArgumentParser) -> None:
+    """The options before the command name (:func:`_command_in` reads past them to find the command)."""
+    parser.add_argument("--version", action="version", version=f"gpusetup {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what is run to stderr")
+    parser.add_argument("--diagnose", action="store_true", help="same as the 'diagnose' command")
+    _add_color(parser, "color_top")
+    _add_lang(parser, "lang_top")
 
-    parser.add_argument("--color", dest=dest, nargs="?", const="always", choices=CHOICES, metavar="WHEN",
+
+def _add_color(parser: argparse.ArgumentParser, dest: str) -> None:
+    parser.add_argument("--color", dest=dest, nargs="?", const="always", choices=term.CHOICES, metavar="WHEN",
                         help="colour the output: auto (a terminal, unless NO_COLOR is set), always or never")
     parser.add_argument("--no-color", dest=dest, action="store_const", const="never", help=argparse.SUPPRESS)
 
 
 def _add_lang(parser: argparse.ArgumentParser, dest: str) -> None:
-    from gpusetup.i18n import OUTPUT_LANGUAGES, language_option
-
-    parser.add_argument("--lang", dest=dest, type=language_option, choices=OUTPUT_LANGUAGES, metavar="LANG",
+    parser.add_argument("--lang", dest=dest, type=i18n.language_option, choices=i18n.OUTPUT_LANGUAGES, metavar="LANG",
                         help="print reports, plans and results in LANG: en or zh_CN (default: GPUSETUP_LANG, "
                         "then defaults.language in the configuration file, then the locale)")
 
@@ -109,8 +125,6 @@ def _apply_config() -> tuple[list[str], str | None]:
     file is reported (once, here) and left out; the commands that need its mirrors read it again and stop
     with the error.
     """
-    from gpusetup.config import ConfigError, load_config
-
     try:
         cfg = load_config()
     except ConfigError as exc:
@@ -138,16 +152,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    from gpusetup.credentials import ScrubFilter
-
     for handler in logging.getLogger().handlers:  # -v logs commands and their output: never with a password
         handler.addFilter(ScrubFilter())
-    from gpusetup import term
-
     term.set_mode(getattr(args, "color", None) or getattr(args, "color_top", None))
     added_env, configured_language = _apply_config()
-    from gpusetup import i18n
-
     i18n.set_output_language(i18n.choose_language(getattr(args, "lang", None) or getattr(args, "lang_top", None),
                                                   configured_language))
     try:
@@ -164,8 +172,6 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         return int(args.handler(args))
     except ToolError as exc:
-        from gpusetup.credentials import scrub
-
         print(f"gpusetup: {scrub(str(exc))}", file=sys.stderr)
         return EXIT_TOOL
     except KeyboardInterrupt:
