@@ -43,8 +43,8 @@ def _command_in(argv: Sequence[str]) -> str | None:
     for `gpusetup diagnose --json` (issue 13, benchmarks/diagnose_bench.py --against, A/B pairs, load average
     ~2 on 2 cores): importing all twelve cost 31 ms of 0.34 s where no bytecode caches exist (a sandbox,
     PYTHONDONTWRITEBYTECODE, 11 pairs) and was within noise (3 ms, 15 pairs) with caches, as pip installs it.
-    ``--help``, no command, ``completion`` and anything this cannot read still load them all (argparse then
-    says what is wrong).
+    With no command at all, the one that runs instead (the wizard, or the report without a display). ``--help``,
+    ``completion`` and anything this cannot read still load them all (argparse then says what is wrong).
     """
     top = _Parser(prog="gpusetup")
     _add_top_options(top)
@@ -57,7 +57,7 @@ def _command_in(argv: Sequence[str]) -> str | None:
             option, has_value, _ = arg.partition("=")
             matches = [a for o, a in top._option_string_actions.items()  # argparse accepts a unique prefix
                        if o == option or (option.startswith("--") and o.startswith(option))]
-            if len({id(a) for a in matches}) != 1:
+            if len({id(a) for a in matches}) != 1 or isinstance(matches[0], argparse._HelpAction):
                 return None
             if matches[0].nargs != 0 and not has_value:
                 value = next(args, "")  # argparse takes the next word as the value unless it is an option
@@ -66,10 +66,12 @@ def _command_in(argv: Sequence[str]) -> str | None:
             continue
         name = commands.get(arg)
         return name if name != "completion" else None
-    return None
+    return _default_command()
 
 
-_FALLS_BACK_TO: dict[str, tuple[str, ...]] = {"gui": ("diagnose",)}
+def _default_command() -> str:
+    """What ``gpusetup`` with no command runs: the wizard when a window can open, else the diagnose report."""
+    return "gui" if display_available() else "diagnose"
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -81,9 +83,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     _add_top_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    # `gui` falls back to the diagnose report when no window can open (commands/gui.py), so it needs both
-    names = (only, *_FALLS_BACK_TO.get(only, ())) if only else COMMANDS
-    for name in names:
+    for name in (only,) if only else COMMANDS:
         importlib.import_module(f"gpusetup.commands.{name}").register(sub)
     parser.set_defaults(root_parser=parser)  # `gpusetup completion` describes the whole command line
     for subparser in sub.choices.values():  # every command takes --color, before or after its name
@@ -155,7 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command is None:
-        args = parser.parse_args(["gui" if display_available() else "diagnose"])
+        args = parser.parse_args([_default_command()])
     try:
         return int(args.handler(args))
     except ToolError as exc:

@@ -6,8 +6,14 @@ import argparse
 import json
 import sys
 import textwrap
+from pathlib import Path
 
+from gpusetup.analyze import analyze_paths, facts_summary, missing_facts
+from gpusetup.analyze.fleet import fleet_rows
+from gpusetup.commands.diagnose import write_atomic
 from gpusetup.errors import EXIT_TOOL
+from gpusetup.model import Severity
+from gpusetup.report.fleet import fleet_json, fleet_table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,22 +32,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.analyze import analyze_paths
     if args.files.count("-") > 1:
         print("gpusetup analyze: '-' (standard input) can be given only once", file=sys.stderr)
         return EXIT_TOOL
-    from gpusetup.analyze.fleet import fleet_rows
-
     rows = fleet_rows(args.files)
     if rows is not None:
         return _fleet(args, rows)
     analysis = analyze_paths(args.files)
     out = json.dumps(analysis.to_dict(), indent=2, ensure_ascii=False) + "\n" if args.json else render_text(analysis)
     if args.output:
-        from pathlib import Path
-
-        from gpusetup.commands.diagnose import write_atomic
-
         write_atomic(Path(args.output), out)
         print(f"Result written to {args.output}", file=sys.stderr)
     else:
@@ -55,15 +54,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _fleet(args: argparse.Namespace, rows) -> int:  # noqa: ANN001 - list[FleetRow], imported lazily
     """Many whole-machine reports/bundles: a fleet table, one row per machine."""
-    from gpusetup.model import Severity
-    from gpusetup.report.fleet import fleet_json, fleet_table
-
     out = json.dumps(fleet_json(rows), indent=2, ensure_ascii=False) + "\n" if args.json else fleet_table(rows)
     if args.output:
-        from pathlib import Path
-
-        from gpusetup.commands.diagnose import write_atomic
-
         write_atomic(Path(args.output), out)
         print(f"Result written to {args.output}", file=sys.stderr)
     else:
@@ -77,8 +69,6 @@ _MARK = {"error": "ERROR  ", "warning": "WARNING", "info": "INFO   ", "ok": "OK 
 
 
 def render_text(analysis) -> str:  # noqa: ANN001 - gpusetup.analyze.Analysis (kept out of import time)
-    from gpusetup.analyze import facts_summary, missing_facts
-
     w = 100
     lines: list[str] = []
     n = len(analysis.inputs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gpusetup.completion import SHELLS
+from gpusetup.completion import SHELLS, script
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,7 +22,5 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.completion import script
-
     sys.stdout.write(script(args.root_parser, args.shell))
     return 0

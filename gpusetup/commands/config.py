@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gpusetup.bundle.redact import Redactor
+from gpusetup.config import TEMPLATE, ConfigError, config_path, load_config
 from gpusetup.errors import ToolError
 
 
@@ -21,8 +23,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.config import TEMPLATE, ConfigError, config_path, load_config
-
     path = config_path()
     if args.action == "path":
         print(path)
@@ -43,8 +43,6 @@ def run(args: argparse.Namespace) -> int:
         cfg = load_config(path)
     except ConfigError as exc:
         raise ToolError(str(exc)) from exc
-    from gpusetup.bundle.redact import Redactor
-
     red = Redactor()
     print(f"Configuration file: {path}" + ("" if cfg.exists else " (not there: built-in defaults)"))
     rows = [("mirrors.pypi", cfg.pypi_mirror), ("mirrors.pytorch", cfg.pytorch_mirror),

@@ -10,6 +10,8 @@ import json
 from typing import Any
 
 from gpusetup.commands import positive_number
+from gpusetup.compat.db import DataError, get_db
+from gpusetup.compat.update import UpdateError, check_url, update
 from gpusetup.errors import ToolError
 
 
@@ -31,8 +33,6 @@ def register(subparsers: Any) -> None:
 
 
 def run_info(args: argparse.Namespace) -> int:
-    from gpusetup.compat.db import DataError, get_db
-
     try:
         info = get_db().info()
     except DataError as exc:
@@ -64,8 +64,6 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def run_update(args: argparse.Namespace) -> int:
-    from gpusetup.compat.update import UpdateError, check_url, update
-
     if args.url:
         try:
             check_url(args.url)

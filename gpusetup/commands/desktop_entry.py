@@ -16,6 +16,8 @@ from pathlib import Path
 
 from gpusetup.errors import ToolError
 from gpusetup.probe.platform.host import is_windows
+from gpusetup.resources import resource
+from gpusetup.runner import SubprocessRunner
 
 APP_ID = "gpusetup"
 APP_NAME = "GPU Setup"
@@ -104,8 +106,6 @@ def default_data_home() -> Path:
 
 
 def install_linux(data_home: Path, argv: list[str] | None = None) -> Written:
-    from gpusetup.resources import resource
-
     paths = linux_paths(data_home)
     out = Written()
     for key, src in (("svg", resource("icons", "gpusetup.svg")), ("png", resource("icons", "gpusetup-256.png"))):
@@ -157,9 +157,6 @@ def shortcut_script(lnk: Path, argv: list[str], icon: Path | None) -> str:
 
 
 def install_windows(start_menu: Path, argv: list[str] | None = None) -> Written:
-    from gpusetup.resources import resource
-    from gpusetup.runner import SubprocessRunner
-
     start_menu.mkdir(parents=True, exist_ok=True)
     lnk = start_menu / f"{APP_NAME}.lnk"
     ico = resource("icons", "gpusetup.ico")

@@ -8,8 +8,14 @@ import os
 import sys
 from pathlib import Path
 
+from gpusetup import term
 from gpusetup.commands import positive_number, python_executable
 from gpusetup.errors import EXIT_TOOL, ToolError
+from gpusetup.model import Report
+from gpusetup.probe import ProbeContext, detect
+from gpusetup.report import render
+from gpusetup.report.prometheus import render_prometheus
+from gpusetup.rules import evaluate
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,11 +41,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.model import Report
-    from gpusetup.probe import ProbeContext, detect
-    from gpusetup.report import render
-    from gpusetup.rules import evaluate
-
     fmt = "json" if args.json else (args.format or "text")
     if args.output:
         prepare_output(args.output)  # a bad -o is reported before the detection, not after it
@@ -52,18 +53,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"gpusetup: detection failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_TOOL
     report = Report(machine=machine, findings=evaluate(machine))
-    from gpusetup import term
-
     use_color = fmt == "text" and not args.output and term.use_color(sys.stdout)
     if fmt == "prometheus":
-        from gpusetup.report.prometheus import render_prometheus
-
         text = render_prometheus(report)
     else:
         text = render(report, fmt, color=bool(use_color), show_ids=args.show_ids)
     if args.textfile:
-        from gpusetup.report.prometheus import render_prometheus
-
         write_atomic(Path(args.textfile), render_prometheus(report))
     if args.output:
         write_atomic(Path(args.output), text)

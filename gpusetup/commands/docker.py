@@ -9,7 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gpusetup.commands import load_for_file
 from gpusetup.errors import EXIT_ERROR, EXIT_OK, EXIT_WARN, ToolError
+from gpusetup.generate import GenerateError, generate_setup, host_check
+from gpusetup.model import Severity, to_dict
+from gpusetup.probe import detect
 
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
 
@@ -54,11 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _load_machine(args: argparse.Namespace) -> Any:
     if args.for_file:
-        from gpusetup.commands import load_for_file
-
         return load_for_file(args.for_file)
-    from gpusetup.probe import detect
-
     return detect()
 
 
@@ -88,9 +88,6 @@ def _print_findings(findings: list[Any], out: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.generate import GenerateError, generate_setup, host_check
-    from gpusetup.model import Severity, to_dict
-
     if args.gpus is not None and args.gpus < 1:
         raise ToolError("--gpus must be 1 or more")
     if not args.check and not args.framework:

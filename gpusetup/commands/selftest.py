@@ -8,7 +8,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gpusetup.cancel import CancelToken
 from gpusetup.commands import gpu_number, python_executable
+from gpusetup.commands.diagnose import prepare_output, write_atomic
+from gpusetup.model import Report
+from gpusetup.probe import ProbeContext, detect
+from gpusetup.report import render
+from gpusetup.rules.report_level import evaluate_measurements
+from gpusetup.selftest import SelfTestEnv, run_selftest
+from gpusetup.selftest.text import format_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,16 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.cancel import CancelToken
-    from gpusetup.model import Report
-    from gpusetup.probe import ProbeContext, detect
-    from gpusetup.report import render
-    from gpusetup.selftest import SelfTestEnv, run_selftest
-    from gpusetup.selftest.text import format_text
-
     if args.output:
-        from gpusetup.commands.diagnose import prepare_output
-
         prepare_output(args.output, example="selftest.txt")  # before the measurements, not after them
     token = CancelToken()
     quiet = args.json or not sys.stderr.isatty()
@@ -73,14 +72,10 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, old)
         if not quiet:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
-    from gpusetup.rules.report_level import evaluate_measurements
-
     report = Report(machine=machine, selftest=result)
     report.findings = evaluate_measurements(report)
     text = render(report, "json") if args.json else format_text(result) + _findings_text(report)
     if args.output:
-        from gpusetup.commands.diagnose import write_atomic
-
         write_atomic(Path(args.output), text)
         print(f"Self-test result written to {args.output}", file=sys.stderr)
     else:
