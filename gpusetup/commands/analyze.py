@@ -16,14 +16,12 @@ from gpusetup.model import Severity
 from gpusetup.report.fleet import fleet_json, fleet_table
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "analyze",
-        help="diagnose from text a user sent: collect_env, nvidia-smi, dmesg, tracebacks, docker errors, reports",
-        description="Recognise what each input is (PyTorch collect_env, nvidia-smi table/-q/XML, kernel log, "
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Recognise what each input is (PyTorch collect_env, nvidia-smi table/-q/XML, kernel log, "
         "Python traceback, docker error, a message mixing prose and logs, a gpusetup JSON report or support "
         "bundle), extract the facts it holds, and run the same diagnosis rules as `gpusetup diagnose`. "
-        "Exit code: 0 nothing found, 1 warnings, 2 errors, 3 an input could not be read.",
+        "Exit code: 0 nothing found, 1 warnings, 2 errors, 3 an input could not be read."
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="input files; '-' reads standard input")
     p.add_argument("--json", action="store_true", help='write JSON: {"inputs", "facts", "missing", "findings"} (schema: resources/schema/analyze.schema.json)')

@@ -19,13 +19,11 @@ from gpusetup.rules.report_level import evaluate_report
 from gpusetup.selftest import run_selftest
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "bundle",
-        help="write a support bundle (.zip) with the report and raw outputs, private data removed",
-        description="Collect the diagnose report, the plan and raw outputs (each with its command, exit code "
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Collect the diagnose report, the plan and raw outputs (each with its command, exit code "
         "and duration) into one zip with a manifest. User names, host names, IP/MAC addresses, serial numbers, "
-        "GPU UUIDs, e-mail addresses and secrets are removed unless you pass --no-redact.",
+        "GPU UUIDs, e-mail addresses and secrets are removed unless you pass --no-redact."
     )
     p.add_argument("-o", "--output", metavar="FILE", help="where to write the zip (default: gpusetup-bundle-<time>.zip here)")
     p.add_argument("--show", action="store_true", help="only list what would be collected and why; collect nothing")

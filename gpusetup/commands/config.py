@@ -10,12 +10,10 @@ from gpusetup.config import TEMPLATE, ConfigError, config_path, load_config
 from gpusetup.errors import ToolError
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "config",
-        help="where the configuration file is, what it says (secrets hidden), or write a commented one",
-        description="gpusetup reads mirrors, a proxy and defaults from one file (GPUSETUP_CONFIG, else "
-        "$GPUSETUP_HOME/config/config.toml, else the user's config folder). Options on the command line win.",
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "gpusetup reads mirrors, a proxy and defaults from one file (GPUSETUP_CONFIG, else "
+        "$GPUSETUP_HOME/config/config.toml, else the user's config folder). Options on the command line win."
     )
     p.add_argument("action", choices=("path", "show", "init"), help="path: print where it is; show: print it "
                    "with passwords and tokens hidden; init: write a commented example (never overwrites)")

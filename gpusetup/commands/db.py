@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from gpusetup.commands import positive_number
 from gpusetup.compat.db import DataError, get_db
@@ -15,12 +14,8 @@ from gpusetup.compat.update import UpdateError, check_url, update
 from gpusetup.errors import ToolError
 
 
-def register(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "db",
-        help="show or update the compatibility data (versions of CUDA, drivers, frameworks)",
-        description="The resolver's knowledge base: show its version and sources, or download a newer signed bundle.",
-    )
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = "The resolver's knowledge base: show its version and sources, or download a newer signed bundle."
     sub = p.add_subparsers(dest="db_command", metavar="ACTION")
     info = sub.add_parser("info", help="version, date and sources of the data in use")
     info.add_argument("--json", action="store_true", help="machine-readable output")

@@ -25,12 +25,10 @@ COMMENT = "Set up your GPU for deep learning: check the driver, install PyTorch/
 COMMENT_ZH = "为深度学习配置显卡：检查驱动，安装 PyTorch/TensorFlow/JAX，并验证其可用"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "desktop-entry",
-        help="add (or remove) a GPU Setup launcher in the application menu",
-        description="Add a 'GPU Setup' launcher that opens the wizard with a double click: a .desktop file and "
-        "icon on Linux, a Start-menu shortcut on Windows.",
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Add a 'GPU Setup' launcher that opens the wizard with a double click: a .desktop file and "
+        "icon on Linux, a Start-menu shortcut on Windows."
     )
     act = p.add_mutually_exclusive_group(required=True)
     act.add_argument("--install", action="store_true", help="write the launcher")

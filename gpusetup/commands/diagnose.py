@@ -18,12 +18,10 @@ from gpusetup.report.prometheus import render_prometheus
 from gpusetup.rules import evaluate
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "diagnose",
-        help="detect GPUs, driver, CUDA, frameworks and problems (text or JSON)",
-        description="Detect GPUs, driver, CUDA stack, frameworks, system and containers; report problems "
-        "with their fixes. Exit code: 0 healthy, 1 warnings, 2 errors, 3 gpusetup could not run.",
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Detect GPUs, driver, CUDA stack, frameworks, system and containers; report problems "
+        "with their fixes. Exit code: 0 healthy, 1 warnings, 2 errors, 3 gpusetup could not run."
     )
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="write JSON (schema: resources/schema/report.schema.json)")

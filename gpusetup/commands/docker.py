@@ -18,14 +18,12 @@ from gpusetup.probe import detect
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "docker",
-        help="generate a GPU container set-up (Dockerfile, compose, devcontainer, Kubernetes, Slurm)",
-        description="Write a ready project folder whose base image this host's driver can run and whose "
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Write a ready project folder whose base image this host's driver can run and whose "
         "framework build has kernels for its GPUs, or explain why none can and what to change. "
         "With --check, only check that Docker/Podman can give containers the GPU. "
-        "Exit code: 0 written (host ready), 1 written but the host needs fixes, 2 refused, 3 bad input.",
+        "Exit code: 0 written (host ready), 1 written but the host needs fixes, 2 refused, 3 bad input."
     )
     p.add_argument("--framework", choices=FRAMEWORKS, help="framework to set up (required unless --check)")
     p.add_argument("--out", metavar="DIR", help="folder to write (default: ./gpu-<framework>)")

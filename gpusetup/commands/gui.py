@@ -17,12 +17,10 @@ from gpusetup.qtcheck import PROBE_FLAG
 from gpusetup.runner import SubprocessRunner
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "gui",
-        help="open the step-by-step wizard for beginners",
-        description="Open the wizard: it looks at this computer, lets you choose a framework, shows the plan, "
-        "installs it after you agree and proves it works with a self-test.",
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Open the wizard: it looks at this computer, lets you choose a framework, shows the plan, "
+        "installs it after you agree and proves it works with a self-test."
     )
     p.add_argument("--screenshots", metavar="DIR", help="save every page (English and Chinese, light and dark) as PNG into DIR and exit")
     p.add_argument(
@@ -97,7 +95,7 @@ def _text_report() -> int:
     from gpusetup.commands import diagnose
 
     parser = argparse.ArgumentParser(prog="gpusetup")
-    diagnose.register(parser.add_subparsers())
+    diagnose.register(parser.add_subparsers().add_parser("diagnose"))
     report = parser.parse_args(["diagnose"])
     return int(report.handler(report))
 

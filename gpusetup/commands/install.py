@@ -47,13 +47,11 @@ FRAMEWORK_CHOICES = ("pytorch", "tensorflow", "jax")
 DEFAULT_TARGET = "venv:~/gpu-env"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "install",
-        help="install the framework build that works here (venv + pip; driver/toolkit when needed), with undo",
-        description="Install the PyTorch/TensorFlow/JAX build that `gpusetup plan` chooses: shows every step "
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Install the PyTorch/TensorFlow/JAX build that `gpusetup plan` chooses: shows every step "
         "first, asks, then runs it with progress, a full log and a journal that --resume and --rollback use. "
-        "Exit code: 0 done, 1 restart needed, 2 a step failed or was cancelled, 3 nothing was done.",
+        "Exit code: 0 done, 1 restart needed, 2 a step failed or was cancelled, 3 nothing was done."
     )
     p.add_argument("--framework", "-f", action="append", choices=FRAMEWORK_CHOICES,
                    help="framework to install (repeat for several; default pytorch)")

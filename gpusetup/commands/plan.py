@@ -25,12 +25,10 @@ from gpusetup.report.plans import ChoiceText, PlanText, describe, label
 FRAMEWORK_CHOICES = ("pytorch", "tensorflow", "jax")
 
 
-def register(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "plan",
-        help="choose the PyTorch/TensorFlow/JAX builds that work on this machine",
-        description="Say which framework build works on this machine (or the one described in --for FILE), "
-        "the exact install commands, what to do first, and why every other option does not work.",
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Say which framework build works on this machine (or the one described in --for FILE), "
+        "the exact install commands, what to do first, and why every other option does not work."
     )
     p.add_argument(
         "--framework",

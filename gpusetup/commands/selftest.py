@@ -19,14 +19,12 @@ from gpusetup.selftest import SelfTestEnv, run_selftest
 from gpusetup.selftest.text import format_text
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "selftest",
-        help="measure the GPU: copy bandwidth, matrix multiply, cuBLAS, frameworks, CPU baseline",
-        description="Run the self-test: copy bandwidth and a checked matrix multiply through the NVIDIA driver "
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Run the self-test: copy bandwidth and a checked matrix multiply through the NVIDIA driver "
         "alone, cuBLAS GEMM throughput when cuBLAS is present, the installed frameworks on the GPU, and a CPU "
         "baseline. Each number is shown against the GPU's rated peak with a verdict and the reason. "
-        "Exit code: 0 healthy, 1 warnings, 2 problems found, 3 gpusetup could not run, 130 cancelled.",
+        "Exit code: 0 healthy, 1 warnings, 2 problems found, 3 gpusetup could not run, 130 cancelled."
     )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", dest="mode", action="store_const", const="quick",
