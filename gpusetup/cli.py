@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from gpusetup import __version__, term
+from gpusetup import __version__, i18n, term
 from gpusetup.config import ConfigError, load_config
 from gpusetup.credentials import ScrubFilter, scrub
 from gpusetup.errors import EXIT_CANCELLED, EXIT_ERROR, EXIT_OK, EXIT_TOOL, EXIT_WARN, ToolError
@@ -99,8 +99,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         subparser = sub.add_parser(name, help=summary)
         if only is None or only == name:
             importlib.import_module(f"gpusetup.commands.{name.replace('-', '_')}").register(subparser)
-        if not any("--color" in a.option_strings for a in subparser._actions):  # every command takes --color,
-            _add_color(subparser, "color")  # before or after its name
+        for option, add in (("--color", _add_color), ("--lang", _add_lang)):  # every command takes --color and
+            if not any(option in a.option_strings for a in subparser._actions):  # --lang, before or after its name
+                add(subparser, option[2:])
     parser.set_defaults(root_parser=parser)  # `gpusetup completion` describes the whole command line
     sub.choices["completion"].set_defaults(root_parser=parser)  # the completion script is made from this tree
     return parser
@@ -112,6 +113,7 @@ def _add_top_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="log what is run to stderr")
     parser.add_argument("--diagnose", action="store_true", help="same as the 'diagnose' command")
     _add_color(parser, "color_top")
+    _add_lang(parser, "lang_top")
 
 
 def _add_color(parser: argparse.ArgumentParser, dest: str) -> None:
@@ -120,10 +122,17 @@ def _add_color(parser: argparse.ArgumentParser, dest: str) -> None:
     parser.add_argument("--no-color", dest=dest, action="store_const", const="never", help=argparse.SUPPRESS)
 
 
-def _apply_config() -> list[str]:
+def _add_lang(parser: argparse.ArgumentParser, dest: str) -> None:
+    parser.add_argument("--lang", dest=dest, type=i18n.language_option, choices=i18n.OUTPUT_LANGUAGES, metavar="LANG",
+                        help="print reports, plans and results in LANG: en or zh_CN (default: GPUSETUP_LANG, "
+                        "then defaults.language in the configuration file, then the locale)")
+
+
+def _apply_config() -> tuple[list[str], str | None]:
     """The shared configuration file: its proxy reaches pip, uv and downloads (the wizard starts here too).
 
-    Returns the environment variables it set, so ``main`` removes them again when the command ends. A broken
+    Returns the environment variables it set, so ``main`` removes them again when the command ends, and the
+    language it names (``defaults.language``). A broken
     file is reported (once, here) and left out; the commands that need its mirrors read it again and stop
     with the error.
     """
@@ -131,11 +140,11 @@ def _apply_config() -> list[str]:
         cfg = load_config()
     except ConfigError as exc:
         print(f"gpusetup: warning: {exc}", file=sys.stderr)
-        return []
+        return [], None
     added = [k for k in cfg.proxy_env() if k not in os.environ]
     for key in added:
         os.environ[key] = cfg.proxy_env()[key]
-    return added
+    return added, cfg.language
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -160,12 +169,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     for handler in logging.getLogger().handlers:  # -v logs commands and their output: never with a password
         handler.addFilter(ScrubFilter())
     term.set_mode(getattr(args, "color", None) or getattr(args, "color_top", None))
-    added_env = _apply_config()
+    added_env, configured_language = _apply_config()
+    i18n.set_output_language(i18n.choose_language(getattr(args, "lang", None) or getattr(args, "lang_top", None),
+                                                  configured_language))
     try:
         return _run(parser, args)
     finally:
         for key in added_env:
             os.environ.pop(key, None)
+        i18n.set_output_language(None)  # in-process callers (tests, the wizard's fallback) start from English
 
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:

@@ -6,7 +6,6 @@ import argparse
 import importlib.util
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -14,7 +13,6 @@ from gpusetup import paths, qtcheck
 from gpusetup.errors import EXIT_TOOL, ToolError
 from gpusetup.probe.platform.host import display_available
 from gpusetup.qtcheck import PROBE_FLAG
-from gpusetup.runner import SubprocessRunner
 
 
 def register(p: argparse.ArgumentParser) -> None:
@@ -111,17 +109,8 @@ def window_problem() -> str | None:
             return None
     except OSError:
         pass
-    res = qtcheck.check(platform)
-    may_install = os.environ.get("GPUSETUP_QT_INSTALL", "1") != "0"  # 0: never install system packages
-    if (not res.ok and res.packages and may_install and hasattr(os, "geteuid") and os.geteuid() == 0
-            and shutil.which("apt-get")):
-        print("gpusetup: installing the system libraries Qt needs: " + " ".join(res.packages), file=sys.stderr)
-        inst = SubprocessRunner().run(["apt-get", "install", "-y", "-q", *res.packages], timeout=900,
-                                      env={"DEBIAN_FRONTEND": "noninteractive"})
-        if not inst.ok:
-            tail = (inst.stderr or inst.stdout).strip().splitlines()[-1:] or [inst.error or "failed"]
-            return res.reason() + f" (apt-get install did not work: {tail[0]})"
-        res = qtcheck.check(platform)
+    res = qtcheck.ensure(platform, notify=lambda packages: print(  # as root with apt-get: installs what is missing
+        "gpusetup: installing the system libraries Qt needs: " + " ".join(packages), file=sys.stderr))
     if not res.ok:
         return res.reason()
     if marker is not None:

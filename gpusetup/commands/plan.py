@@ -18,6 +18,8 @@ from gpusetup.compat import live
 from gpusetup.compat.db import DataError, get_db
 from gpusetup.compat.resolver import resolve
 from gpusetup.errors import ToolError
+from gpusetup.i18n import output_language
+from gpusetup.messages import msg, render
 from gpusetup.model import FrameworkPlan, from_dict, to_dict
 from gpusetup.probe import detect
 from gpusetup.report.plans import ChoiceText, PlanText, describe, label
@@ -134,26 +136,28 @@ def plan_document(
 
 def render_text(doc: dict[str, Any]) -> str:
     """Beginner-readable text: what works, what to do first, what was ruled out and why."""
+    lang = output_language()
     m = doc["machine"]
     out: list[str] = []
-    where = "WSL2" if m["wsl"] else (m["os"] or "unknown OS")
+    where = "WSL2" if m["wsl"] else (m["os"] or render(msg("plan.cli.unknown-os"), lang))
     if m["arch"]:
         where += f" {m['arch']}"
-    drv = m["driver"] or "none"
-    gpu_line = ", ".join(f"{g['index']}: {g['name'] or g['vendor']}" for g in m["gpus"]) or "no GPU found"
+    gpu_line = ", ".join(f"{g['index']}: {g['name'] or g['vendor']}" for g in m["gpus"]) or render(msg("plan.cli.no-gpu"), lang)
     has_nvidia = m["driver"] or any(g["vendor"] == "nvidia" for g in m["gpus"])
-    out.append(f"Machine: {where}, Python {m['python'] or 'unknown'}" + (f", NVIDIA driver {drv}" if has_nvidia else ""))
-    out.append(f"GPUs: {gpu_line}")
-    out.append(f"Compatibility data: version {doc['data']['version']} (checked {doc['data']['checked']})")
+    python = m["python"] or render(msg("plan.cli.unknown"), lang)
+    out.append(render(msg("plan.cli.machine-driver", where=where, python=python,
+                          driver=m["driver"] or msg("plan.cli.no-driver")) if has_nvidia
+                      else msg("plan.cli.machine", where=where, python=python), lang))
+    out.append(render(msg("plan.cli.gpus", gpus=gpu_line), lang))
+    out.append(render(msg("plan.cli.data", version=doc["data"]["version"], checked=doc["data"]["checked"]), lang))
     live = doc.get("live") or {}
     if live.get("status") == "checked":
-        out.append(f"Package index checked live: {live['index']}")
+        out.append(render(msg("plan.cli.index-checked", index=live["index"]), lang))
     elif live.get("status") in ("offline", "partial"):
-        out.append("Package index: not reachable, the plan uses the built-in data only" if live["status"] == "offline"
-                   else "Package index: partly reachable (see the notes)")
+        out.append(render(msg("plan.cli.index-offline") if live["status"] == "offline" else msg("plan.cli.index-partial"), lang))
     names = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}
     for newer_fw, newer_v in (live.get("newer") or {}).items():
-        out.append(f"Newer than the data: the index has {names.get(newer_fw, newer_fw)} {newer_v}")
+        out.append(render(msg("plan.cli.newer", framework=names.get(newer_fw, newer_fw), version=newer_v), lang))
     for fp in _plans_of(doc):
         out.append("")
         out += plan_lines(describe(fp))

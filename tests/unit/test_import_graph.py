@@ -82,6 +82,7 @@ def _commands_loaded(argv: list[str]) -> tuple[int, list[str]]:
     ["--color=never", "diagnose", "--json"],
     ["-v", "--color", "never", "diagnose", "--json"],
     ["--col", "never", "diagnose", "--json"],
+    ["--lang", "zh_CN", "--color", "never", "diagnose", "--json"],
     ["--color", "never", "--diagnose", "--json"],
     ["--color", "never"],  # no command and no display: the report
 ])
