@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from gpusetup.model import Cpu, Evidence, KernelModule, PcieLink, PciInfo, System
 from gpusetup.probe import normalize_pci_address
+from gpusetup.probe.platform import LoginEntry
 from gpusetup.versions import as_version
 
 if TYPE_CHECKING:
@@ -498,10 +499,11 @@ class LinuxPlatform:
         return out
 
     # ------------------------------------------------------------------------------------ autostart
-    def autostart_dir(self, ctx: ProbeContext) -> Path | None:
-        """The XDG autostart folder ($XDG_CONFIG_HOME/autostart, default ~/.config/autostart)."""
+    def login_entry(self, ctx: ProbeContext, argv: list[str]) -> LoginEntry | None:
+        """A Desktop Entry in the XDG autostart folder ($XDG_CONFIG_HOME/autostart, default ~/.config/autostart)."""
         home = ctx.env.get("HOME") or str(Path.home())
-        return Path(ctx.env.get("XDG_CONFIG_HOME") or f"{home}/.config") / "autostart"
+        folder = Path(ctx.env.get("XDG_CONFIG_HOME") or f"{home}/.config") / "autostart"
+        return LoginEntry(folder / "gpusetup-resume.desktop", desktop_entry(argv))
 
     # -------------------------------------------------------------------------------------- python
     def python_candidates(self, ctx: ProbeContext, want: str | None) -> list[list[str]]:
@@ -734,3 +736,20 @@ def unix_python_candidates(ctx: ProbeContext, want: str | None, dirs: tuple[str,
             continue
         out += [[str(p / "bin" / (f"python{want}" if want else "python3"))] for p in found]
     return [c for c in out if Path(c[0]).is_file()]
+
+
+def _desktop_quote(arg: str) -> str:
+    """A Desktop Entry Exec argument (freedesktop spec: quote when needed, escape \\ " ` $, a literal % is %%)."""
+    arg = arg.replace("%", "%%")
+    if arg and not any(c in arg for c in ' \t\n"\'\\><~|&;$*?#()`='):
+        return arg
+    return '"' + "".join("\\" + c if c in '"`$\\' else c for c in arg) + '"'
+
+
+def desktop_entry(argv: list[str]) -> str:
+    """The autostart Desktop Entry that runs ``argv`` (hidden from menus; removed by gpusetup when done)."""
+    return ("[Desktop Entry]\nType=Application\nName=GPU Setup (continue the installation)\n"
+            "Name[zh_CN]=GPU Setup（继续安装）\n"
+            "Comment=Continues the GPU setup that stopped for a restart; removed when it is finished\n"
+            f"Exec={' '.join(_desktop_quote(a) for a in argv)}\nTerminal=false\nNoDisplay=true\n"
+            "X-GNOME-Autostart-enabled=true\n")
