@@ -524,6 +524,7 @@ class SelfTestResult:
     duration_s: float | None = None
     framework_python: str | None = None  # the interpreter whose frameworks the framework tier checked
     headline: Message | None = None  # why the GPU was not tested, as data (the English is among the notes)
+    note_codes: list[Message] = field(default_factory=list)  # the notes as data, in the same order
 
 
 @dataclass

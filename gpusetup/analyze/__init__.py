@@ -24,6 +24,8 @@ from gpusetup.analyze.recognisers import (
     recogniser,
 )
 from gpusetup.model import Finding, Machine, Severity, to_dict
+from gpusetup.rules import evaluate
+from gpusetup.rules.unrecognised import not_recognised
 
 __all__ = [
     "Analysis",
@@ -149,8 +151,6 @@ def extract(part: InputPart) -> tuple[Extraction, AnalyzedInput]:
 
 
 def analyze_parts(parts: list[InputPart], unreadable: list[AnalyzedInput] | None = None) -> Analysis:
-    from gpusetup.rules import evaluate
-
     inputs: list[AnalyzedInput] = list(unreadable or [])
     machine = Machine(tool_version=None)
     for part in parts:
@@ -158,8 +158,6 @@ def analyze_parts(parts: list[InputPart], unreadable: list[AnalyzedInput] | None
         inputs.append(info)
         machine = merge_machines(machine, ex.machine)
     findings = evaluate(machine)
-    from gpusetup.rules.unrecognised import not_recognised
-
     silent = not_recognised(machine, findings, {k for i in inputs for k in i.kinds})
     if silent is not None:
         findings.append(silent)

@@ -9,12 +9,15 @@ recognisers run on every text; the ones that return True name the input's kinds.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gpusetup.compat.profile import machine_from_data
 from gpusetup.model import FrameworkInstall, Gpu, Library, Machine, PipPackage, PythonEnv, Reading, Toolkit
+from gpusetup.probe.smi import merge_gpu, parse_smi_header, parse_smi_q, parse_smi_table, parse_smi_xml
 
 MAX_LINES = 5000  # lines of one input kept as messages for the rules
 
@@ -116,8 +119,6 @@ def gpusetup_report(text: str, ex: Extraction) -> bool:
     except ValueError:
         return False
     try:
-        from gpusetup.compat.profile import machine_from_data
-
         machine = machine_from_data(data, ex.name)
     except Exception as exc:  # noqa: BLE001 - ProfileError and anything odd: report it, keep analysing as text
         ex.notes.append(str(exc))
@@ -154,8 +155,6 @@ def gpusetup_plan(text: str, ex: Extraction) -> bool:
 def smi_xml(text: str, ex: Extraction) -> bool:
     if "<nvidia_smi_log" not in text:
         return False
-    from gpusetup.probe.smi import parse_smi_xml
-
     start = text.index("<?xml") if "<?xml" in text else text.index("<nvidia_smi_log")
     snap = parse_smi_xml(text[start:])
     _apply_snapshot(snap, ex, "nvidia-smi -q -x")
@@ -166,8 +165,6 @@ def smi_xml(text: str, ex: Extraction) -> bool:
 def smi_q(text: str, ex: Extraction) -> bool:
     if "NVSMI LOG" not in text and not re.search(r"^\s*Attached GPUs\s+:", text, re.M):
         return False
-    from gpusetup.probe.smi import parse_smi_q
-
     start = text.find("==============NVSMI LOG")
     snap = parse_smi_q(text[start:] if start >= 0 else text)
     _apply_snapshot(snap, ex, "nvidia-smi -q")
@@ -181,8 +178,6 @@ _SMI_HEADER = re.compile(r"NVIDIA-SMI\s+[\w.]+\s+(?:Driver|KMD)\s+Version:\s*[\w
 def smi_table(text: str, ex: Extraction) -> bool:
     if not _SMI_HEADER.search(text):
         return False
-    from gpusetup.probe.smi import parse_smi_header, parse_smi_table
-
     # The table may be indented or quoted in a message: strip common leading tabs/'>' per line.
     lines = [re.sub(r"^[\t >]+(?=[|+])", "", ln) for ln in text.splitlines()]
     body = "\n".join(lines)
@@ -214,8 +209,6 @@ def _apply_snapshot(snap, ex: Extraction, source: str) -> None:  # noqa: ANN001 
         if same is None:
             ex.machine.gpus.append(g)
         else:
-            from gpusetup.probe.smi import merge_gpu
-
             name = same.name
             merge_gpu(same, g)
             if name and same.name and len(name) > len(same.name.rstrip(". ")):
@@ -570,8 +563,6 @@ RECOGNISER_LABELS_EXTRA = {
 
 def merge_machines(a: Machine, b: Machine) -> Machine:
     """Combine partial facts from several inputs: lists are joined, the first known scalar wins."""
-    import dataclasses
-
     def merge(x, y):  # noqa: ANN001, ANN202 - generic over dataclasses
         if x is None:
             return y

@@ -20,16 +20,14 @@ from typing import Any
 
 from gpusetup.cancel import CancelToken, Progress
 from gpusetup.gui.services import DockerOutcome, InstallOutcome, LogFn, Services, Target
+from gpusetup.messages import add_note, msg
 from gpusetup.model import FrameworkPlan, Machine, Plan, SelfTestResult, from_dict
 from gpusetup.resources import resource
 
 PROBES = ("system", "pci", "nvml", "smi", "libcuda", "driver", "toolkit", "frameworks", "containers", "packages")
 
 
-DEMO_SELFTEST_NOTE = (
-    "Demonstration: the recorded machine has no recorded self-test, so the self-test ran on this computer "
-    "and its results are this computer's, not the demonstration machine's."
-)
+DEMO_SELFTEST_NOTE = msg("selftest.note.demo")
 
 
 class DemoError(ValueError):
@@ -161,7 +159,7 @@ class DemoServices(Services):
             if cached is None:
                 cached = super().run_selftest(machine, mode=mode, progress=progress, cancel=cancel)
                 if not cached.cancelled:
-                    cached.notes.insert(0, DEMO_SELFTEST_NOTE)
+                    add_note(cached, DEMO_SELFTEST_NOTE, index=0)
                     DemoServices._selftest_cache[mode] = cached
             return copy.deepcopy(cached)
         from gpusetup.selftest.recorded import rate_recorded

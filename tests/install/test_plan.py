@@ -268,7 +268,7 @@ def local_machine(monkeypatch: pytest.MonkeyPatch) -> Machine:
     """This machine as detection would see it, without a GPU (detection is not what these tests test)."""
     m = Machine(system=System(os="linux", distro_id="debian", distro_version="12", arch="x86_64",
                               python=f"{sys.version_info.major}.{sys.version_info.minor}.{sys.version_info.micro}"))
-    monkeypatch.setattr("gpusetup.probe.detect", lambda *a, **k: m)
+    monkeypatch.setattr("gpusetup.commands.install.detect", lambda *a, **k: m)
     return m
 
 

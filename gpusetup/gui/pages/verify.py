@@ -14,7 +14,7 @@ from gpusetup.gui.pages.base import BasePage
 from gpusetup.gui.services import Unavailable, proof_python
 from gpusetup.gui.widgets import Busy, Card, MeasurementRow, StatusLine, clear_layout, details_section, label
 from gpusetup.gui.workers import JobContext
-from gpusetup.messages import render
+from gpusetup.messages import render, render_notes, render_parts
 from gpusetup.model import Measurement, SelfTestResult
 
 if TYPE_CHECKING:
@@ -61,6 +61,8 @@ def proof_words(result: SelfTestResult | None) -> tuple[str, str, str]:
     from gpusetup.selftest.proof import framework_proof
 
     p = framework_proof(result)
+    if p.why and current_language() != "en":  # the self-test's reason, in this language (shown behind "Details")
+        p.reason = render(p.why, current_language())
     names = ", ".join(p.frameworks)
     where = p.python or tr("this program's own Python")
     if p.status == "gpu":
@@ -278,7 +280,7 @@ class VerifyPage(BasePage):
             card.body.addWidget(label(tr("The graphics card multiplied matrices {x}× faster than the processor.").format(x=x), size=1.1))
             if sp.reason and current_language() == "en":
                 card.body.addWidget(label(sp.reason))
-            elif sp.reason and (more := details_section([sp.reason])) is not None:
+            elif sp.reason and (more := details_section([render_parts(sp.code, sp.params, sp.reason, current_language())])) is not None:
                 card.body.addWidget(more)
             self.results_layout.addWidget(card)
         if any(m.tier == "framework" for m in result.measurements):
@@ -298,7 +300,7 @@ class VerifyPage(BasePage):
                     notes.body.addWidget(label(render(result.headline, current_language())))
                 else:
                     notes.body.addWidget(label(tr("The test left notes on what it could and could not measure.")))
-                more_notes = details_section(["• " + n for n in result.notes])
+                more_notes = details_section(["• " + n for n in render_notes(result.notes, result.note_codes, current_language())])
                 if more_notes is not None:
                     notes.body.addWidget(more_notes)
             self.results_layout.addWidget(notes)
