@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpusetup.install.python import candidates as interpreters
 from gpusetup.messages import msg
 from gpusetup.model import Machine, Message
 from gpusetup.probe import ProbeContext, pyenv
@@ -143,8 +144,6 @@ def candidates(machine: Machine | None = None, installed: Iterable[str] = (), en
     with contextlib.suppress(OSError):  # ~/project/.venv, ~/gpu-env: one level under home
         out += [str(p.parent) for p in sorted(home.glob("*/pyvenv.cfg"))]
         out += [str(p.parent) for p in sorted(home.glob("*/.venv/pyvenv.cfg"))]
-    from gpusetup.install.python import candidates as interpreters
-
     with contextlib.suppress(OSError):
         out += [argv[0] for argv, _ in interpreters(None, env) if len(argv) == 1]
     seen: set[str] = set()

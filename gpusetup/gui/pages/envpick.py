@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpusetup.gui.i18n import current_language, tr
+from gpusetup.gui.services import proof_python
 from gpusetup.gui.widgets import Card, StatusLine, label
 from gpusetup.messages import render
 
@@ -108,8 +109,6 @@ class EnvPicker(Card):
         self.status.set("busy", tr("Looking for Python environments on this computer…"))
         services = self.page.services
         machine = self.page.state.machine
-        from gpusetup.gui.services import proof_python
-
         installed = [p for p in [proof_python(self.page.state.plan, self.page.state.target, self.page.state.install)] if p]
         self.page.run_job(lambda ctx: services.proof_environments(machine, installed), name="find-envs",
                           on_result=self._listed, on_error=self._list_failed)

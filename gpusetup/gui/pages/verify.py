@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from gpusetup.gui.i18n import current_language, tr
 from gpusetup.gui.pages.base import BasePage
+from gpusetup.gui.pages.envpick import EnvPicker
 from gpusetup.gui.services import Unavailable, proof_python
 from gpusetup.gui.widgets import Busy, Card, MeasurementRow, StatusLine, clear_layout, details_section, label
 from gpusetup.gui.workers import JobContext
@@ -120,8 +121,6 @@ class VerifyPage(BasePage):
         self.other_button.setVisible(not wizard.services.demo)
         other.addWidget(self.other_button, 0, Qt.AlignmentFlag.AlignTop)
         self.content.addLayout(other)
-        from gpusetup.gui.pages.envpick import EnvPicker
-
         self.picker = EnvPicker(self, self.prove_in)
         self.picker.setVisible(False)
         self.content.addWidget(self.picker)
