@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import platform as _pyplatform
+import plistlib
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -147,8 +148,6 @@ def _int(v: str | None) -> int | None:
 
 def launch_agent(argv: list[str]) -> str:
     """The LaunchAgent property list that runs ``argv`` once when the user logs in (in the GUI session)."""
-    import plistlib
-
     job = {"Label": LAUNCH_AGENT, "ProgramArguments": list(argv), "RunAtLoad": True,
            "LimitLoadToSessionType": "Aqua", "ProcessType": "Interactive"}
     return plistlib.dumps(job, fmt=plistlib.FMT_XML).decode("utf-8")
