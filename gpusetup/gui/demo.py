@@ -112,8 +112,8 @@ class DemoServices(Services):
         it looks at nothing on this computer (no existing environment, no interpreters, no conda)."""
         if target.kind != "venv":
             return super().build_plan(fplans, machine, target)
-        version = machine.system.python or (machine.python_envs[0].version if machine.python_envs else "") or ""
-        m = re.match(r"(\d+)\.(\d+)", version)
+        version = machine.system.python or (machine.python_envs[0].version if machine.python_envs else None)
+        m = re.match(r"(\d+)\.(\d+)", str(version or ""))
         kwargs: dict[str, Any] = {"base_python": f"python{m.group(1)}.{m.group(2)}"} if m else {}
         return self._install_module().build_plan(fplans, machine, target=target.spec(), portable=True, **kwargs)
 
@@ -152,7 +152,7 @@ class DemoServices(Services):
         tmp = Path(tempfile.mkdtemp(prefix="gpusetup-demo-docker-")) / Path(out_dir).name
         return super().generate_setup(machine, framework, tmp)
 
-    def run_selftest(self, machine: Machine, mode: str = "quick", progress: Progress | None = None, cancel: CancelToken | None = None, python: str | None = None) -> SelfTestResult:
+    def run_selftest(self, machine: Machine, mode: str = "quick", progress: Progress | None = None, cancel: CancelToken | None = None, python: str | None = None, frameworks: Sequence[str] | None = None) -> SelfTestResult:
         recorded = self.data.get("selftest")
         if recorded is None:
             cached = DemoServices._selftest_cache.get(mode)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -59,14 +60,8 @@ def test_the_checker_finds_an_unexplained_import(tmp_path: Path) -> None:
     assert _function_level_imports(sample) == [(4, "import json")]
 
 
-@pytest.mark.parametrize("argv", [
-    ["diagnose", "--json"],
-    ["--color", "never", "diagnose", "--json"],
-    ["--color=never", "diagnose", "--json"],
-    ["-v", "--color", "never", "diagnose", "--json"],
-    ["--color", "never", "--diagnose", "--json"],
-])
-def test_only_the_command_that_runs_is_imported(argv: list[str]) -> None:
+def _commands_loaded(argv: list[str]) -> tuple[int, list[str]]:
+    """Run ``gpusetup ARGV`` in a fresh interpreter without a display: (exit code, command modules imported)."""
     code = (
         "import contextlib, io, json, sys\n"
         "from gpusetup.cli import main\n"
@@ -74,7 +69,36 @@ def test_only_the_command_that_runs_is_imported(argv: list[str]) -> None:
         f"    rc = main({argv!r})\n"
         "print(json.dumps([rc, sorted(m for m in sys.modules if m.startswith('gpusetup.commands.'))]))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    assert out.returncode == 0, out.stderr
     rc, loaded = json.loads(out.stdout.strip().splitlines()[-1])
-    assert rc in (0, 1, 2), out.stderr  # a report was made (the exit code says how healthy the machine is)
-    assert loaded == ["gpusetup.commands.diagnose"], out.stderr
+    return rc, loaded
+
+
+@pytest.mark.parametrize("argv", [
+    ["diagnose", "--json"],
+    ["--color", "never", "diagnose", "--json"],
+    ["--color=never", "diagnose", "--json"],
+    ["-v", "--color", "never", "diagnose", "--json"],
+    ["--col", "never", "diagnose", "--json"],
+    ["--lang", "zh_CN", "--color", "never", "diagnose", "--json"],
+    ["--color", "never", "--diagnose", "--json"],
+    ["--color", "never"],  # no command and no display: the report
+])
+def test_only_the_command_that_runs_is_imported(argv: list[str]) -> None:
+    rc, loaded = _commands_loaded(argv)
+    assert rc in (0, 1, 2)  # a report was made (the exit code says how healthy the machine is)
+    assert loaded == ["gpusetup.commands.diagnose"]
+
+
+def test_help_lists_the_commands_without_importing_them() -> None:
+    assert _commands_loaded(["--help"]) == (0, [])
+    assert _commands_loaded(["--color", "never", "plan", "--help"]) == (0, ["gpusetup.commands.plan", "gpusetup.commands.plan_emit"])
+
+
+def test_completion_describes_every_command() -> None:
+    from gpusetup.cli import COMMANDS
+
+    rc, loaded = _commands_loaded(["completion", "bash"])
+    assert rc == 0 and {f"gpusetup.commands.{c.replace('-', '_')}" for c in COMMANDS} <= set(loaded)

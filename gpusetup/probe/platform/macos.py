@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import platform as _pyplatform
+import plistlib
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpusetup.model import Cpu, Evidence, KernelModule, PcieLink, PciInfo, System
 from gpusetup.probe.platform import LoginEntry
+from gpusetup.versions import as_version
 
 if TYPE_CHECKING:
     from gpusetup.probe import ProbeContext
@@ -81,7 +83,7 @@ class MacPlatform:
 
     def system(self, ctx: ProbeContext) -> System:
         s = System(os="macos", wsl=False, container=None)
-        s.python = _pyplatform.python_version()
+        s.python = as_version(_pyplatform.python_version())
         s.arch = _pyplatform.machine() or None
         ver = ctx.runner.run(["sw_vers", "-productVersion"], timeout=min(ctx.timeout, 3.0))
         s.os_version = ver.stdout.strip() or None
@@ -146,8 +148,6 @@ def _int(v: str | None) -> int | None:
 
 def launch_agent(argv: list[str]) -> str:
     """The LaunchAgent property list that runs ``argv`` once when the user logs in (in the GUI session)."""
-    import plistlib
-
     job = {"Label": LAUNCH_AGENT, "ProgramArguments": list(argv), "RunAtLoad": True,
            "LimitLoadToSessionType": "Aqua", "ProcessType": "Interactive"}
     return plistlib.dumps(job, fmt=plistlib.FMT_XML).decode("utf-8")
