@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpusetup.probe import ProbeContext
 from gpusetup.probe.pyenv import frozen
 
 if TYPE_CHECKING:
@@ -21,8 +22,6 @@ if TYPE_CHECKING:
 
 
 def _entry(argv: list[str], env: dict[str, str] | None, os_name: str | None) -> LoginEntry | None:
-    from gpusetup.probe import ProbeContext
-
     ctx = ProbeContext(env=dict(os.environ) if env is None else env)
     if os_name is not None:
         ctx.os_name = os_name

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import platform as _pyplatform
+import plistlib
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpusetup.model import Cpu, Evidence, KernelModule, PcieLink, PciInfo, System
 from gpusetup.probe.platform import LoginEntry
+from gpusetup.probe.platform.linux import disk_free, unix_python_candidates
 
 if TYPE_CHECKING:
     from gpusetup.probe import ProbeContext
@@ -101,8 +103,6 @@ class MacPlatform:
         mem = _int(vals.get("hw.memsize"))
         s.ram_total_mib = mem // 2**20 if mem else None
         s.evidence.append(Evidence("sysctl / sw_vers", ok=bool(vals), error=None if vals else res.error))
-        from gpusetup.probe.platform.linux import disk_free
-
         s.disk_free_mib = disk_free(ctx)
         return s
 
@@ -130,8 +130,6 @@ class MacPlatform:
         return LoginEntry(Path(home) / "Library" / "LaunchAgents" / f"{LAUNCH_AGENT}.plist", launch_agent(argv))
 
     def python_candidates(self, ctx: ProbeContext, want: str | None) -> list[list[str]]:
-        from gpusetup.probe.platform.linux import unix_python_candidates
-
         fw = f"/Library/Frameworks/Python.framework/Versions/{want}/bin" if want else \
             "/Library/Frameworks/Python.framework/Versions/Current/bin"
         return unix_python_candidates(ctx, want, ("/opt/homebrew/bin", "/usr/local/bin", fw, "/usr/bin"))
@@ -146,8 +144,6 @@ def _int(v: str | None) -> int | None:
 
 def launch_agent(argv: list[str]) -> str:
     """The LaunchAgent property list that runs ``argv`` once when the user logs in (in the GUI session)."""
-    import plistlib
-
     job = {"Label": LAUNCH_AGENT, "ProgramArguments": list(argv), "RunAtLoad": True,
            "LimitLoadToSessionType": "Aqua", "ProcessType": "Interactive"}
     return plistlib.dumps(job, fmt=plistlib.FMT_XML).decode("utf-8")
