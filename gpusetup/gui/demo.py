@@ -152,7 +152,7 @@ class DemoServices(Services):
         tmp = Path(tempfile.mkdtemp(prefix="gpusetup-demo-docker-")) / Path(out_dir).name
         return super().generate_setup(machine, framework, tmp)
 
-    def run_selftest(self, machine: Machine, mode: str = "quick", progress: Progress | None = None, cancel: CancelToken | None = None, python: str | None = None) -> SelfTestResult:
+    def run_selftest(self, machine: Machine, mode: str = "quick", progress: Progress | None = None, cancel: CancelToken | None = None, python: str | None = None, frameworks: Sequence[str] | None = None) -> SelfTestResult:
         recorded = self.data.get("selftest")
         if recorded is None:
             cached = DemoServices._selftest_cache.get(mode)

@@ -457,15 +457,37 @@ class Services:
         progress: Progress | None = None,
         cancel: CancelToken | None = None,
         python: str | None = None,
+        frameworks: Sequence[str] | None = None,
     ) -> SelfTestResult:
-        """Measure; the framework tier checks the environment of ``python`` (the one just installed)."""
+        """Measure; the framework tier checks the environment of ``python`` (the one just installed, or the
+        one the user picked), for ``frameworks`` (None: the usual ones)."""
         run_selftest = _core("selftest")
         from gpusetup.selftest import SelfTestEnv  # lazy: see _core
 
         env = SelfTestEnv(python=python)
-        if self.selftest_frameworks is not None:
+        if frameworks:
+            env.frameworks = tuple(frameworks)
+        elif self.selftest_frameworks is not None:
             env.frameworks = self.selftest_frameworks
         return run_selftest(machine, mode=mode, progress=progress, cancel=cancel, env=env)
+
+    # "Check another Python environment…": what is on this computer, and whether the proof can run there
+    def proof_frameworks(self) -> tuple[str, ...]:
+        from gpusetup.install.environments import DEFAULT_FRAMEWORKS  # lazy: see _core
+
+        return tuple(self.selftest_frameworks or DEFAULT_FRAMEWORKS)
+
+    def proof_environments(self, machine: Machine | None, installed: Sequence[str] = ()) -> list[Any]:
+        """The environments found here (``install.environments.EnvCheck``), those the proof can run in first."""
+        from gpusetup.install import environments  # lazy: see _core
+
+        return environments.known(machine, installed, self.proof_frameworks())
+
+    def check_environment(self, path: str) -> Any:
+        """Whether the proof can run in the environment at ``path`` (a python program or its folder)."""
+        from gpusetup.install import environments  # lazy: see _core
+
+        return environments.check(path, self.proof_frameworks())
 
     # ---------------------------------------------------------------------------------- reports
 

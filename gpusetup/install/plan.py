@@ -312,9 +312,41 @@ def _sizes(choices: list[tuple[FrameworkPlan, Choice]]) -> tuple[int, int]:
     return down, inst
 
 
+PIP_RAW = (24, 1)  # the first pip with ``--progress-bar raw`` (bytes done and total per download)
+
+
+def _plan_pip_upgrade(plan: InstallPlan, index_url: str | None, wheelhouse: str | Path | None,
+                      uv: str | None) -> None:
+    """Update pip in the environment this plan creates when its pip cannot report bytes (older than 24.1,
+    as Debian 12's ensurepip gives: pip 23.0.1) or is not known before it exists (a Python uv provides), so
+    the framework's download shows bytes, speed and time left. pip comes from the user's PyPI mirror, else
+    pip's configured index; that index is checked before anything starts. Not for an existing environment
+    (its pip is the user's), offline installs, uv, or conda."""
+    new_env = any(s.id == "create-venv" for s in plan.steps)
+    if not new_env or wheelhouse is not None or uv or not plan.python or plan.pip[:1] != plan.python[:1]:
+        return
+    got = Version.parse(plan.base_pip)
+    if got and got >= PIP_RAW:
+        return
+    source = ["--index-url", index_url] if index_url else []
+    fallback = plan.probe_package
+    _add_index(plan, index_url, ["pip"])
+    plan.probe_package = fallback  # the framework's project stays the fallback (the PyTorch index has no pip)
+    want = "pip>={}.{}".format(*PIP_RAW)
+    plan.steps.append(Step(
+        id="upgrade-pip", title="Update pip in the new environment", kind="pip",
+        subject=f"pip {plan.base_pip or '?'} → {want.removeprefix('pip')}",
+        argv=[*plan.pip, "install", "--disable-pip-version-check", *source, want],
+        explain=f"The new environment's pip ({plan.base_pip or 'its version is not known yet'}) cannot report "
+                "download progress in bytes; pip 24.1 and newer can, so the framework's download shows its size, "
+                "speed and time left. About 2 MB from the same package index.",
+    ))
+
+
 def _plan_pip(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]], index_url: str | None,
               pytorch_mirror: str | None, wheelhouse: str | Path | None, uv: str | None) -> None:
     plan.download_mib, plan.installed_mib = _sizes(choices)
+    _plan_pip_upgrade(plan, index_url, wheelhouse, uv)
     for i, (url, reqs) in enumerate(_groups(choices, index_url, pytorch_mirror).items()):
         plan.packages.extend(reqs)
         names = ", ".join(reqs)
@@ -352,12 +384,14 @@ def _add_index(plan: InstallPlan, url: str | None, reqs: list[str]) -> None:
 
 def _pip_supports_raw(plan: InstallPlan) -> bool:
     """``--progress-bar raw`` (pip ≥ 24.1) only when we know the pip that runs: the host's, or the one a new
-    venv gets from the interpreter that was found (its ensurepip's version)."""
+    venv gets from the interpreter that was found (its ensurepip's version), or the one the plan updated."""
     if plan.pip[:1] == [sys.executable] and pyfind.own_interpreter():
         hp = _host_pip_version()
-        return bool(hp and hp >= (24, 1))
+        return bool(hp and hp >= PIP_RAW)
+    if any(s.id == "upgrade-pip" for s in plan.steps):
+        return True
     got = Version.parse(plan.base_pip)
-    return bool(got and got >= (24, 1))
+    return bool(got and got >= PIP_RAW)
 
 
 _PYTORCH_FAMILY = {"torch", "torchvision", "torchaudio"}
