@@ -74,7 +74,7 @@ _OPTION_NAMES = {"gpus", "runtime", "image_source", "flavour", "cuda", "allow_un
 def render_files(machine: Machine, sel: Selection, opts: render.Options,
                  host_findings: list[Finding]) -> dict[str, str]:
     """Every file of the set-up as {relative path: text} (README last, since it lists the others)."""
-    drv = machine.driver.version
+    drv = str(machine.driver.version) if machine.driver.version else None
     files: dict[str, str] = {
         "Dockerfile": render.dockerfile(sel, opts, drv),
         ".dockerignore": render.dockerignore(),
