@@ -182,6 +182,11 @@ def analyze_paths(paths: list[str], stdin: io.BufferedIOBase | None = None) -> A
 # -------------------------------------------------------------------------------------------- facts
 
 
+def _text(value: object) -> str | None:
+    """A typed version or compute capability as the text JSON holds."""
+    return None if value is None else str(value)
+
+
 def facts_summary(m: Machine) -> dict[str, Any]:
     """The facts the inputs held, compact and without empty values (for humans and ``--json``)."""
     out: dict[str, Any] = {}
@@ -194,24 +199,24 @@ def facts_summary(m: Machine) -> dict[str, Any]:
         if val not in (None, ""):
             out[key] = val
     if m.driver.version:
-        out["driver_version"] = m.driver.version
+        out["driver_version"] = str(m.driver.version)
     if m.driver.versions:
         out["driver_readings"] = [f"{r.value} ({r.source})" for r in m.driver.versions if r.value]
     if m.driver.cuda_driver_version:
-        out["driver_cuda_version"] = m.driver.cuda_driver_version
+        out["driver_cuda_version"] = str(m.driver.cuda_driver_version)
     for key in ("nvml_error", "cuinit_error"):
         if getattr(m.driver, key):
             out[key] = getattr(m.driver, key)
     if m.gpus:
         out["gpus"] = [
-            {k: v for k, v in (("index", g.index), ("name", g.name), ("compute_capability", g.compute_capability),
+            {k: v for k, v in (("index", g.index), ("name", g.name), ("compute_capability", _text(g.compute_capability)),
                                ("driver_model", g.driver_model), ("pci", g.pci.address)) if v is not None}
             for g in m.gpus
         ]
     fws = [fw for env in m.python_envs for fw in env.frameworks]
     if fws:
         out["frameworks"] = [
-            {k: v for k, v in (("name", fw.name), ("version", fw.version), ("build_cuda", fw.build_cuda),
+            {k: v for k, v in (("name", fw.name), ("version", _text(fw.version)), ("build_cuda", _text(fw.build_cuda)),
                                ("installer", fw.installer), ("build", fw.build),
                                ("gpu_available", fw.gpu_available)) if v is not None}
             for fw in fws

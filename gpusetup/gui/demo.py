@@ -112,8 +112,8 @@ class DemoServices(Services):
         it looks at nothing on this computer (no existing environment, no interpreters, no conda)."""
         if target.kind != "venv":
             return super().build_plan(fplans, machine, target)
-        version = machine.system.python or (machine.python_envs[0].version if machine.python_envs else "") or ""
-        m = re.match(r"(\d+)\.(\d+)", version)
+        version = machine.system.python or (machine.python_envs[0].version if machine.python_envs else None)
+        m = re.match(r"(\d+)\.(\d+)", str(version or ""))
         kwargs: dict[str, Any] = {"base_python": f"python{m.group(1)}.{m.group(2)}"} if m else {}
         return self._install_module().build_plan(fplans, machine, target=target.spec(), portable=True, **kwargs)
 

@@ -597,5 +597,5 @@ def proof_python(plan: Plan | None, target: Target | None, install: InstallOutco
 def python_version_of(machine: Machine) -> str | None:
     """The Python version the plan should target: the running interpreter, when it was detected."""
     if machine.system.python:
-        return machine.system.python
+        return str(machine.system.python)
     return f"{sys.version_info.major}.{sys.version_info.minor}"

@@ -15,13 +15,16 @@ from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from gpusetup import credentials
+from gpusetup.config import ConfigError, load_config
 from gpusetup.install import python as pyfind
 from gpusetup.install import snippets
+from gpusetup.install.net import pip_config_value
 from gpusetup.messages import add_note, message_of, msg, render
 from gpusetup.model import Choice, FrameworkPlan, Machine, Message, Plan, Step
 from gpusetup.probe import current_os
 from gpusetup.resources import resource
-from gpusetup.versions import ComputeCapability, Version
+from gpusetup.selftest.peaks import load_specs
+from gpusetup.versions import GSP_MIN_CC, Version
 
 PYTORCH_INDEX_PREFIX = "https://download.pytorch.org/whl"
 PYPI_SIMPLE = "https://pypi.org/simple"
@@ -95,8 +98,6 @@ def build_plan(
     pip. ``conda_envs`` lists existing conda env names (``conda env list``), so an absent one is created.
     """
     if index_url is None or pytorch_mirror is None:  # the shared configuration file's mirrors (CLI and wizard)
-        from gpusetup.config import ConfigError, load_config
-
         try:
             cfg = load_config()
         except ConfigError as exc:
@@ -274,8 +275,8 @@ def _provide_python(plan: InstallPlan, want: str | None, venv: str, with_pip: bo
 
 def _target_python_version(machine: Machine) -> str | None:
     v = machine.system.python or (machine.python_envs[0].version if machine.python_envs else None)
-    m = re.match(r"(\d+)\.(\d+)", v or "")
-    return f"{m.group(1)}.{m.group(2)}" if m else None
+    mm = v.major_minor if v and len(v.release) >= 2 else None
+    return f"{mm[0]}.{mm[1]}" if mm else None
 
 
 def mirror_url(url: str | None, index_url: str | None, pytorch_mirror: str | None) -> str | None:
@@ -502,15 +503,11 @@ def _platform_tags(machine: Machine) -> list[str]:
 
 def _pip_config(key: str) -> str | None:
     """A value from the user's pip configuration (env var or pip.conf), so checks match what pip will do."""
-    from gpusetup.install.net import pip_config_value
-
     return pip_config_value(key)
 
 
 def _all_data_centre(machine: Machine) -> bool:
     """Every NVIDIA GPU is a data-centre model (gpu_specs.json segment), so the -server driver branch fits."""
-    from gpusetup.selftest.peaks import load_specs
-
     gpus = machine.nvidia_gpus
     if not gpus:
         return False
@@ -544,10 +541,10 @@ def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> Non
         plan.steps.append(Step(id="reboot", title="Restart Windows", kind="reboot",
                                explain="The new driver is active after a restart."))
         return
-    ccs = [cc for cc in (ComputeCapability.parse(g.compute_capability) for g in machine.nvidia_gpus) if cc]
+    ccs = [g.compute_capability for g in machine.nvidia_gpus if g.compute_capability]
     flavour = "auto"
     if ccs:
-        flavour = "proprietary" if min(ccs) < (7, 5) else "open"
+        flavour = "proprietary" if min(ccs) < GSP_MIN_CC else "open"
     else:
         hint = " ".join((a.branch or "") for a in actions).lower()
         flavour = "proprietary" if "proprietary" in hint else "open" if "open" in hint else "auto"

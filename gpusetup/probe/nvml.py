@@ -19,6 +19,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from gpusetup.model import Clocks, Ecc, Evidence, Gpu, GpuProcess, Machine, PcieLink, Reading
+from gpusetup.probe import find_or_add_gpu
 from gpusetup.probe.nvtypes import (
     ARCHITECTURES,
     DRIVER_MODELS,
@@ -27,6 +28,8 @@ from gpusetup.probe.nvtypes import (
     decode_throttle_reasons,
     describe_mig,
 )
+from gpusetup.probe.smi import split_pci_device_id
+from gpusetup.versions import ComputeCapability, as_version
 
 if TYPE_CHECKING:
     from gpusetup.probe import ProbeContext
@@ -587,14 +590,14 @@ def _probe(ctx: ProbeContext, machine: Machine) -> None:
         return
     try:
         version = nv.driver_version()
-        drv.versions.append(Reading(version, SOURCE))
+        drv.versions.append(Reading(as_version(version), SOURCE))
         if version and not drv.version:
-            drv.version = version
+            drv.version = as_version(version)
         cuda = cuda_version_from_int(nv.cuda_driver_version())
         if cuda:
-            drv.cuda_driver_version = cuda
+            drv.cuda_driver_version = as_version(cuda)
             drv.cuda_driver_version_source = SOURCE
-        drv.nvml_version = nv.nvml_version()
+        drv.nvml_version = as_version(nv.nvml_version())
         try:
             count = nv.device_count()
         except NvmlError as err:
@@ -630,9 +633,6 @@ def _init_failed(machine: Machine, err: NvmlError) -> None:
 
 def _probe_device(nv: Any, index: int, machine: Machine) -> Gpu | None:
     """Fill one GPU. Returns the placeholder GPU when it could not even be opened (None otherwise)."""
-    from gpusetup.probe import find_or_add_gpu
-    from gpusetup.probe.smi import split_pci_device_id
-
     try:
         h = nv.handle(index)
         bus, dev_id, sub_id = nv.pci_info(h)
@@ -660,7 +660,7 @@ def _probe_device(nv: Any, index: int, machine: Machine) -> Gpu | None:
             gpu.memory_total_mib, gpu.memory_used_mib, gpu.memory_free_mib = (v // (1024 * 1024) for v in mem)
         cc = nv.compute_capability(h)
         if cc:
-            gpu.compute_capability = f"{cc[0]}.{cc[1]}"
+            gpu.compute_capability = ComputeCapability(cc[0], cc[1])
             gpu.compute_capability_source = SOURCE
         gpu.sm_count = nv.sm_count(h)
         gpu.architecture = gpu.architecture or nv.architecture(h)

@@ -16,9 +16,11 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpusetup import pcidb
 from gpusetup.model import Cpu, Evidence, KernelModule, PcieLink, PciInfo, System
 from gpusetup.probe import normalize_pci_address
 from gpusetup.probe.platform import LoginEntry
+from gpusetup.versions import as_version
 
 if TYPE_CHECKING:
     from gpusetup.probe import ProbeContext
@@ -298,8 +300,6 @@ _CLASS_BY_NAME = {
 
 def _split_vendor_device(info: PciInfo, text: str) -> None:
     """``NVIDIA Corporation GA106M [GeForce …]`` → vendor name + device name (longest known vendor prefix)."""
-    from gpusetup import pcidb
-
     db = pcidb.pci_ids()
     names = db.vendor_names
     if info.vendor_id and info.vendor_id in names:
@@ -391,7 +391,7 @@ class LinuxPlatform:
         s.hostname = read_first_line(ctx, "/proc/sys/kernel/hostname") or (
             _pyplatform.node() if ctx.root == Path("/") else None
         )
-        s.python = _pyplatform.python_version()
+        s.python = as_version(_pyplatform.python_version())
         s.wsl, s.wsl_version = detect_wsl(ctx)
         s.container = detect_container(ctx)
         s.secure_boot, s.secure_boot_source = self.secure_boot(ctx)
@@ -525,7 +525,7 @@ class LinuxPlatform:
                 continue
             mod = KernelModule(name=name, loaded=is_loaded, available_for_running_kernel=avail)
             if is_loaded:
-                mod.version = read_first_line(ctx, f"/sys/module/{name}/version")
+                mod.version = as_version(read_first_line(ctx, f"/sys/module/{name}/version"))
             if name == "nvidia":
                 if "Open Kernel Module" in nv_version_file:
                     mod.flavour = "open"
@@ -533,7 +533,7 @@ class LinuxPlatform:
                     mod.flavour = "proprietary"
                 if mod.version is None:
                     m = re.search(r"Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)", nv_version_file)
-                    mod.version = m.group(1) if m else None
+                    mod.version = as_version(m.group(1)) if m else None
                 if is_loaded or avail:
                     self._modinfo(ctx, mod, kernel)
                 mod.dkms_status = dkms_status(ctx)
@@ -556,7 +556,7 @@ class LinuxPlatform:
             mod.flavour = "open" if "GPL" in lic or "MIT" in lic else "proprietary"
         mod.signer = info.get("signer") or mod.signer
         if mod.version is None:
-            mod.version = info.get("version")
+            mod.version = as_version(info.get("version"))
 
 
 def parse_modinfo(text: str) -> dict[str, str]:

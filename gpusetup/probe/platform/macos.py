@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from gpusetup.model import Cpu, Evidence, KernelModule, PcieLink, PciInfo, System
 from gpusetup.probe.platform import LoginEntry
+from gpusetup.probe.platform.linux import disk_free, unix_python_candidates
+from gpusetup.versions import as_version
 
 if TYPE_CHECKING:
     from gpusetup.probe import ProbeContext
@@ -82,7 +84,7 @@ class MacPlatform:
 
     def system(self, ctx: ProbeContext) -> System:
         s = System(os="macos", wsl=False, container=None)
-        s.python = _pyplatform.python_version()
+        s.python = as_version(_pyplatform.python_version())
         s.arch = _pyplatform.machine() or None
         ver = ctx.runner.run(["sw_vers", "-productVersion"], timeout=min(ctx.timeout, 3.0))
         s.os_version = ver.stdout.strip() or None
@@ -102,8 +104,6 @@ class MacPlatform:
         mem = _int(vals.get("hw.memsize"))
         s.ram_total_mib = mem // 2**20 if mem else None
         s.evidence.append(Evidence("sysctl / sw_vers", ok=bool(vals), error=None if vals else res.error))
-        from gpusetup.probe.platform.linux import disk_free
-
         s.disk_free_mib = disk_free(ctx)
         return s
 
@@ -131,8 +131,6 @@ class MacPlatform:
         return LoginEntry(Path(home) / "Library" / "LaunchAgents" / f"{LAUNCH_AGENT}.plist", launch_agent(argv))
 
     def python_candidates(self, ctx: ProbeContext, want: str | None) -> list[list[str]]:
-        from gpusetup.probe.platform.linux import unix_python_candidates
-
         fw = f"/Library/Frameworks/Python.framework/Versions/{want}/bin" if want else \
             "/Library/Frameworks/Python.framework/Versions/Current/bin"
         return unix_python_candidates(ctx, want, ("/opt/homebrew/bin", "/usr/local/bin", fw, "/usr/bin"))
