@@ -94,8 +94,7 @@ def test_executor_outcomes_in_chinese(tmp_path: Path) -> None:
     functions that word them, with a step of a real plan."""
     run = _run(tmp_path)
     try:
-        step = _steps("rtx3060")[1]  # pip-install of the recorded RTX 3060 laptop's plan
-        assert step.id == "pip-install"
+        step = next(s for s in _steps("rtx3060") if s.id == "pip-install")  # the recorded RTX 3060 laptop's plan
         failed = ex._failure_message(step, ex.StreamResult(argv=step.argv, returncode=1, tail=["ERROR: No matching distribution"]), run)
         said = [
             ex._preflight(run, lambda p: 1024 * ex.MIB, False),  # 1 GiB free, 6 GiB needed
