@@ -15,13 +15,14 @@ from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from gpusetup import credentials
+from gpusetup.compat.db import get_db
 from gpusetup.install import python as pyfind
 from gpusetup.install import snippets
 from gpusetup.messages import add_note, message_of, msg, render
 from gpusetup.model import Choice, FrameworkPlan, Machine, Message, Plan, Step
 from gpusetup.probe import current_os
 from gpusetup.resources import resource
-from gpusetup.versions import GSP_MIN_CC, Version
+from gpusetup.versions import Version
 
 PYTORCH_INDEX_PREFIX = "https://download.pytorch.org/whl"
 PYPI_SIMPLE = "https://pypi.org/simple"
@@ -544,10 +545,10 @@ def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> Non
         plan.steps.append(Step(id="reboot", title="Restart Windows", kind="reboot",
                                explain="The new driver is active after a restart."))
         return
-    ccs = [g.compute_capability for g in machine.nvidia_gpus if g.compute_capability]
+    flavours = [get_db().kernel_modules(g.compute_capability) for g in machine.nvidia_gpus if g.compute_capability]
     flavour = "auto"
-    if ccs:
-        flavour = "proprietary" if min(ccs) < GSP_MIN_CC else "open"
+    if flavours:
+        flavour = "proprietary" if "proprietary" in flavours else "open" if "open" in flavours else "auto"
     else:
         hint = " ".join((a.branch or "") for a in actions).lower()
         flavour = "proprietary" if "proprietary" in hint else "open" if "open" in hint else "auto"
