@@ -22,9 +22,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpusetup import paths
+from gpusetup.compat.db import get_db
+from gpusetup.compat.resolver import resolve
 from gpusetup.install import snippets
-from gpusetup.messages import msg
+from gpusetup.messages import msg, worded_step
 from gpusetup.model import Message, Step
+from gpusetup.probe import ProbeContext
 from gpusetup.probe.pyenv import frozen, own_interpreter
 from gpusetup.runner import Runner, SubprocessRunner
 from gpusetup.versions import Version
@@ -89,8 +93,6 @@ def find_uv(env: dict[str, str] | None = None) -> str | None:
 
 def managed_dir() -> Path:
     """Per-user folder for the Pythons gpusetup provides (``<data dir>/python``)."""
-    from gpusetup import paths
-
     return paths.data_dir() / "python"
 
 
@@ -132,8 +134,6 @@ def candidates(want: str | None, env: dict[str, str] | None = None) -> list[tupl
         found = shutil.which(name, path=env.get("PATH"))
         if found:
             out.append(([found], "PATH"))
-    from gpusetup.probe import ProbeContext
-
     ctx = ProbeContext(env=env)
     with contextlib.suppress(OSError):
         out += [(c, "platform") for c in ctx.platform.python_candidates(ctx, want)]
@@ -191,23 +191,17 @@ def provide_steps(want: str, venv: str, uv: str, *, install_dir: Path | None = N
         get += ["--mirror", mirror_url]
     py = str(Path(venv) / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
     return [
-        Step(id="get-python", title=f"Download Python {minor} (managed by uv) into {idir}", kind="python",
-             argv=get, env=env, subject=f"Python {minor} → {idir}",
-             explain=f"No Python {minor} that can create environments was found on this computer, so uv downloads "
-                     "a standalone Python build into a folder of your own (nothing system-wide changes). Set "
-                     "GPUSETUP_PYTHON_MIRROR to a mirror of the Python builds where the default host cannot be "
-                     "reached.",
-             undo=[uv, "python", "uninstall", "--install-dir", idir, minor]),
-        Step(id="create-venv", title=f"Create the virtual environment {venv} with Python {minor}", kind="venv",
-             subject=f"{venv} (Python {minor})",
-             argv=[uv, "venv", "--no-config", "--managed-python", "--no-python-downloads", "--python", minor, venv],
-             env=env,
-             explain="A separate Python environment keeps this install away from other projects; deleting the "
-                     "folder removes it completely.",
-             undo=[py, "-I", "-c", snippets.RMTREE_VENV, venv]),
-        Step(id="seed-pip", title="Put pip into the new environment", kind="command", subject=venv,
-             argv=[py, "-I", "-m", "ensurepip", "--default-pip"],
-             explain="pip comes from the new Python's own copy (ensurepip), so this needs no network."),
+        worded_step("get-python", msg("step.title.get-python", version=minor, dir=idir),
+                    msg("step.explain.get-python", version=minor), kind="python",
+                    argv=get, env=env, subject=f"Python {minor} → {idir}",
+                    undo=[uv, "python", "uninstall", "--install-dir", idir, minor]),
+        worded_step("create-venv", msg("step.title.create-venv-python", venv=venv, version=minor),
+                    msg("step.explain.create-venv-uv"), kind="venv", subject=f"{venv} (Python {minor})",
+                    argv=[uv, "venv", "--no-config", "--managed-python", "--no-python-downloads", "--python", minor,
+                          venv],
+                    env=env, undo=[py, "-I", "-c", snippets.RMTREE_VENV, venv]),
+        worded_step("seed-pip", msg("step.title.seed-pip"), msg("step.explain.seed-pip"), kind="command",
+                    subject=venv, argv=[py, "-I", "-m", "ensurepip", "--default-pip"]),
     ]
 
 
@@ -220,8 +214,6 @@ def no_python_message(want: str | None, found_unusable: list[str]) -> Message:
 
 def _python_versions() -> list[str]:
     """Every Python minor the compat data names as a bound (python_min/python_max), oldest first."""
-    from gpusetup.compat.db import get_db
-
     found: set[tuple[int, int]] = set()
     files = get_db().files
     for name in ("pytorch", "tensorflow", "jax"):
@@ -239,8 +231,6 @@ def newer_python_offer(machine: object, fplans: list, here: str | Version | None
     """When this Python holds a framework back (Python 3.9 gets PyTorch 2.8), the nearest newer Python that
     gets every chosen framework at least as new and one of them newer — as a note the plan shows, instead of
     settling silently. gpusetup finds that Python on the machine or provides it with uv."""
-    from gpusetup.compat.resolver import resolve
-
     cur = _minor(str(here) if here else None)
     chosen = [fp for fp in fplans if fp.choice is not None]
     if not cur or not chosen:
