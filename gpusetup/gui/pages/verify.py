@@ -187,7 +187,8 @@ class VerifyPage(BasePage):
             return
         clear_layout(self.results_layout)
         self.rows = []
-        self.status.set("busy", tr("Testing… this takes a few seconds; checking a framework can take up to half a minute."))
+        picked_fws = self.picked.frameworks if self.picked is not None else None
+        self.status.set("busy", render(self.services.selftest_estimate(picked_fws), current_language()))
         self.progress.setVisible(True)
         self.progress.update_progress(tr("Starting…"), 0.0)
         self.cancel_button.setVisible(True)
@@ -296,7 +297,12 @@ class VerifyPage(BasePage):
             if current_language() == "en":
                 for n in result.notes:
                     notes.body.addWidget(label("• " + n))
-            else:  # the self-test words its notes in English: the headline in this language, the rest one click away
+            elif len(result.note_codes) == len(result.notes):  # worded as data: every note in this language
+                for n in render_notes(result.notes, result.note_codes, current_language()):
+                    notes.body.addWidget(label("• " + n))
+                if (more_notes := details_section(["• " + n for n in result.notes])) is not None:
+                    notes.body.addWidget(more_notes)
+            else:  # an older result with English notes only: the headline in this language, the rest one click away
                 if result.headline is not None:
                     notes.body.addWidget(label(render(result.headline, current_language())))
                 else:
