@@ -248,7 +248,8 @@ def verified_files(user: Path) -> tuple[dict[str, dict[str, Any]], str]:
     Ed25519 key, every file against the sha256 the signed manifest records. Raises :class:`UnverifiedData`
     (or :class:`DataError` for unreadable files) — a folder written later, or pointed to by
     ``GPUSETUP_COMPAT_DIR``, is never trusted on its word."""
-    from gpusetup.compat import update as upd  # the trust model lives there; imported here to avoid a cycle
+    # lazy: a cycle (update imports db); the trust model lives there
+    from gpusetup.compat import update as upd
 
     try:
         raw = _read_capped(user / MANIFEST, upd.MAX_MANIFEST_BYTES)
