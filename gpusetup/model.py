@@ -190,6 +190,7 @@ class Gpu:
     evidence: list[Evidence] = field(default_factory=list)
     mig_mode_pending: str | None = None  # what MIG mode becomes after the next GPU reset (Enabled / Disabled)
     process_list: list[GpuProcess] = field(default_factory=list)  # who holds the GPU's memory, biggest first
+    cuda_supported: bool | None = None  # False: the chip rule says no current CUDA release runs this chip (enrich)
 
     def __post_init__(self) -> None:
         cc = self.compute_capability
@@ -460,6 +461,8 @@ class Step:
     kind: str = "command"  # command / venv / pip / script / reboot / manual / python
     subject: str = ""  # what the step acts on (a path, the packages, a driver branch): shown beside a translated title
     env: dict[str, str] = field(default_factory=dict)  # extra environment variables for argv (no secrets)
+    title_code: Message | None = None  # ``title`` as data (a gpusetup.messages code), to word it in any language
+    explain_code: Message | None = None  # ``explain`` as data
 
 
 @dataclass

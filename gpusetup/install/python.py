@@ -26,7 +26,7 @@ from gpusetup import paths
 from gpusetup.compat.db import get_db
 from gpusetup.compat.resolver import resolve
 from gpusetup.install import snippets
-from gpusetup.messages import msg
+from gpusetup.messages import msg, worded_step
 from gpusetup.model import Message, Step
 from gpusetup.probe import ProbeContext
 from gpusetup.probe.pyenv import frozen, own_interpreter
@@ -83,6 +83,7 @@ def find_uv(env: dict[str, str] | None = None) -> str | None:
     if bundle and (Path(bundle) / exe).is_file():
         return str(Path(bundle) / exe)
     try:
+        # lazy: asked only when no bundled copy exists; the packaged app has no uv module (it bundles the binary)
         from uv import find_uv_bin  # the PyPI package ships the binary beside its scripts
 
         return str(find_uv_bin())
@@ -191,23 +192,17 @@ def provide_steps(want: str, venv: str, uv: str, *, install_dir: Path | None = N
         get += ["--mirror", mirror_url]
     py = str(Path(venv) / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
     return [
-        Step(id="get-python", title=f"Download Python {minor} (managed by uv) into {idir}", kind="python",
-             argv=get, env=env, subject=f"Python {minor} → {idir}",
-             explain=f"No Python {minor} that can create environments was found on this computer, so uv downloads "
-                     "a standalone Python build into a folder of your own (nothing system-wide changes). Set "
-                     "GPUSETUP_PYTHON_MIRROR to a mirror of the Python builds where the default host cannot be "
-                     "reached.",
-             undo=[uv, "python", "uninstall", "--install-dir", idir, minor]),
-        Step(id="create-venv", title=f"Create the virtual environment {venv} with Python {minor}", kind="venv",
-             subject=f"{venv} (Python {minor})",
-             argv=[uv, "venv", "--no-config", "--managed-python", "--no-python-downloads", "--python", minor, venv],
-             env=env,
-             explain="A separate Python environment keeps this install away from other projects; deleting the "
-                     "folder removes it completely.",
-             undo=[py, "-I", "-c", snippets.RMTREE_VENV, venv]),
-        Step(id="seed-pip", title="Put pip into the new environment", kind="command", subject=venv,
-             argv=[py, "-I", "-m", "ensurepip", "--default-pip"],
-             explain="pip comes from the new Python's own copy (ensurepip), so this needs no network."),
+        worded_step("get-python", msg("step.title.get-python", version=minor, dir=idir),
+                    msg("step.explain.get-python", version=minor), kind="python",
+                    argv=get, env=env, subject=f"Python {minor} → {idir}",
+                    undo=[uv, "python", "uninstall", "--install-dir", idir, minor]),
+        worded_step("create-venv", msg("step.title.create-venv-python", venv=venv, version=minor),
+                    msg("step.explain.create-venv-uv"), kind="venv", subject=f"{venv} (Python {minor})",
+                    argv=[uv, "venv", "--no-config", "--managed-python", "--no-python-downloads", "--python", minor,
+                          venv],
+                    env=env, undo=[py, "-I", "-c", snippets.RMTREE_VENV, venv]),
+        worded_step("seed-pip", msg("step.title.seed-pip"), msg("step.explain.seed-pip"), kind="command",
+                    subject=venv, argv=[py, "-I", "-m", "ensurepip", "--default-pip"]),
     ]
 
 

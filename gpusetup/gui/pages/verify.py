@@ -59,6 +59,8 @@ SPEEDUP = "gpu_cpu_speedup"
 def proof_words(result: SelfTestResult | None) -> tuple[str, str, str]:
     """(status kind, sentence, the self-test's own English reason) for the core's verdict on the framework
     in the checked environment. The reason is shown as is in English, behind "Details" otherwise."""
+    # lazy: selftest.proof brings the self-test package: 25 ms before the first paint (python -X importtime over
+    # gpusetup.gui.app; tests/gui/test_first_paint.py)
     from gpusetup.selftest.proof import framework_proof
 
     p = framework_proof(result)
@@ -234,7 +236,7 @@ class VerifyPage(BasePage):
             self.status.set("fail", tr("The test could not run: {error}").format(error=message))
 
     def _done(self, result: SelfTestResult) -> None:
-        from gpusetup.selftest.proof import framework_proof
+        from gpusetup.selftest.proof import framework_proof  # lazy: see proof_words
 
         p = framework_proof(result)
         logging.getLogger("gpusetup.gui.verify").info(
@@ -263,7 +265,7 @@ class VerifyPage(BasePage):
             self.status.set("pass", tr("It works: your graphics card was tested. There is no rated peak to compare these numbers with, so they are shown without a verdict."))
         else:
             self.status.set("info", tr("The graphics card could not be tested; the results below show what was measured."))
-        from gpusetup.selftest.proof import headline
+        from gpusetup.selftest.proof import headline  # lazy: see proof_words
 
         line = headline(result, self.state.machine.gpus[0].name if self.state.machine and self.state.machine.gpus else None)
         if line is not None:  # the core's one-line verdict on the card, in this language
@@ -295,7 +297,12 @@ class VerifyPage(BasePage):
             if current_language() == "en":
                 for n in result.notes:
                     notes.body.addWidget(label("• " + n))
-            else:  # the self-test words its notes in English: the headline in this language, the rest one click away
+            elif len(result.note_codes) == len(result.notes):  # worded as data: every note in this language
+                for n in render_notes(result.notes, result.note_codes, current_language()):
+                    notes.body.addWidget(label("• " + n))
+                if (more_notes := details_section(["• " + n for n in result.notes])) is not None:
+                    notes.body.addWidget(more_notes)
+            else:  # an older result with English notes only: the headline in this language, the rest one click away
                 if result.headline is not None:
                     notes.body.addWidget(label(render(result.headline, current_language())))
                 else:
