@@ -49,7 +49,7 @@ def stream_bytes(sizes: Sizes, llc: int | None, ram_available_mib: int | None) -
 def run(sizes: Sizes, cancel: CancelToken, progress: Progress, *, ram_available_mib: int | None = None,
         root: Path = Path("/")) -> list[Measurement]:
     try:
-        import numpy as np
+        import numpy as np  # lazy: DESIGN: diagnose never imports numpy; optional for the CPU tier (skipped without it)
     except ImportError:
         return [say(Measurement(name="cpu_matmul_fp32", value=None, unit="GFLOP/s", tier="cpu", verdict="skipped"),
                     msg("selftest.cpu.no-numpy"))]
