@@ -100,7 +100,8 @@ def run_selftest(machine: Machine, *, mode: str = "quick", device: int | None = 
                 from gpusetup.selftest import cpu
 
                 result.measurements.extend(cpu.run(sizes, cancel, progress,
-                                                   ram_available_mib=machine.system.ram_available_mib))
+                                                   ram_available_mib=machine.system.ram_available_mib,
+                                                   python=env.python, runner=env.runner))
     except Cancelled:
         result.cancelled = True
         result.notes.append("Cancelled: the results above are what was measured before stopping; all GPU "
