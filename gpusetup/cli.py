@@ -14,17 +14,30 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from gpusetup import __version__
+from gpusetup import __version__, i18n, term
+from gpusetup.config import ConfigError, load_config
+from gpusetup.credentials import ScrubFilter, scrub
 from gpusetup.errors import EXIT_CANCELLED, EXIT_ERROR, EXIT_OK, EXIT_TOOL, EXIT_WARN, ToolError
 from gpusetup.probe.platform.host import display_available
 
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_TOOL", "EXIT_WARN", "ToolError", "build_parser", "display_available", "main"]
 
-# Sub-commands (modules gpusetup.commands.<name>), in the order `gpusetup --help` lists them.
-COMMANDS: tuple[str, ...] = (
-    "diagnose", "plan", "selftest", "install", "docker", "analyze", "bundle", "db", "gui", "desktop_entry",
-    "config", "completion",
-)
+# Sub-commands, in the order `gpusetup --help` lists them, with the line it shows for each. The rest of a
+# command (its options, description and handler) is in its module: gpusetup.commands.diagnose, ….desktop_entry.
+COMMANDS: dict[str, str] = {
+    "diagnose": "detect GPUs, driver, CUDA, frameworks and problems (text or JSON)",
+    "plan": "choose the PyTorch/TensorFlow/JAX builds that work on this machine",
+    "selftest": "measure the GPU: copy bandwidth, matrix multiply, cuBLAS, frameworks, CPU baseline",
+    "install": "install the framework build that works here (venv + pip; driver/toolkit when needed), with undo",
+    "docker": "generate a GPU container set-up (Dockerfile, compose, devcontainer, Kubernetes, Slurm)",
+    "analyze": "diagnose from text a user sent: collect_env, nvidia-smi, dmesg, tracebacks, docker errors, reports",
+    "bundle": "write a support bundle (.zip) with the report and raw outputs, private data removed",
+    "db": "show or update the compatibility data (versions of CUDA, drivers, frameworks)",
+    "gui": "open the step-by-step wizard for beginners",
+    "desktop-entry": "add (or remove) a GPU Setup launcher in the application menu",
+    "config": "where the configuration file is, what it says (secrets hidden), or write a commented one",
+    "completion": "print a shell completion script (bash, zsh, fish, PowerShell)",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,75 +47,104 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _command_in(argv: Sequence[str]) -> str | None:
-    """The command ``argv`` runs, when it names one before anything else (top-level options take no free value).
+    """The command ``argv`` runs, found as argparse finds it: past the top-level options and their values
+    (``--color never diagnose``, ``--color=never diagnose``, ``-v diagnose``); with no command, the one that runs
+    instead (the wizard, or the report without a display); ``""`` for ``--help`` (the list of commands needs no
+    command's module); None for ``completion`` and anything this cannot read (all are loaded; argparse then
+    says what is wrong).
 
-    ``main`` then imports only that command's module. Measured for `gpusetup diagnose --json` (issue 13,
-    benchmarks/diagnose_bench.py --against, A/B pairs, load average ~2 on 2 cores): importing all twelve cost
-    31 ms of 0.34 s where no bytecode caches exist (a sandbox, PYTHONDONTWRITEBYTECODE, 11 pairs) and was
-    within noise (3 ms, 15 pairs) with caches, as pip installs it. ``--help``, no command and ``completion``
-    still load them all.
+    lazy: ``main`` imports only that command's module (``importlib`` in :func:`build_parser`), because each
+    imports what it uses at the top. Loading all twelve made `gpusetup --help` 309 ms slower (0.28 s → 0.59 s,
+    benchmarks/diagnose_bench.py --against --command=--help, 11 A/B pairs, 2 cores, load average 4.1).
     """
-    for arg in argv:
-        if arg == "--" or not arg.startswith("-"):
-            name = {c.replace("_", "-"): c for c in COMMANDS}.get(arg)
-            return name if name != "completion" else None
-    return None
+    top = _Parser(prog="gpusetup")
+    _add_top_options(top)
+    args = iter(argv)
+    for arg in args:
+        if arg == "--":
+            arg = next(args, "")
+        elif arg.startswith("-"):
+            option, has_value, _ = arg.partition("=")
+            matches = [a for o, a in top._option_string_actions.items()  # argparse accepts a unique prefix
+                       if o == option or (option.startswith("--") and o.startswith(option))]
+            if len({id(a) for a in matches}) != 1:
+                return None
+            if isinstance(matches[0], argparse._HelpAction):
+                return ""  # `gpusetup --help` lists the commands from COMMANDS: no module needed
+            if matches[0].nargs != 0 and not has_value:
+                value = next(args, "")  # argparse takes the next word as the value unless it is an option
+                if value.startswith("-"):
+                    return None
+            continue
+        return arg if arg in COMMANDS and arg != "completion" else None
+    return _default_command()
 
 
-_FALLS_BACK_TO: dict[str, tuple[str, ...]] = {"gui": ("diagnose",)}
+def _default_command() -> str:
+    """What ``gpusetup`` with no command runs: the wizard when a window can open, else the diagnose report."""
+    return "gui" if display_available() else "diagnose"
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line, or with ``only`` just that command (what ``main`` uses to run it)."""
+    """The whole command line; with ``only`` a command's name, the options of just that command (what ``main``
+    uses to run it); with ``only=""`` just the list of commands (``gpusetup --help``)."""
     parser = _Parser(
         prog="gpusetup",
         description="Detect your GPU setup, choose working CUDA/framework versions, install and verify them.",
         epilog="With no command: opens the wizard when a display is available, otherwise prints the diagnose report.",
     )
+    _add_top_options(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, summary in COMMANDS.items():
+        subparser = sub.add_parser(name, help=summary)
+        if only is None or only == name:
+            importlib.import_module(f"gpusetup.commands.{name.replace('-', '_')}").register(subparser)
+        for option, add in (("--color", _add_color), ("--lang", _add_lang)):  # every command takes --color and
+            if not any(option in a.option_strings for a in subparser._actions):  # --lang, before or after its name
+                add(subparser, option[2:])
+    parser.set_defaults(root_parser=parser)  # `gpusetup completion` describes the whole command line
+    sub.choices["completion"].set_defaults(root_parser=parser)  # the completion script is made from this tree
+    return parser
+
+
+def _add_top_options(parser: argparse.ArgumentParser) -> None:
+    """The options before the command name (:func:`_command_in` reads past them to find the command)."""
     parser.add_argument("--version", action="version", version=f"gpusetup {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what is run to stderr")
     parser.add_argument("--diagnose", action="store_true", help="same as the 'diagnose' command")
     _add_color(parser, "color_top")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    # `gui` falls back to the diagnose report when no window can open (commands/gui.py), so it needs both
-    names = (only, *_FALLS_BACK_TO.get(only, ())) if only else COMMANDS
-    for name in names:
-        importlib.import_module(f"gpusetup.commands.{name}").register(sub)
-    parser.set_defaults(root_parser=parser)  # `gpusetup completion` describes the whole command line
-    for subparser in sub.choices.values():  # every command takes --color, before or after its name
-        if not any("--color" in a.option_strings for a in subparser._actions):
-            _add_color(subparser, "color")
-    if "completion" in sub.choices:
-        sub.choices["completion"].set_defaults(root_parser=parser)  # the completion script is made from this tree
-    return parser
+    _add_lang(parser, "lang_top")
 
 
 def _add_color(parser: argparse.ArgumentParser, dest: str) -> None:
-    from gpusetup.term import CHOICES
-
-    parser.add_argument("--color", dest=dest, nargs="?", const="always", choices=CHOICES, metavar="WHEN",
+    parser.add_argument("--color", dest=dest, nargs="?", const="always", choices=term.CHOICES, metavar="WHEN",
                         help="colour the output: auto (a terminal, unless NO_COLOR is set), always or never")
     parser.add_argument("--no-color", dest=dest, action="store_const", const="never", help=argparse.SUPPRESS)
 
 
-def _apply_config() -> list[str]:
+def _add_lang(parser: argparse.ArgumentParser, dest: str) -> None:
+    parser.add_argument("--lang", dest=dest, type=i18n.language_option, choices=i18n.OUTPUT_LANGUAGES, metavar="LANG",
+                        help="print reports, plans and results in LANG: en or zh_CN (default: GPUSETUP_LANG, "
+                        "then defaults.language in the configuration file, then the locale)")
+
+
+def _apply_config() -> tuple[list[str], str | None]:
     """The shared configuration file: its proxy reaches pip, uv and downloads (the wizard starts here too).
 
-    Returns the environment variables it set, so ``main`` removes them again when the command ends. A broken
+    Returns the environment variables it set, so ``main`` removes them again when the command ends, and the
+    language it names (``defaults.language``). A broken
     file is reported (once, here) and left out; the commands that need its mirrors read it again and stop
     with the error.
     """
-    from gpusetup.config import ConfigError, load_config
-
     try:
         cfg = load_config()
     except ConfigError as exc:
         print(f"gpusetup: warning: {exc}", file=sys.stderr)
-        return []
+        return [], None
     added = [k for k in cfg.proxy_env() if k not in os.environ]
     for key in added:
         os.environ[key] = cfg.proxy_env()[key]
-    return added
+    return added, cfg.language
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -115,35 +157,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(_command_in(argv))
     try:
         args = parser.parse_args(argv)
+        if args.command and not hasattr(args, "handler"):  # _command_in read argv otherwise than argparse
+            parser = build_parser()
+            args = parser.parse_args(argv)
     except SystemExit as exc:  # --help/--version (0) or a bad argument (3, see _Parser): an exit code, like handlers
         return int(exc.code or 0) if isinstance(exc.code, (int, type(None))) else EXIT_TOOL
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    from gpusetup.credentials import ScrubFilter
-
     for handler in logging.getLogger().handlers:  # -v logs commands and their output: never with a password
         handler.addFilter(ScrubFilter())
-    from gpusetup import term
-
     term.set_mode(getattr(args, "color", None) or getattr(args, "color_top", None))
-    added_env = _apply_config()
+    added_env, configured_language = _apply_config()
+    i18n.set_output_language(i18n.choose_language(getattr(args, "lang", None) or getattr(args, "lang_top", None),
+                                                  configured_language))
     try:
         return _run(parser, args)
     finally:
         for key in added_env:
             os.environ.pop(key, None)
+        i18n.set_output_language(None)  # in-process callers (tests, the wizard's fallback) start from English
 
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command is None:
-        args = parser.parse_args(["gui" if display_available() else "diagnose"])
+        args = parser.parse_args([_default_command()])
     try:
         return int(args.handler(args))
     except ToolError as exc:
-        from gpusetup.credentials import scrub
-
         print(f"gpusetup: {scrub(str(exc))}", file=sys.stderr)
         return EXIT_TOOL
     except KeyboardInterrupt:

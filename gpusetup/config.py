@@ -20,6 +20,7 @@ Example (``gpusetup config init`` writes a commented one)::
     [defaults]
     frameworks = ["pytorch"]
     target = "venv:~/gpu-env"
+    language = "zh_CN"                                   # what the command line prints in (like --lang)
 
 Command-line options win over the file; the file wins over built-in defaults. A missing file is an empty
 configuration; a broken one is an error that names the file and the line (never silently ignored).
@@ -41,7 +42,8 @@ else:  # pragma: no cover - Python 3.10
 
 MAX_BYTES = 64 * 1024
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
-_KNOWN = {"mirrors": {"pypi", "pytorch"}, "network": {"proxy"}, "defaults": {"frameworks", "target"}}
+_KNOWN = {"mirrors": {"pypi", "pytorch"}, "network": {"proxy"}, "defaults": {"frameworks", "target", "language"}}
+LANGUAGES = ("en", "zh_CN")
 
 
 class ConfigError(ValueError):
@@ -57,6 +59,7 @@ class Config:
     proxy: str | None = None
     frameworks: list[str] = field(default_factory=list)
     target: str | None = None
+    language: str | None = None  # the command line's language (--lang and GPUSETUP_LANG win over it)
 
     def proxy_env(self) -> dict[str, str]:
         """Environment for child processes (pip, uv) when a proxy is configured."""
@@ -109,6 +112,10 @@ def load_config(path: Path | None = None) -> Config:
     if target is not None and not (isinstance(target, str) and target.split(":", 1)[0] in ("venv", "conda")):
         raise ConfigError(f"{path}: defaults.target must look like venv:PATH or conda:NAME")
     cfg.target = target
+    language = defaults.get("language")
+    if language is not None and language not in LANGUAGES:
+        raise ConfigError(f"{path}: defaults.language must be one of {', '.join(LANGUAGES)}")
+    cfg.language = language
     return cfg
 
 
@@ -148,4 +155,6 @@ TEMPLATE = """\
 [defaults]
 # frameworks = ["pytorch"]
 # target = "venv:~/gpu-env"
+# The language the command line prints in: "en" or "zh_CN" (default: from the locale, like the wizard):
+# language = "zh_CN"
 """

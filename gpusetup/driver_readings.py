@@ -8,6 +8,7 @@ whether the facts were detected live or read from what a user sent.
 from __future__ import annotations
 
 from gpusetup.model import Machine
+from gpusetup.versions import Version
 
 PROC_VERSION = "/proc/driver/nvidia/version"
 SYS_VERSION = "/sys/module/nvidia/version"
@@ -18,7 +19,7 @@ USER_SPACE_SOURCES = ("nvml", "nvidia-smi", LIBNVML_SOURCE)
 KERNEL_SOURCES = (PROC_VERSION, SYS_VERSION)
 
 
-def _first(machine: Machine, sources: tuple[str, ...], *, clean_only: bool = False) -> str | None:
+def _first(machine: Machine, sources: tuple[str, ...], *, clean_only: bool = False) -> Version | None:
     for src in sources:
         for r in machine.driver.versions:
             if r.source == src and r.value and not (clean_only and r.error):
@@ -26,14 +27,14 @@ def _first(machine: Machine, sources: tuple[str, ...], *, clean_only: bool = Fal
     return None
 
 
-def same_version(a: str, b: str) -> bool:
+def same_version(a: Version | str, b: Version | str) -> bool:
     """ "570.124" and "570.124.06" are the same driver (NVML prints two parts); "570.124" ≠ "570.133"."""
-    pa, pb = a.split("."), b.split(".")
+    pa, pb = Version(a).release, Version(b).release
     n = min(len(pa), len(pb))
     return pa[:n] == pb[:n]
 
 
-def best_driver_version(machine: Machine) -> str | None:
+def best_driver_version(machine: Machine) -> Version | None:
     """NVML, then nvidia-smi, then the kernel module (what is running), then the library on disk.
 
     A reading that came with an error (nvidia-smi naming its library version while failing) is used only
@@ -42,7 +43,7 @@ def best_driver_version(machine: Machine) -> str | None:
     return _first(machine, order, clean_only=True) or _first(machine, order)
 
 
-def driver_mismatch(machine: Machine) -> tuple[str, str] | None:
+def driver_mismatch(machine: Machine) -> tuple[Version, Version] | None:
     """(kernel module version, user-space version) when they differ, else None.
 
     User space is what NVML/nvidia-smi report, or, when they cannot start (which is what a mismatch

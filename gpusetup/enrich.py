@@ -12,6 +12,7 @@ import re
 
 from gpusetup import pcidb
 from gpusetup.model import Evidence, Gpu, Machine
+from gpusetup.versions import ComputeCapability
 
 CHIP_RULE_SOURCE = "chip rule (pci.ids)"
 NAME_MATCH_SOURCE = "chip rule (pci.ids name match)"
@@ -85,7 +86,7 @@ def classify_pci_device(gpu: Gpu) -> None:
     gpu.chip = gpu.chip or cls.chip
     gpu.architecture = gpu.architecture or cls.architecture
     if gpu.compute_capability is None and cls.compute_capability is not None:
-        gpu.compute_capability = cls.compute_capability
+        gpu.compute_capability = ComputeCapability.parse(cls.compute_capability)
         gpu.compute_capability_source = CHIP_RULE_SOURCE
     if cls.cuda is False:
         gpu.evidence.append(
@@ -104,7 +105,7 @@ def classify_by_name(gpu: Gpu) -> None:
         return
     gpu.chip = gpu.chip or (cls.chip if single else None)
     gpu.architecture = gpu.architecture or cls.architecture
-    gpu.compute_capability = cls.compute_capability
+    gpu.compute_capability = ComputeCapability.parse(cls.compute_capability)
     gpu.compute_capability_source = NAME_MATCH_SOURCE
     gpu.evidence.append(Evidence(NAME_MATCH_SOURCE, detail=f"{gpu.name!r} is listed in pci.ids only for chip(s) {', '.join(sorted(chips))}"))
 

@@ -1,5 +1,6 @@
 """Core texts in other languages, without Qt: a title and "what this means" per finding id and per
-install-step id.
+install-step id; and which language the command line prints in (:func:`choose_language`,
+:func:`output_language`).
 
 The rules (and the install planner) build their English text with this machine's values (versions, GPU
 names, paths). A translation here is per *id* and written to stay true without those values; the English
@@ -12,7 +13,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
@@ -35,6 +38,56 @@ def normalise_language(language: str | None) -> str | None:
     if code.lower() in ("zh", "zh_cn", "zh_hans", "zh_sg"):
         return "zh_CN"
     return None
+
+
+# The languages the command line and the reports can speak ("en" is the source; the rest have catalogues).
+OUTPUT_LANGUAGES: tuple[str, ...] = ("en", *FINDING_LANGUAGES)
+_output: list[str] = ["en"]
+
+
+def locale_language(environ: Mapping[str, str] | None = None) -> str:
+    """The language the POSIX locale asks for: the first of LC_ALL, LC_MESSAGES, LANG that is set decides
+    ("zh_CN.UTF-8" → "zh_CN"; zh_TW / zh_HK, C, POSIX and anything without a catalogue → "en")."""
+    env = os.environ if environ is None else environ
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = env.get(var)
+        if value:
+            code = value.split(".")[0].split("@")[0].replace("-", "_")
+            if code.lower() in ("zh_tw", "zh_hk", "zh_hant", "zh_mo"):
+                return "en"
+            return normalise_language(code) or "en"
+    return "en"
+
+
+def choose_language(option: str | None = None, configured: str | None = None,
+                    environ: Mapping[str, str] | None = None) -> str:
+    """The command line's language: ``--lang``, else ``GPUSETUP_LANG``, else the configuration file's
+    ``defaults.language``, else the locale. Unknown names fall through to the next source."""
+    env = os.environ if environ is None else environ
+    for candidate in (option, env.get("GPUSETUP_LANG"), configured):
+        if candidate:
+            code = language_option(candidate)
+            if code in OUTPUT_LANGUAGES:
+                return code
+            log.warning("language %r is not available (choose %s)", candidate, ", ".join(OUTPUT_LANGUAGES))
+    return locale_language(env)
+
+
+def language_option(value: str) -> str:
+    """A language name as the command line accepts it: "zh-CN", "zh", "zh_CN.UTF-8" → "zh_CN"; "en_US" → "en"."""
+    if normalise_language(value):
+        return "zh_CN"
+    return "en" if value.split(".")[0].replace("-", "_").lower().split("_")[0] == "en" else value
+
+
+def set_output_language(language: str | None) -> None:
+    """The language text reports, plans and self-test results are printed in (the CLI sets it once)."""
+    _output[0] = normalise_language(language) or "en"
+
+
+def output_language(language: str | None = None) -> str:
+    """``language`` when given, else the language set for this process's printed output ("en" by default)."""
+    return (normalise_language(language) or "en") if language else _output[0]
 
 
 # catalogue kind → (file name prefix, top-level key)

@@ -7,6 +7,11 @@ Unknown is a value (``None``), never an exception. Every fact that came from som
 :class:`Evidence` saying where, and the error when the source failed, so a report can show *why* a value
 is missing. The JSON form is versioned by :data:`SCHEMA_VERSION` and described by
 ``resources/schema/report.schema.json`` (generated from these classes by ``gpusetup.schema``).
+
+Software versions and compute capabilities are stored typed (:class:`~gpusetup.versions.Version`,
+:class:`~gpusetup.versions.ComputeCapability`), so every consumer compares them one way; in JSON they are the
+texts they were read from ("570.133.07", "8.6"). Constructors also accept those texts (a recorded report,
+a test) and store the typed value.
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ import types
 import typing
 from dataclasses import dataclass, field
 from typing import Any
+
+from gpusetup.versions import ComputeCapability, Version, as_version
+from gpusetup.versions import version_key as version_of
 
 SCHEMA_VERSION = "1.0"
 
@@ -43,6 +51,9 @@ class Severity(str, enum.Enum):
 _SEVERITY_RANK = {Severity.OK: 0, Severity.INFO: 1, Severity.WARNING: 2, Severity.ERROR: 3}
 
 
+_version = as_version  # a version field's value as stored: typed, the text kept (JSON round-trips exactly)
+
+
 @dataclass
 class Evidence:
     """Where a fact came from (``nvml``, ``nvidia-smi -q -x``, ``/proc/driver/nvidia/version``…).
@@ -61,9 +72,12 @@ class Evidence:
 class Reading:
     """One value as reported by one source, for facts that several sources report (driver version)."""
 
-    value: str | None
+    value: Version | None
     source: str
     error: str | None = None
+
+    def __post_init__(self) -> None:
+        self.value = _version(self.value)
 
 
 # --------------------------------------------------------------------------------------------- GPUs
@@ -150,7 +164,7 @@ class Gpu:
     serial: str | None = None
     chip: str | None = None  # GA102, AD107, gfx1100…
     architecture: str | None = None  # Ampere, Ada Lovelace…
-    compute_capability: str | None = None  # "8.6"
+    compute_capability: ComputeCapability | None = None  # (8, 6), "8.6" in JSON
     compute_capability_source: str | None = None  # nvml / nvidia-smi / chip rule (pci.ids)
     gfx_target: str | None = None  # AMD only
     memory_total_mib: int | None = None
@@ -177,6 +191,11 @@ class Gpu:
     mig_mode_pending: str | None = None  # what MIG mode becomes after the next GPU reset (Enabled / Disabled)
     process_list: list[GpuProcess] = field(default_factory=list)  # who holds the GPU's memory, biggest first
 
+    def __post_init__(self) -> None:
+        cc = self.compute_capability
+        if cc is not None and type(cc) is not ComputeCapability:
+            self.compute_capability = ComputeCapability.parse(cc)
+
 
 # ------------------------------------------------------------------------------------------- driver
 
@@ -185,26 +204,34 @@ class Gpu:
 class KernelModule:
     name: str  # nvidia, nouveau, nova_core, amdgpu…
     loaded: bool | None = None
-    version: str | None = None
+    version: Version | None = None
     flavour: str | None = None  # open / proprietary (NVIDIA only)
     available_for_running_kernel: bool | None = None  # a .ko exists under /lib/modules/$(uname -r)
     signer: str | None = None
     dkms_status: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.version = _version(self.version)
 
 
 @dataclass
 class Driver:
     """The NVIDIA driver as each source sees it; disagreement between sources is itself a finding."""
 
-    version: str | None = None  # best single answer (user-space first)
+    version: Version | None = None  # best single answer (user-space first)
     versions: list[Reading] = field(default_factory=list)  # each source's answer
-    cuda_driver_version: str | None = None  # highest CUDA the driver supports, "12.8"
+    cuda_driver_version: Version | None = None  # highest CUDA the driver supports, "12.8"
     cuda_driver_version_source: str | None = None
-    nvml_version: str | None = None
+    nvml_version: Version | None = None
     nvml_error: str | None = None  # plain-words reason NVML could not start, when it could not
     cuinit_error: str | None = None  # CUresult name when cuInit failed
     modules: list[KernelModule] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.version = _version(self.version)
+        self.cuda_driver_version = _version(self.cuda_driver_version)
+        self.nvml_version = _version(self.nvml_version)
 
 
 # ------------------------------------------------------------------------------------- CUDA and libs
@@ -213,9 +240,12 @@ class Driver:
 @dataclass
 class Toolkit:
     path: str
-    version: str | None = None
+    version: Version | None = None
     source: str = ""  # /usr/local/cuda-*, CUDA_HOME, nvcc on PATH, conda
     nvcc: str | None = None
+
+    def __post_init__(self) -> None:
+        self.version = _version(self.version)
 
 
 @dataclass
@@ -223,16 +253,23 @@ class Library:
     """A CUDA-family shared library found on the system (loader cache, pip wheel, toolkit dir)."""
 
     name: str  # libcudnn, libcublas, libnccl…
-    version: str | None = None
+    version: Version | None = None
     path: str | None = None
     source: str = ""  # ldconfig / pip wheel nvidia-cudnn-cu12 / toolkit
+
+    def __post_init__(self) -> None:
+        self.version = _version(self.version)
 
 
 @dataclass
 class PipPackage:
     name: str
-    version: str
+    version: Version
     installed_at: str | None = None  # dist-info RECORD time (UTC ISO-8601) when read; tells install order
+
+    def __post_init__(self) -> None:
+        if type(self.version) is not Version:
+            self.version = Version(self.version)
 
 
 @dataclass
@@ -251,10 +288,10 @@ class CudaStack:
 @dataclass
 class FrameworkInstall:
     name: str  # torch, tensorflow, jax, jaxlib, cupy, onnxruntime
-    version: str | None = None
-    build_cuda: str | None = None  # CUDA the wheel was built against ("12.6"), None for CPU builds
-    build_rocm: str | None = None
-    cudnn: str | None = None
+    version: Version | None = None
+    build_cuda: Version | None = None  # CUDA the wheel was built against ("12.6"), None for CPU builds
+    build_rocm: Version | None = None
+    cudnn: Version | None = None
     arch_list: list[str] = field(default_factory=list)  # sm_50 … compiled in
     gpu_available: bool | None = None  # torch.cuda.is_available() and friends
     device_count: int | None = None
@@ -268,16 +305,25 @@ class FrameworkInstall:
     direct_url: str | None = None  # direct_url.json "url": set when installed from a file/URL, not an index
     cudnn_requirement: str | None = None  # the wheel's own Requires-Dist on cuDNN ("nvidia-cudnn-cu12==9.1.0.70")
 
+    def __post_init__(self) -> None:
+        self.version = _version(self.version)
+        self.build_cuda = _version(self.build_cuda)
+        self.build_rocm = _version(self.build_rocm)
+        self.cudnn = _version(self.cudnn)
+
 
 @dataclass
 class PythonEnv:
     executable: str
-    version: str | None = None
+    version: Version | None = None
     is_venv: bool | None = None
     is_conda: bool | None = None
     frameworks: list[FrameworkInstall] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
     companions: list[PipPackage] = field(default_factory=list)  # torchvision/torchaudio…: their +cuXXX tag
+
+    def __post_init__(self) -> None:
+        self.version = _version(self.version)
 
 
 # ------------------------------------------------------------------------------------------- system
@@ -309,7 +355,7 @@ class System:
     secure_boot: bool | None = None
     secure_boot_source: str | None = None
     kernel_cmdline: str | None = None  # /proc/cmdline (iommu=, module blacklists)
-    python: str | None = None
+    python: Version | None = None  # the Python gpusetup runs on, "3.12.3"
     cpu: Cpu = field(default_factory=Cpu)
     ram_total_mib: int | None = None
     ram_available_mib: int | None = None
@@ -317,6 +363,9 @@ class System:
     is_jetson: bool | None = None
     evidence: list[Evidence] = field(default_factory=list)
     prime_profile: str | None = None  # Ubuntu nvidia-prime: nvidia / on-demand / intel (/etc/prime-discrete)
+
+    def __post_init__(self) -> None:
+        self.python = _version(self.python)
 
 
 @dataclass
@@ -524,6 +573,7 @@ class SelfTestResult:
     duration_s: float | None = None
     framework_python: str | None = None  # the interpreter whose frameworks the framework tier checked
     headline: Message | None = None  # why the GPU was not tested, as data (the English is among the notes)
+    note_codes: list[Message] = field(default_factory=list)  # the notes as data, in the same order
 
 
 @dataclass
@@ -546,9 +596,11 @@ class Report:
 
 
 def to_dict(obj: Any) -> Any:
-    """Dataclass tree → JSON-ready dict (enums as their values)."""
+    """Dataclass tree → JSON-ready dict (enums as their values, versions and compute capabilities as text)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, (Version, ComputeCapability)):
+        return str(obj)
     if isinstance(obj, enum.Enum):
         return obj.value
     if isinstance(obj, dict):
@@ -657,6 +709,23 @@ def _converter(tp: Any) -> _Converter:
                 raise SchemaError(f"{path}: {data!r} is not one of {[m.value for m in enum_type]}") from exc
 
         return as_enum
+    if tp is Version:
+
+        def as_version(data: Any, path: str) -> Any:
+            if not isinstance(data, str):
+                raise SchemaError(f"{path}: expected a version text, got {data!r}")
+            return version_of(data)
+
+        return as_version
+    if tp is ComputeCapability:
+
+        def as_cc(data: Any, path: str) -> Any:
+            cc = ComputeCapability.parse(data) if isinstance(data, str) else None
+            if cc is None:
+                raise SchemaError(f"{path}: expected a compute capability such as \"8.6\", got {data!r}")
+            return cc
+
+        return as_cc
     if tp is float:
 
         def as_float(data: Any, path: str) -> Any:

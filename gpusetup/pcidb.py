@@ -12,13 +12,11 @@ Both files are parsed once, lazily, on first use (a few milliseconds); nothing h
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
-from gpusetup.resources import resource
+from gpusetup import resources
 
 log = logging.getLogger("gpusetup.pcidb")
 
@@ -116,19 +114,15 @@ def parse_pci_ids(text: str) -> PciIds:
     return PciIds(text)
 
 
-@functools.lru_cache(maxsize=4)
-def _load_pci_ids(path: Path) -> PciIds:
+@functools.lru_cache(maxsize=1)
+def pci_ids() -> PciIds:
+    """The shipped pci.ids subset, read through :mod:`gpusetup.resources` and parsed once."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = resources.read_text("pci.ids", errors="replace")
     except OSError as exc:
-        log.warning("cannot read %s: %s", path, exc)
+        log.warning("cannot read the shipped pci.ids: %s", exc)
         return PciIds()
     return parse_pci_ids(text)
-
-
-def pci_ids(path: Path | None = None) -> PciIds:
-    """The shipped pci.ids subset (or another file), parsed once."""
-    return _load_pci_ids(path or resource("pci.ids"))
 
 
 def lookup(vendor_id: str, device_id: str) -> tuple[str | None, str | None]:
@@ -158,14 +152,16 @@ class _ChipRules:
     data_version: str | None
 
 
-@functools.lru_cache(maxsize=4)
-def _load_rules(path: Path) -> _ChipRules:
+@functools.lru_cache(maxsize=1)
+def _rules() -> _ChipRules:
+    """The chip rule of ``resources/compat/gpu_chips.json`` (not a resolver table: ``compat.db`` leaves it to
+    this module), read through :mod:`gpusetup.resources` and parsed once."""
     exact: dict[str, tuple[str | None, str, bool | None]] = {}
     patterns: list[tuple[re.Pattern[str], str]] = []
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = resources.read_json("compat", "gpu_chips.json")
     except (OSError, ValueError) as exc:
-        log.warning("cannot read chip table %s: %s", path, exc)
+        log.warning("cannot read the chip table gpu_chips.json: %s", exc)
         return _ChipRules({}, (), None)
     for table in data.get("tables", {}).values():
         for row in table.get("rows", []):
@@ -180,12 +176,8 @@ def _load_rules(path: Path) -> _ChipRules:
                 try:
                     patterns.append((re.compile(row["pattern"], re.I), arch))
                 except re.error as exc:
-                    log.warning("bad pattern %r in %s: %s", row["pattern"], path, exc)
+                    log.warning("bad pattern %r in gpu_chips.json: %s", row["pattern"], exc)
     return _ChipRules(exact, tuple(patterns), data.get("version"))
-
-
-def _rules() -> _ChipRules:
-    return _load_rules(resource("compat", "gpu_chips.json"))
 
 
 _BRACKETS = re.compile(r"\[[^\]]*\]|\([^)]*\)")

@@ -13,6 +13,7 @@ import argparse
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gpusetup.probe.pyenv import frozen, own_interpreter
@@ -55,6 +56,8 @@ class QtCheck:
     missing: list[str] = field(default_factory=list)  # missing shared libraries (sonames)
     packages: list[str] = field(default_factory=list)  # Debian/Ubuntu packages that provide them
     detail: str = ""  # the loader's own words, for the log
+    installed: list[list[str]] = field(default_factory=list)  # the packages each apt-get run was asked for
+    install_error: str = ""  # apt-get's last words when it failed
 
     def reason(self) -> str:
         """One plain sentence for the user (English; the caller may be a terminal without Qt)."""
@@ -67,6 +70,8 @@ class QtCheck:
                 what += ". Install them with: sudo apt-get install -y " + " ".join(self.packages)
         elif self.detail:
             what += f" ({self.detail})"
+        if self.install_error:
+            what += f" (apt-get install did not work: {self.install_error})"
         return what + "."
 
 
@@ -142,6 +147,42 @@ def check(platform: str | None = None, runner: Runner | None = None, timeout: fl
         missing = list(dict.fromkeys(missing + found))
     packages = list(dict.fromkeys(debian_package(s) for s in missing))
     return QtCheck(False, failed or platform or "", missing, packages, detail or (res.error or "").strip())
+
+
+def may_install(runner: Runner) -> bool:
+    """Whether missing system packages may be installed here: as root, with apt-get, unless
+    ``GPUSETUP_QT_INSTALL=0`` says never."""
+    return (os.environ.get("GPUSETUP_QT_INSTALL", "1") != "0" and hasattr(os, "geteuid") and os.geteuid() == 0
+            and runner.which("apt-get") is not None)
+
+
+def ensure(platform: str | None = None, runner: Runner | None = None, install: bool = True, rounds: int = 4,
+           notify: Callable[[list[str]], None] | None = None) -> QtCheck:
+    """:func:`check`, and when it fails and we may install (:func:`may_install`), ``apt-get install`` the
+    packages it names and check again. The loader names one missing library at a time when another one is
+    damaged (ldd stops at the first), so this repeats while each check names packages not tried yet (a fresh
+    Debian lacked libxcb-cursor0, then libxcb-icccm4 and libxcb-keysyms1). ``notify`` hears each batch."""
+    runner = runner or SubprocessRunner()
+    res = check(platform, runner)
+    done: list[list[str]] = []
+    tried: set[str] = set()
+    while not res.ok and install and len(done) < rounds and may_install(runner):
+        new = [p for p in res.packages if p not in tried]
+        if not new:
+            break
+        tried.update(new)
+        done.append(new)
+        if notify is not None:
+            notify(new)
+        inst = runner.run(["apt-get", "install", "-y", "-q", *new], timeout=900,
+                          env={"DEBIAN_FRONTEND": "noninteractive"})
+        if not inst.ok:
+            tail = (inst.stderr or inst.stdout).strip().splitlines()[-1:] or [inst.error or "failed"]
+            res.installed, res.install_error = done, tail[0]
+            return res
+        res = check(platform, runner)
+    res.installed = done
+    return res
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 
 from gpusetup import model
 from gpusetup.resources import resource
+from gpusetup.versions import ComputeCapability, Version
 
 SCHEMA_ID = "https://gpusetup.invalid/schema/report.schema.json"
 
@@ -59,7 +60,7 @@ def _type_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
         return {"$ref": f"#/$defs/{name}"}
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return {"type": "string", "enum": [m.value for m in tp]}
-    if tp is str:
+    if tp in (str, Version, ComputeCapability):  # versions and compute capabilities are texts in JSON
         return {"type": "string"}
     if tp is bool:
         return {"type": "boolean"}

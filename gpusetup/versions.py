@@ -24,9 +24,11 @@ from packaging.version import Version as _PkgVersion
 __all__ = [
     "ComputeCapability",
     "Coverage",
+    "GSP_MIN_CC",
     "Version",
     "kernel_coverage",
     "arch_list_coverage",
+    "as_version",
     "version_key",
 ]
 
@@ -107,6 +109,11 @@ class Version:
         return (r[0], r[1] if len(r) > 1 else 0) if r else None
 
     @property
+    def packaging(self) -> _PkgVersion | None:
+        """The ``packaging.version.Version`` it compares as (for ``SpecifierSet.contains``); None when unknown."""
+        return self._pv
+
+    @property
     def is_prerelease(self) -> bool:
         return bool(self._pv is not None and self._pv.is_prerelease)
 
@@ -172,6 +179,14 @@ def version_key(text: str | None) -> Version:
     return Version(text)
 
 
+def as_version(text: str | Version | None) -> Version | None:
+    """A version fact as the model stores it: None stays None (not known); any text becomes a :class:`Version`
+    that keeps it, so it is written back unchanged (a text that holds no version is a falsy Version)."""
+    if text is None or type(text) is Version:
+        return text
+    return version_key(str(text))
+
+
 # ---------------------------------------------------------------------------------- compute capability
 
 _CC_TEXT = re.compile(r"(\d+)\.(\d+)")
@@ -180,11 +195,23 @@ _CC_TEXT = re.compile(r"(\d+)\.(\d+)")
 class ComputeCapability(NamedTuple):
     """An NVIDIA compute capability: a ``(major, minor)`` tuple that prints as "8.6".
 
-    Being a tuple it compares with other capabilities and with plain ``(8, 6)`` tuples.
+    Being a tuple it compares with other capabilities and with plain ``(8, 6)`` tuples; like :class:`Version` it
+    is also equal to its text ("8.6"), so a recorded report's value and a typed one agree.
     """
 
     major: int
     minor: int
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            return _parse_cc(other) == tuple(self)
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return tuple.__hash__(self)
 
     @classmethod
     def parse(cls, text: str | ComputeCapability | tuple[int, int] | None) -> ComputeCapability | None:
@@ -216,6 +243,10 @@ def _parse_cc(text: str) -> ComputeCapability | None:
         return ComputeCapability(int(s[:-1]), int(s[-1]))
     return None
 
+
+# NVIDIA's open kernel modules drive a GPU through its GSP, which GPUs have from Turing (7.5) on: older ones need
+# the proprietary modules (rules F10 and the driver install step both ask this).
+GSP_MIN_CC = ComputeCapability(7, 5)
 
 Coverage = Literal["sass", "ptx"]
 

@@ -13,6 +13,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["GPUSETUP_LIVE"] = "off"  # no plan-time index check against the real PyPI (tests/compat/test_live.py turns it on)
+os.environ["GPUSETUP_LANG"] = "en"  # the CLI's words do not follow the tester's locale (tests/cli/test_language.py)
 sys.path.insert(0, str(ROOT / "tests"))  # `from fakes.runner import FakeRunner`
 
 

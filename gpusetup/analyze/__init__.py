@@ -24,6 +24,8 @@ from gpusetup.analyze.recognisers import (
     recogniser,
 )
 from gpusetup.model import Finding, Machine, Severity, to_dict
+from gpusetup.rules import evaluate
+from gpusetup.rules.unrecognised import not_recognised
 
 __all__ = [
     "Analysis",
@@ -149,8 +151,6 @@ def extract(part: InputPart) -> tuple[Extraction, AnalyzedInput]:
 
 
 def analyze_parts(parts: list[InputPart], unreadable: list[AnalyzedInput] | None = None) -> Analysis:
-    from gpusetup.rules import evaluate
-
     inputs: list[AnalyzedInput] = list(unreadable or [])
     machine = Machine(tool_version=None)
     for part in parts:
@@ -158,8 +158,6 @@ def analyze_parts(parts: list[InputPart], unreadable: list[AnalyzedInput] | None
         inputs.append(info)
         machine = merge_machines(machine, ex.machine)
     findings = evaluate(machine)
-    from gpusetup.rules.unrecognised import not_recognised
-
     silent = not_recognised(machine, findings, {k for i in inputs for k in i.kinds})
     if silent is not None:
         findings.append(silent)
@@ -184,6 +182,11 @@ def analyze_paths(paths: list[str], stdin: io.BufferedIOBase | None = None) -> A
 # -------------------------------------------------------------------------------------------- facts
 
 
+def _text(value: object) -> str | None:
+    """A typed version or compute capability as the text JSON holds."""
+    return None if value is None else str(value)
+
+
 def facts_summary(m: Machine) -> dict[str, Any]:
     """The facts the inputs held, compact and without empty values (for humans and ``--json``)."""
     out: dict[str, Any] = {}
@@ -196,24 +199,24 @@ def facts_summary(m: Machine) -> dict[str, Any]:
         if val not in (None, ""):
             out[key] = val
     if m.driver.version:
-        out["driver_version"] = m.driver.version
+        out["driver_version"] = str(m.driver.version)
     if m.driver.versions:
         out["driver_readings"] = [f"{r.value} ({r.source})" for r in m.driver.versions if r.value]
     if m.driver.cuda_driver_version:
-        out["driver_cuda_version"] = m.driver.cuda_driver_version
+        out["driver_cuda_version"] = str(m.driver.cuda_driver_version)
     for key in ("nvml_error", "cuinit_error"):
         if getattr(m.driver, key):
             out[key] = getattr(m.driver, key)
     if m.gpus:
         out["gpus"] = [
-            {k: v for k, v in (("index", g.index), ("name", g.name), ("compute_capability", g.compute_capability),
+            {k: v for k, v in (("index", g.index), ("name", g.name), ("compute_capability", _text(g.compute_capability)),
                                ("driver_model", g.driver_model), ("pci", g.pci.address)) if v is not None}
             for g in m.gpus
         ]
     fws = [fw for env in m.python_envs for fw in env.frameworks]
     if fws:
         out["frameworks"] = [
-            {k: v for k, v in (("name", fw.name), ("version", fw.version), ("build_cuda", fw.build_cuda),
+            {k: v for k, v in (("name", fw.name), ("version", _text(fw.version)), ("build_cuda", _text(fw.build_cuda)),
                                ("installer", fw.installer), ("build", fw.build),
                                ("gpu_available", fw.gpu_available)) if v is not None}
             for fw in fws

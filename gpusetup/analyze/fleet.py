@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpusetup.analyze import analyze_parts
 from gpusetup.analyze.readers import UnreadableInput, read_path
 from gpusetup.report.fleet import FleetRow
 
@@ -13,8 +14,6 @@ _WHOLE_MACHINE = {"gpusetup-report", "gpusetup-bundle"}
 def fleet_rows(paths: list[str]) -> list[FleetRow] | None:
     """Per-machine findings when every readable input is a whole machine (our JSON report or bundle);
     None when the inputs are pieces of one machine's story (logs, tracebacks), which analyze merges."""
-    from gpusetup.analyze import analyze_parts
-
     if len(paths) < 2 or "-" in paths:
         return None
     rows: list[FleetRow] = []

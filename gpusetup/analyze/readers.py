@@ -5,23 +5,25 @@ already-built :class:`~gpusetup.model.Machine` (a reader for a structured format
 Readers are tried in registration order; the first whose ``matches`` says yes wins; plain text is the
 fallback.
 
-Hook for support bundles: the bundle module (``gpusetup.bundle.analyze_hook``, listed in :data:`READER_MODULES`)
-is imported lazily the first time an input is read and may call :func:`register_reader` at import time,
-e.g. ``register_reader("support-bundle", lambda name, data: data[:4] == b"PK\\x03\\x04", read_bundle)``.
-Until it does, a ``.zip`` is opened by the generic zip reader below, which analyses every text member.
+Our support bundles are read first (verified against their manifest, then the report's facts plus the raw text
+the report does not already hold); any other ``.zip`` is opened by the generic zip reader, which analyses every
+text member. Another format plugs in with :func:`register_reader`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib
+import gzip
 import io
 import json
 import re
+import sys
 import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from gpusetup.bundle.read import BundleError, read_bundle
 from gpusetup.model import Machine
 
 MAX_BYTES = 20 * 1024 * 1024  # a support ticket attachment, not a disk image
@@ -29,8 +31,10 @@ MAX_ZIP_MEMBERS = 200
 MAX_ZIP_TOTAL = 64 * 1024 * 1024  # all text unpacked from one zip
 TEXT_SUFFIXES = (".txt", ".log", ".json", ".xml", ".md", ".csv", ".out", ".err", ".yaml", ".yml", ".conf", "")
 
-# Modules that may register readers when imported (optional; missing ones are skipped).
-READER_MODULES: tuple[str, ...] = ("gpusetup.bundle.analyze_hook",)
+# Raw files of a support bundle whose facts are already in its report.json; reading them again would only
+# duplicate them.
+_ALREADY_IN_REPORT = ("report.json", "report.html", "findings.json", "plan.json", "selftest.json", "raw/nvidia-smi-q.txt",
+                      "raw/pip-list.json", "raw/cuda-env.txt", "raw/packages.txt")
 
 
 class UnreadableInput(Exception):
@@ -59,7 +63,6 @@ class InputReader:
 
 
 _READERS: list[InputReader] = []
-_loaded_modules = False
 
 
 def register_reader(name: str, matches: MatchFn, read: ReaderFn, *, first: bool = True) -> None:
@@ -74,12 +77,6 @@ def register_reader(name: str, matches: MatchFn, read: ReaderFn, *, first: bool 
 
 
 def readers() -> list[InputReader]:
-    global _loaded_modules
-    if not _loaded_modules:
-        _loaded_modules = True
-        for mod in READER_MODULES:
-            with contextlib.suppress(ImportError):
-                importlib.import_module(mod)
     return list(_READERS)
 
 
@@ -218,9 +215,6 @@ def _gzip_matches(name: str, data: bytes) -> bool:
 
 def _gzip_read(name: str, data: bytes) -> list[InputPart]:
     """A gzip-compressed text, such as nvidia-bug-report.log.gz (decompressed up to MAX_BYTES)."""
-    import gzip
-    import zlib
-
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
             raw = gz.read(MAX_BYTES + 1)
@@ -230,6 +224,35 @@ def _gzip_read(name: str, data: bytes) -> list[InputPart]:
     return read_bytes(inner, raw[:MAX_BYTES])
 
 
+def _bundle_matches(name: str, data: bytes) -> bool:
+    if data[:4] != b"PK\x03\x04":
+        return False
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            return json.loads(zf.read("manifest.json")).get("kind") == "gpusetup-bundle"
+    except (KeyError, ValueError, zipfile.BadZipFile, OSError, AttributeError):
+        return False
+
+
+def _bundle_read(name: str, data: bytes) -> list[InputPart]:
+    """A gpusetup support bundle: verified against its manifest, then the report's facts and the raw text."""
+    try:
+        bundle = read_bundle(name, data)
+    except BundleError as exc:
+        raise UnreadableInput(str(exc)) from exc
+    parts: list[InputPart] = []
+    if bundle.report is not None:
+        parts.append(InputPart(f"{name}: report.json", machine=bundle.report.machine, kinds=["gpusetup-bundle"]))
+    for fname in sorted(bundle.files):
+        if fname in _ALREADY_IN_REPORT:
+            continue
+        # Our own logs (installer journals) quote planned commands ("pip install torch==…"): not installed facts.
+        kinds = ["gpusetup-log"] if fname.startswith("logs/") else []
+        parts.append(InputPart(f"{name}: {fname}", text=bundle.text(fname), kinds=kinds))
+    return parts
+
+
+register_reader("gpusetup-bundle", _bundle_matches, _bundle_read, first=False)
 register_reader("zip", _zip_matches, _zip_read, first=False)
 register_reader("gzip", _gzip_matches, _gzip_read, first=False)
 
@@ -250,9 +273,6 @@ def read_bytes(name: str, data: bytes) -> list[InputPart]:
 
 def read_path(path: str, stdin: io.BufferedIOBase | None = None) -> list[InputPart]:
     """A file path, or ``-`` for standard input → parts. Raises :class:`UnreadableInput` with plain words."""
-    import sys
-    from pathlib import Path
-
     if path == "-":
         stream = stdin if stdin is not None else sys.stdin.buffer
         try:

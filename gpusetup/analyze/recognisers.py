@@ -9,12 +9,16 @@ recognisers run on every text; the ones that return True name the input's kinds.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gpusetup.compat.profile import machine_from_data
 from gpusetup.model import FrameworkInstall, Gpu, Library, Machine, PipPackage, PythonEnv, Reading, Toolkit
+from gpusetup.probe.smi import merge_gpu, parse_smi_header, parse_smi_q, parse_smi_table, parse_smi_xml
+from gpusetup.versions import ComputeCapability, Version, as_version
 
 MAX_LINES = 5000  # lines of one input kept as messages for the rules
 
@@ -49,9 +53,10 @@ class Extraction:
         self.machine.gpus.append(g)
         return g
 
-    def driver(self, version: str | None, source: str) -> None:
-        if not version:
+    def driver(self, text: str | None, source: str) -> None:
+        if not text:
             return
+        version = Version(text)
         if not any(r.value == version and r.source == source for r in self.machine.driver.versions):
             self.machine.driver.versions.append(Reading(version, f"{source} ({self.name})"))
         if not self.machine.driver.version:
@@ -116,8 +121,6 @@ def gpusetup_report(text: str, ex: Extraction) -> bool:
     except ValueError:
         return False
     try:
-        from gpusetup.compat.profile import machine_from_data
-
         machine = machine_from_data(data, ex.name)
     except Exception as exc:  # noqa: BLE001 - ProfileError and anything odd: report it, keep analysing as text
         ex.notes.append(str(exc))
@@ -154,8 +157,6 @@ def gpusetup_plan(text: str, ex: Extraction) -> bool:
 def smi_xml(text: str, ex: Extraction) -> bool:
     if "<nvidia_smi_log" not in text:
         return False
-    from gpusetup.probe.smi import parse_smi_xml
-
     start = text.index("<?xml") if "<?xml" in text else text.index("<nvidia_smi_log")
     snap = parse_smi_xml(text[start:])
     _apply_snapshot(snap, ex, "nvidia-smi -q -x")
@@ -166,8 +167,6 @@ def smi_xml(text: str, ex: Extraction) -> bool:
 def smi_q(text: str, ex: Extraction) -> bool:
     if "NVSMI LOG" not in text and not re.search(r"^\s*Attached GPUs\s+:", text, re.M):
         return False
-    from gpusetup.probe.smi import parse_smi_q
-
     start = text.find("==============NVSMI LOG")
     snap = parse_smi_q(text[start:] if start >= 0 else text)
     _apply_snapshot(snap, ex, "nvidia-smi -q")
@@ -181,8 +180,6 @@ _SMI_HEADER = re.compile(r"NVIDIA-SMI\s+[\w.]+\s+(?:Driver|KMD)\s+Version:\s*[\w
 def smi_table(text: str, ex: Extraction) -> bool:
     if not _SMI_HEADER.search(text):
         return False
-    from gpusetup.probe.smi import parse_smi_header, parse_smi_table
-
     # The table may be indented or quoted in a message: strip common leading tabs/'>' per line.
     lines = [re.sub(r"^[\t >]+(?=[|+])", "", ln) for ln in text.splitlines()]
     body = "\n".join(lines)
@@ -200,7 +197,7 @@ def smi_table(text: str, ex: Extraction) -> bool:
 def _apply_snapshot(snap, ex: Extraction, source: str) -> None:  # noqa: ANN001 - SmiSnapshot
     ex.driver(snap.driver_version, source)
     if snap.cuda_version and not ex.machine.driver.cuda_driver_version:
-        ex.machine.driver.cuda_driver_version = _short_cuda(snap.cuda_version) or snap.cuda_version
+        ex.machine.driver.cuda_driver_version = as_version(_short_cuda(snap.cuda_version) or snap.cuda_version)
         ex.machine.driver.cuda_driver_version_source = f"{source} ({ex.name})"
     for g in snap.gpus:
         g.vendor = "nvidia"
@@ -214,8 +211,6 @@ def _apply_snapshot(snap, ex: Extraction, source: str) -> None:  # noqa: ANN001 
         if same is None:
             ex.machine.gpus.append(g)
         else:
-            from gpusetup.probe.smi import merge_gpu
-
             name = same.name
             merge_gpu(same, g)
             if name and same.name and len(name) > len(same.name.rstrip(". ")):
@@ -238,16 +233,16 @@ def collect_env(text: str, ex: Extraction) -> bool:
         return False
     m = ex.machine
     torch = ex.framework("torch")
-    torch.version = _clean(_field(text, "PyTorch version")) or torch.version
-    torch.build_cuda = _short_cuda(_field(text, "CUDA used to build PyTorch")) or torch.build_cuda
-    torch.build_rocm = _clean(_field(text, "ROCM used to build PyTorch")) or torch.build_rocm
+    torch.version = as_version(_clean(_field(text, "PyTorch version")) or torch.version)
+    torch.build_cuda = as_version(_short_cuda(_field(text, "CUDA used to build PyTorch")) or torch.build_cuda)
+    torch.build_rocm = as_version(_clean(_field(text, "ROCM used to build PyTorch")) or torch.build_rocm)
     avail = (_field(text, "Is CUDA available") or "").lower()
     if avail:
         torch.gpu_available = avail in ("true", "yes")
     torch.probed = True
     rt = _field(text, "CUDA runtime version")
     if _short_cuda(rt):
-        m.cuda.toolkits.append(Toolkit(path="(nvcc on PATH)", version=_clean(rt), source="nvcc on PATH "
+        m.cuda.toolkits.append(Toolkit(path="(nvcc on PATH)", version=as_version(_clean(rt)), source="nvcc on PATH "
                                        "(collect_env 'CUDA runtime version')"))
     ex.driver(_clean(_field(text, "Nvidia driver version")), "nvidia-smi via collect_env")
     gm = re.search(r"^GPU models and configuration:[ \t]*(.*(?:\n(?:GPU \d+:.*))*)", text, re.M)
@@ -264,7 +259,7 @@ def collect_env(text: str, ex: Extraction) -> bool:
                 cands.append((lm.group(0), lm.group(2)))
         for path, v in cands:
             if not any(lib.version == v and lib.path == path for lib in m.cuda.libraries):
-                m.cuda.libraries.append(Library(name="libcudnn", version=v, path=path,
+                m.cuda.libraries.append(Library(name="libcudnn", version=Version(v), path=path,
                                                 source=f"collect_env ({ex.name})"))
     _os_line(_field(text, "OS"), m)
     plat = _field(text, "Python platform") or ""
@@ -317,7 +312,7 @@ def _package_lists(text: str, ex: Extraction) -> None:
         key = _FRAMEWORK_NAMES.get(low)
         if key:
             fw = ex.framework(key)
-            fw.version = fw.version or version
+            fw.version = fw.version or as_version(version)
             fw.installer = fw.installer or "pip"
         elif low.startswith(("jax-cuda", "jax_cuda")):
             ex.framework(low)
@@ -325,14 +320,14 @@ def _package_lists(text: str, ex: Extraction) -> None:
             # their +cuXXX tag shows which torch build the environment had (a later CPU torch replaced it: F21)
             env = _env(ex)
             if not any(c.name == low for c in env.companions):
-                env.companions.append(PipPackage(low, version))
+                env.companions.append(PipPackage(low, Version(version)))
         elif low.startswith("nvidia-") and not any(w.name == low for w in ex.machine.cuda.nvidia_wheels):
-            ex.machine.cuda.nvidia_wheels.append(PipPackage(low, version))
+            ex.machine.cuda.nvidia_wheels.append(PipPackage(low, Version(version)))
     for name, version, build in _CONDA_LINE.findall(text):
         key = _FRAMEWORK_NAMES.get(name.lower())
         if key and build != "pypi" and not build.startswith("pypi"):
             fw = ex.framework(key)
-            fw.version = fw.version or version
+            fw.version = fw.version or as_version(version)
             fw.installer = "conda"
             fw.build = build
 
@@ -351,7 +346,7 @@ def conda_list(text: str, ex: Extraction) -> bool:
     found = False
     for name, version, build in re.findall(r"^(pytorch|tensorflow|jaxlib)\s+(\d[\w.+]*)\s+(\S+)", text, re.M):
         fw = ex.framework(_FRAMEWORK_NAMES[name])
-        fw.version = fw.version or version
+        fw.version = fw.version or as_version(version)
         fw.installer = "conda"
         fw.build = build
         found = True
@@ -389,11 +384,11 @@ def device_query(text: str, ex: Extraction) -> bool:
         cc = re.search(r"CUDA Capability Major/Minor version number:\s*(\d+)\.(\d+)", block)
         if m and cc:
             g = ex.gpu(int(m.group(1)), m.group(2))
-            g.compute_capability = f"{cc.group(1)}.{cc.group(2)}"
+            g.compute_capability = ComputeCapability(int(cc.group(1)), int(cc.group(2)))
             g.compute_capability_source = f"deviceQuery ({ex.name})"
     dv = re.search(r"CUDA Driver Version / Runtime Version\s+([\d.]+)\s*/\s*([\d.]+)", text)
     if dv and not ex.machine.driver.cuda_driver_version:
-        ex.machine.driver.cuda_driver_version = dv.group(1)
+        ex.machine.driver.cuda_driver_version = Version(dv.group(1))
         ex.machine.driver.cuda_driver_version_source = f"deviceQuery ({ex.name})"
     return True
 
@@ -421,7 +416,7 @@ def framework_mentions(text: str, ex: Extraction) -> bool:
         m = re.search(pat, text, re.I | re.M)
         if m:
             fw = ex.framework(name)
-            fw.version = fw.version or m.group(1)
+            fw.version = fw.version or Version(m.group(1))
             found = True
     for plugin in re.findall(r"^\s*\+?\s*(jax-cuda\d+-(?:plugin|pjrt))==", text, re.M | re.I) if "jax-cuda" in low else []:
         ex.framework(plugin.lower())
@@ -430,10 +425,10 @@ def framework_mentions(text: str, ex: Extraction) -> bool:
     if m:
         torch = [fw for env in ex.machine.python_envs for fw in env.frameworks if fw.name == "torch"]
         if torch and not torch[0].build_cuda:
-            torch[0].build_cuda = m.group(1)
+            torch[0].build_cuda = Version(m.group(1))
     for idx, name, cc in _CC_TEXT.findall(text) if "found gpu" in low else []:
         g = ex.gpu(int(idx), name.strip())
-        g.compute_capability = cc
+        g.compute_capability = ComputeCapability.parse(cc)
         g.compute_capability_source = f"PyTorch warning ({ex.name})"
         found = True
     return found
@@ -495,7 +490,7 @@ def nvrm_version(text: str, ex: Extraction) -> bool:
     """The loaded kernel module's version: /proc/driver/nvidia/version, else the last NVRM 'loading' line."""
     m = _NVRM_VERSION.search(text)
     if m:
-        ex.machine.driver.versions.append(Reading(m.group(1), f"/proc/driver/nvidia/version ({ex.name})"))
+        ex.machine.driver.versions.append(Reading(Version(m.group(1)), f"/proc/driver/nvidia/version ({ex.name})"))
         return True
     loads = _NVRM_LOADING.findall(text)
     if loads:
@@ -570,8 +565,6 @@ RECOGNISER_LABELS_EXTRA = {
 
 def merge_machines(a: Machine, b: Machine) -> Machine:
     """Combine partial facts from several inputs: lists are joined, the first known scalar wins."""
-    import dataclasses
-
     def merge(x, y):  # noqa: ANN001, ANN202 - generic over dataclasses
         if x is None:
             return y

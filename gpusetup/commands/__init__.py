@@ -1,5 +1,6 @@
-"""One module per CLI sub-command. Each has ``register(subparsers)`` and keeps heavy imports inside its
-handler, so ``gpusetup diagnose`` starts fast and never imports Qt or numpy."""
+"""One module per CLI sub-command. Each has ``register(subparsers)`` and a handler; the CLI imports only the
+module of the command that runs (gpusetup/cli.py), so ``gpusetup diagnose`` starts fast and never imports Qt
+or numpy, while each command module imports what it uses at the top."""
 
 from __future__ import annotations
 
@@ -51,8 +52,9 @@ def python_executable(text: str) -> str:
 def load_for_file(path: str) -> Machine:
     """The Machine described by ``--for FILE`` (a diagnose report or a machine profile); a file that cannot
     be used becomes a :class:`gpusetup.errors.ToolError` saying what is wrong with it (exit 3, no traceback)."""
-    # Here, not at the top: compat.profile brings enrich, pcidb and compat.db, which every command's start-up
-    # would pay for (issue 13), while only --for FILE needs them.
+    # lazy: compat.profile brings enrich, pcidb and compat.db, which every command's start-up would pay for
+    # (this package is imported by all of them) while only --for FILE needs them; diagnose must not load it
+    # (tests/unit/test_diagnose_cli.py::test_diagnose_imports_only_what_it_uses).
     from gpusetup.compat.profile import ProfileError, load_machine_file
 
     try:

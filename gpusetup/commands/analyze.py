@@ -6,18 +6,22 @@ import argparse
 import json
 import sys
 import textwrap
+from pathlib import Path
 
+from gpusetup.analyze import analyze_paths, facts_summary, missing_facts
+from gpusetup.analyze.fleet import fleet_rows
+from gpusetup.commands.diagnose import write_atomic
 from gpusetup.errors import EXIT_TOOL
+from gpusetup.model import Severity
+from gpusetup.report.fleet import fleet_json, fleet_table
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "analyze",
-        help="diagnose from text a user sent: collect_env, nvidia-smi, dmesg, tracebacks, docker errors, reports",
-        description="Recognise what each input is (PyTorch collect_env, nvidia-smi table/-q/XML, kernel log, "
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Recognise what each input is (PyTorch collect_env, nvidia-smi table/-q/XML, kernel log, "
         "Python traceback, docker error, a message mixing prose and logs, a gpusetup JSON report or support "
         "bundle), extract the facts it holds, and run the same diagnosis rules as `gpusetup diagnose`. "
-        "Exit code: 0 nothing found, 1 warnings, 2 errors, 3 an input could not be read.",
+        "Exit code: 0 nothing found, 1 warnings, 2 errors, 3 an input could not be read."
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="input files; '-' reads standard input")
     p.add_argument("--json", action="store_true", help='write JSON: {"inputs", "facts", "missing", "findings"} (schema: resources/schema/analyze.schema.json)')
@@ -26,22 +30,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.analyze import analyze_paths
     if args.files.count("-") > 1:
         print("gpusetup analyze: '-' (standard input) can be given only once", file=sys.stderr)
         return EXIT_TOOL
-    from gpusetup.analyze.fleet import fleet_rows
-
     rows = fleet_rows(args.files)
     if rows is not None:
         return _fleet(args, rows)
     analysis = analyze_paths(args.files)
     out = json.dumps(analysis.to_dict(), indent=2, ensure_ascii=False) + "\n" if args.json else render_text(analysis)
     if args.output:
-        from pathlib import Path
-
-        from gpusetup.commands.diagnose import write_atomic
-
         write_atomic(Path(args.output), out)
         print(f"Result written to {args.output}", file=sys.stderr)
     else:
@@ -55,15 +52,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _fleet(args: argparse.Namespace, rows) -> int:  # noqa: ANN001 - list[FleetRow], imported lazily
     """Many whole-machine reports/bundles: a fleet table, one row per machine."""
-    from gpusetup.model import Severity
-    from gpusetup.report.fleet import fleet_json, fleet_table
-
     out = json.dumps(fleet_json(rows), indent=2, ensure_ascii=False) + "\n" if args.json else fleet_table(rows)
     if args.output:
-        from pathlib import Path
-
-        from gpusetup.commands.diagnose import write_atomic
-
         write_atomic(Path(args.output), out)
         print(f"Result written to {args.output}", file=sys.stderr)
     else:
@@ -77,8 +67,6 @@ _MARK = {"error": "ERROR  ", "warning": "WARNING", "info": "INFO   ", "ok": "OK 
 
 
 def render_text(analysis) -> str:  # noqa: ANN001 - gpusetup.analyze.Analysis (kept out of import time)
-    from gpusetup.analyze import facts_summary, missing_facts
-
     w = 100
     lines: list[str] = []
     n = len(analysis.inputs)

@@ -7,17 +7,23 @@ import datetime as _dt
 import sys
 from pathlib import Path
 
+from gpusetup.bundle import build_bundle, planned_items
 from gpusetup.commands import positive_number, python_executable
+from gpusetup.commands.diagnose import prepare_output
+from gpusetup.compat.resolver import resolve
 from gpusetup.errors import ToolError
+from gpusetup.model import Machine, Report
+from gpusetup.probe import ProbeContext, detect
+from gpusetup.rules import evaluate
+from gpusetup.rules.report_level import evaluate_report
+from gpusetup.selftest import run_selftest
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "bundle",
-        help="write a support bundle (.zip) with the report and raw outputs, private data removed",
-        description="Collect the diagnose report, the plan and raw outputs (each with its command, exit code "
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Collect the diagnose report, the plan and raw outputs (each with its command, exit code "
         "and duration) into one zip with a manifest. User names, host names, IP/MAC addresses, serial numbers, "
-        "GPU UUIDs, e-mail addresses and secrets are removed unless you pass --no-redact.",
+        "GPU UUIDs, e-mail addresses and secrets are removed unless you pass --no-redact."
     )
     p.add_argument("-o", "--output", metavar="FILE", help="where to write the zip (default: gpusetup-bundle-<time>.zip here)")
     p.add_argument("--show", action="store_true", help="only list what would be collected and why; collect nothing")
@@ -30,15 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.bundle import build_bundle, planned_items
-    from gpusetup.model import Report
-    from gpusetup.probe import ProbeContext, detect
-    from gpusetup.rules import evaluate
-
     ctx = ProbeContext(python=args.python)
     if args.show:
-        from gpusetup.model import Machine
-
         # Listing needs no detection: show every item with its reason and command.
         for item in planned_items(Machine(), Report(Machine()), ctx, args.python):
             how = " ".join(item.command) if item.command else (f"read {item.source_path}" if item.source_path else "from the report")
@@ -46,8 +45,6 @@ def run(args: argparse.Namespace) -> int:
         print("\nplus: lspci for each GPU, /proc/driver/nvidia/gpus/*, and gpusetup's own logs and install journals.")
         print("Nothing was collected. Private data is removed before zipping unless --no-redact is given.")
         return 0
-    from gpusetup.commands.diagnose import prepare_output
-
     out = args.output or f"gpusetup-bundle-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}.zip"
     prepare_output(out, example="bundle.zip")  # checked before the slow detection and collection
     machine = detect(ctx)
@@ -57,8 +54,6 @@ def run(args: argparse.Namespace) -> int:
     if args.selftest:
         report.selftest = _selftest(machine)
         if report.selftest is not None:
-            from gpusetup.rules.report_level import evaluate_report
-
             report.findings = evaluate_report(report)  # adds findings from the measurements
     if args.no_redact:
         print("gpusetup: --no-redact: the bundle keeps names, addresses, serials and ids. Share it only with people you trust.", file=sys.stderr)
@@ -81,14 +76,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _plans(machine):
     try:
-        from gpusetup.compat.resolver import resolve  # lazy: not loaded at CLI start-up (see cli.py)
-
         return resolve(machine, ("pytorch", "tensorflow", "jax"))
     except Exception:  # noqa: BLE001 - a bundle must still be written
         return []
 
 
 def _selftest(machine):
-    from gpusetup.selftest import run_selftest  # lazy: only `bundle --selftest` needs the self-test stack
-
     return run_selftest(machine, mode="quick")

@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gpusetup.bundle.redact import Redactor
+from gpusetup.config import TEMPLATE, ConfigError, config_path, load_config
 from gpusetup.errors import ToolError
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "config",
-        help="where the configuration file is, what it says (secrets hidden), or write a commented one",
-        description="gpusetup reads mirrors, a proxy and defaults from one file (GPUSETUP_CONFIG, else "
-        "$GPUSETUP_HOME/config/config.toml, else the user's config folder). Options on the command line win.",
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "gpusetup reads mirrors, a proxy and defaults from one file (GPUSETUP_CONFIG, else "
+        "$GPUSETUP_HOME/config/config.toml, else the user's config folder). Options on the command line win."
     )
     p.add_argument("action", choices=("path", "show", "init"), help="path: print where it is; show: print it "
                    "with passwords and tokens hidden; init: write a commented example (never overwrites)")
@@ -21,8 +21,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.config import TEMPLATE, ConfigError, config_path, load_config
-
     path = config_path()
     if args.action == "path":
         print(path)
@@ -43,8 +41,6 @@ def run(args: argparse.Namespace) -> int:
         cfg = load_config(path)
     except ConfigError as exc:
         raise ToolError(str(exc)) from exc
-    from gpusetup.bundle.redact import Redactor
-
     red = Redactor()
     print(f"Configuration file: {path}" + ("" if cfg.exists else " (not there: built-in defaults)"))
     rows = [("mirrors.pypi", cfg.pypi_mirror), ("mirrors.pytorch", cfg.pytorch_mirror),

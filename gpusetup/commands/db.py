@@ -7,18 +7,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from gpusetup.commands import positive_number
+from gpusetup.compat.db import DataError, get_db
+from gpusetup.compat.update import UpdateError, check_url, update
 from gpusetup.errors import ToolError
 
 
-def register(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "db",
-        help="show or update the compatibility data (versions of CUDA, drivers, frameworks)",
-        description="The resolver's knowledge base: show its version and sources, or download a newer signed bundle.",
-    )
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = "The resolver's knowledge base: show its version and sources, or download a newer signed bundle."
     sub = p.add_subparsers(dest="db_command", metavar="ACTION")
     info = sub.add_parser("info", help="version, date and sources of the data in use")
     info.add_argument("--json", action="store_true", help="machine-readable output")
@@ -31,8 +28,6 @@ def register(subparsers: Any) -> None:
 
 
 def run_info(args: argparse.Namespace) -> int:
-    from gpusetup.compat.db import DataError, get_db
-
     try:
         info = get_db().info()
     except DataError as exc:
@@ -64,8 +59,6 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def run_update(args: argparse.Namespace) -> int:
-    from gpusetup.compat.update import UpdateError, check_url, update
-
     if args.url:
         try:
             check_url(args.url)

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from gpusetup.errors import ToolError
 from gpusetup.probe.platform.host import is_windows
+from gpusetup.resources import resource
+from gpusetup.runner import SubprocessRunner
 
 APP_ID = "gpusetup"
 APP_NAME = "GPU Setup"
@@ -23,12 +25,10 @@ COMMENT = "Set up your GPU for deep learning: check the driver, install PyTorch/
 COMMENT_ZH = "为深度学习配置显卡：检查驱动，安装 PyTorch/TensorFlow/JAX，并验证其可用"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "desktop-entry",
-        help="add (or remove) a GPU Setup launcher in the application menu",
-        description="Add a 'GPU Setup' launcher that opens the wizard with a double click: a .desktop file and "
-        "icon on Linux, a Start-menu shortcut on Windows.",
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Add a 'GPU Setup' launcher that opens the wizard with a double click: a .desktop file and "
+        "icon on Linux, a Start-menu shortcut on Windows."
     )
     act = p.add_mutually_exclusive_group(required=True)
     act.add_argument("--install", action="store_true", help="write the launcher")
@@ -104,8 +104,6 @@ def default_data_home() -> Path:
 
 
 def install_linux(data_home: Path, argv: list[str] | None = None) -> Written:
-    from gpusetup.resources import resource
-
     paths = linux_paths(data_home)
     out = Written()
     for key, src in (("svg", resource("icons", "gpusetup.svg")), ("png", resource("icons", "gpusetup-256.png"))):
@@ -157,9 +155,6 @@ def shortcut_script(lnk: Path, argv: list[str], icon: Path | None) -> str:
 
 
 def install_windows(start_menu: Path, argv: list[str] | None = None) -> Written:
-    from gpusetup.resources import resource
-    from gpusetup.runner import SubprocessRunner
-
     start_menu.mkdir(parents=True, exist_ok=True)
     lnk = start_menu / f"{APP_NAME}.lnk"
     ico = resource("icons", "gpusetup.ico")

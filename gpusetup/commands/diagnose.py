@@ -8,16 +8,20 @@ import os
 import sys
 from pathlib import Path
 
+from gpusetup import term
 from gpusetup.commands import positive_number, python_executable
 from gpusetup.errors import EXIT_TOOL, ToolError
+from gpusetup.model import Report
+from gpusetup.probe import ProbeContext, detect
+from gpusetup.report import render
+from gpusetup.report.prometheus import render_prometheus
+from gpusetup.rules import evaluate
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "diagnose",
-        help="detect GPUs, driver, CUDA, frameworks and problems (text or JSON)",
-        description="Detect GPUs, driver, CUDA stack, frameworks, system and containers; report problems "
-        "with their fixes. Exit code: 0 healthy, 1 warnings, 2 errors, 3 gpusetup could not run.",
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Detect GPUs, driver, CUDA stack, frameworks, system and containers; report problems "
+        "with their fixes. Exit code: 0 healthy, 1 warnings, 2 errors, 3 gpusetup could not run."
     )
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="write JSON (schema: resources/schema/report.schema.json)")
@@ -35,11 +39,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.model import Report
-    from gpusetup.probe import ProbeContext, detect
-    from gpusetup.report import render
-    from gpusetup.rules import evaluate
-
     fmt = "json" if args.json else (args.format or "text")
     if args.output:
         prepare_output(args.output)  # a bad -o is reported before the detection, not after it
@@ -52,18 +51,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"gpusetup: detection failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_TOOL
     report = Report(machine=machine, findings=evaluate(machine))
-    from gpusetup import term
-
     use_color = fmt == "text" and not args.output and term.use_color(sys.stdout)
     if fmt == "prometheus":
-        from gpusetup.report.prometheus import render_prometheus
-
         text = render_prometheus(report)
     else:
         text = render(report, fmt, color=bool(use_color), show_ids=args.show_ids)
     if args.textfile:
-        from gpusetup.report.prometheus import render_prometheus
-
         write_atomic(Path(args.textfile), render_prometheus(report))
     if args.output:
         write_atomic(Path(args.output), text)

@@ -9,19 +9,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gpusetup.commands import load_for_file
 from gpusetup.errors import EXIT_ERROR, EXIT_OK, EXIT_WARN, ToolError
+from gpusetup.generate import GenerateError, generate_setup, host_check
+from gpusetup.model import Severity, to_dict
+from gpusetup.probe import detect
 
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "docker",
-        help="generate a GPU container set-up (Dockerfile, compose, devcontainer, Kubernetes, Slurm)",
-        description="Write a ready project folder whose base image this host's driver can run and whose "
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Write a ready project folder whose base image this host's driver can run and whose "
         "framework build has kernels for its GPUs, or explain why none can and what to change. "
         "With --check, only check that Docker/Podman can give containers the GPU. "
-        "Exit code: 0 written (host ready), 1 written but the host needs fixes, 2 refused, 3 bad input.",
+        "Exit code: 0 written (host ready), 1 written but the host needs fixes, 2 refused, 3 bad input."
     )
     p.add_argument("--framework", choices=FRAMEWORKS, help="framework to set up (required unless --check)")
     p.add_argument("--out", metavar="DIR", help="folder to write (default: ./gpu-<framework>)")
@@ -54,11 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _load_machine(args: argparse.Namespace) -> Any:
     if args.for_file:
-        from gpusetup.commands import load_for_file
-
         return load_for_file(args.for_file)
-    from gpusetup.probe import detect
-
     return detect()
 
 
@@ -88,9 +86,6 @@ def _print_findings(findings: list[Any], out: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.generate import GenerateError, generate_setup, host_check
-    from gpusetup.model import Severity, to_dict
-
     if args.gpus is not None and args.gpus < 1:
         raise ToolError("--gpus must be 1 or more")
     if not args.check and not args.framework:

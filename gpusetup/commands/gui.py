@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import json
 import os
 import sys
 from pathlib import Path
 
+from gpusetup import paths, qtcheck
 from gpusetup.errors import EXIT_TOOL, ToolError
 from gpusetup.probe.platform.host import display_available
 from gpusetup.qtcheck import PROBE_FLAG
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "gui",
-        help="open the step-by-step wizard for beginners",
-        description="Open the wizard: it looks at this computer, lets you choose a framework, shows the plan, "
-        "installs it after you agree and proves it works with a self-test.",
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Open the wizard: it looks at this computer, lets you choose a framework, shows the plan, "
+        "installs it after you agree and proves it works with a self-test."
     )
     p.add_argument("--screenshots", metavar="DIR", help="save every page (English and Chinese, light and dark) as PNG into DIR and exit")
     p.add_argument(
@@ -35,9 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import importlib.util
-
     if args.qt_probe:  # the child of the start-up check inside the packaged program (gpusetup.qtcheck)
+        # lazy: gui/ is Qt, loaded only when the wizard runs (DESIGN: the CLI core never imports Qt)
         from gpusetup.gui.probe import probe_main
 
         return probe_main()
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("PySide6") is None:  # only gpusetup/gui imports Qt itself
         raise ToolError("the wizard needs PySide6, which is not installed. Install it with: pip install PySide6-Essentials")
     if args.fake_machine:
-        from gpusetup.gui.demo import demo_kinds
+        from gpusetup.gui.demo import demo_kinds  # lazy: gui/ is Qt, loaded only when the wizard runs
 
         if args.fake_machine not in demo_kinds():
             raise ToolError(f"--fake-machine {args.fake_machine}: unknown; choose one of {', '.join(demo_kinds())}")
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
             raise ToolError(f"--screenshots {out}: cannot create the folder ({exc.strerror})") from exc
         if not display_available():
             os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-        from gpusetup.gui.screenshots import ScreenshotError, render_all
+        from gpusetup.gui.screenshots import ScreenshotError, render_all  # lazy: gui/ is Qt
 
         try:
             saved = render_all(out, kind=args.fake_machine or "rtx3060")
@@ -80,21 +80,27 @@ def run(args: argparse.Namespace) -> int:
         note = _write_problem(problem)  # a double-clicked program has no terminal: the reason is kept on disk
         print("gpusetup: showing the text report instead." + (f" (The reason is also in {note}.)" if note else ""),
               file=sys.stderr)
-        report = args.root_parser.parse_args(["diagnose"])
-        return int(report.handler(report))
-    from gpusetup.gui.app import run as run_app
+        return _text_report()
+    from gpusetup.gui.app import run as run_app  # lazy: gui/ is Qt, loaded only when the wizard runs
 
     return run_app(fake_machine=args.fake_machine, language=args.language, scheme=args.theme, resume=args.resume)
+
+
+def _text_report() -> int:
+    """The diagnose report, as `gpusetup diagnose` prints it (what `gpusetup gui` shows when no window opens)."""
+    # lazy: the report's stack (rules, renderers) loads only when the window cannot open, not before every
+    # wizard's first paint: rules alone cost ~80 ms at start-up (python -X importtime, 2 cores, load ~2.3)
+    from gpusetup.commands import diagnose
+
+    parser = argparse.ArgumentParser(prog="gpusetup")
+    diagnose.register(parser.add_subparsers().add_parser("diagnose"))
+    report = parser.parse_args(["diagnose"])
+    return int(report.handler(report))
 
 
 def window_problem() -> str | None:
     """None when Qt's platform plugin loads here (checked in a child process, remembered once it worked);
     else the reason, after installing the missing system packages when we are root and apt-get exists."""
-    import json
-    import shutil
-
-    from gpusetup import qtcheck
-
     platform = os.environ.get("QT_QPA_PLATFORM") or None
     key = json.dumps([platform, bool(os.environ.get("WAYLAND_DISPLAY")), _pyside_version()])
     marker = _marker()
@@ -103,19 +109,8 @@ def window_problem() -> str | None:
             return None
     except OSError:
         pass
-    res = qtcheck.check(platform)
-    may_install = os.environ.get("GPUSETUP_QT_INSTALL", "1") != "0"  # 0: never install system packages
-    if (not res.ok and res.packages and may_install and hasattr(os, "geteuid") and os.geteuid() == 0
-            and shutil.which("apt-get")):
-        from gpusetup.runner import SubprocessRunner
-
-        print("gpusetup: installing the system libraries Qt needs: " + " ".join(res.packages), file=sys.stderr)
-        inst = SubprocessRunner().run(["apt-get", "install", "-y", "-q", *res.packages], timeout=900,
-                                      env={"DEBIAN_FRONTEND": "noninteractive"})
-        if not inst.ok:
-            tail = (inst.stderr or inst.stdout).strip().splitlines()[-1:] or [inst.error or "failed"]
-            return res.reason() + f" (apt-get install did not work: {tail[0]})"
-        res = qtcheck.check(platform)
+    res = qtcheck.ensure(platform, notify=lambda packages: print(  # as root with apt-get: installs what is missing
+        "gpusetup: installing the system libraries Qt needs: " + " ".join(packages), file=sys.stderr))
     if not res.ok:
         return res.reason()
     if marker is not None:
@@ -129,13 +124,11 @@ def window_problem() -> str | None:
 
 def _write_problem(problem: str) -> Path | None:
     try:
-        from gpusetup import paths
-
         path = paths.log_dir() / "window-problem.txt"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f"The GPU Setup window could not open: {problem}\n", encoding="utf-8")
         return path
-    except (ImportError, OSError):
+    except OSError:
         return None
 
 
@@ -143,8 +136,6 @@ def _pyside_version() -> str:
     """What identifies the installed PySide6 for the remembered check: its package file's path, size and
     time, which change when it is installed again or upgraded. (A stat, not importlib.metadata.version():
     importing importlib.metadata and reading the metadata cost 25 ms of every start of the wizard, issue 12.)"""
-    import importlib.util
-
     try:
         spec = importlib.util.find_spec("PySide6")
         if spec is None or not spec.origin:
@@ -157,8 +148,6 @@ def _pyside_version() -> str:
 
 def _marker() -> Path | None:
     try:
-        from gpusetup import paths
-
         return paths.state_dir() / "qt-platform-ok"
-    except ImportError:
+    except OSError:  # no home folder to keep the remembered check in: check every time
         return None

@@ -7,28 +7,51 @@ Exit codes: 0 done (or dry-run / script written), 1 paused for a reboot, 2 a ste
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import os
+import re
+import shutil
 import signal
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
-from gpusetup.commands import gpu_number
+from gpusetup import credentials
+from gpusetup.cancel import CancelToken
+from gpusetup.commands import gpu_number, load_for_file
+from gpusetup.commands.diagnose import write_atomic
+from gpusetup.commands.plan import live_check
+from gpusetup.compat.resolver import resolve
+from gpusetup.config import ConfigError, load_config
+from gpusetup.credentials import scrub
 from gpusetup.errors import EXIT_ERROR, EXIT_OK, EXIT_TOOL, EXIT_WARN, ToolError
+from gpusetup.install import (
+    PlanError,
+    build_plan,
+    default_state_dir,
+    display_argv,
+    execute,
+    render_script,
+    resume,
+    rollback,
+)
+from gpusetup.install.python import find_uv, newer_python_offer
+from gpusetup.messages import add_note
+from gpusetup.probe import detect
+from gpusetup.runner import SubprocessRunner
 
 FRAMEWORK_CHOICES = ("pytorch", "tensorflow", "jax")
 DEFAULT_TARGET = "venv:~/gpu-env"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "install",
-        help="install the framework build that works here (venv + pip; driver/toolkit when needed), with undo",
-        description="Install the PyTorch/TensorFlow/JAX build that `gpusetup plan` chooses: shows every step "
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Install the PyTorch/TensorFlow/JAX build that `gpusetup plan` chooses: shows every step "
         "first, asks, then runs it with progress, a full log and a journal that --resume and --rollback use. "
-        "Exit code: 0 done, 1 restart needed, 2 a step failed or was cancelled, 3 nothing was done.",
+        "Exit code: 0 done, 1 restart needed, 2 a step failed or was cancelled, 3 nothing was done."
     )
     p.add_argument("--framework", "-f", action="append", choices=FRAMEWORK_CHOICES,
                    help="framework to install (repeat for several; default pytorch)")
@@ -98,11 +121,6 @@ class _Printer:
         self._at = 0.0
 
     def __call__(self, label: str, fraction: float | None) -> None:
-        import re
-        import time
-
-        from gpusetup.credentials import scrub
-
         pct = f"{fraction:4.0%} " if fraction is not None else "     "
         line = scrub(f"{pct}{label}")
         if line == self.last:
@@ -127,8 +145,6 @@ class _Printer:
 
 def _run_job(job: Any) -> Any:
     """Run ``job(token, printer)`` with Ctrl-C mapped to a clean cancel (a second Ctrl-C aborts)."""
-    from gpusetup.cancel import CancelToken
-
     token = CancelToken()
     printer = _Printer()
 
@@ -150,8 +166,6 @@ def _ask_secret(masked_url: str) -> str | None:
     """--resume on a terminal: ask for the password gpusetup did not save (not echoed, never stored)."""
     if not sys.stdin or not sys.stdin.isatty():
         return None
-    import getpass
-
     try:
         return getpass.getpass(f"Password for {masked_url} (not saved): ") or None
     except (EOFError, KeyboardInterrupt):
@@ -182,8 +196,6 @@ def _script_preview(step: Any, machine: Any, foreign: bool) -> list[str]:
         argv += ["--os-release", tmp.name, "--assume-fresh"]
         if machine.system.wsl:
             argv += ["--wsl", "yes"]
-    from gpusetup.runner import SubprocessRunner
-
     try:
         res = SubprocessRunner().run(argv, timeout=30)
         out = (res.stdout + res.stderr).rstrip().splitlines()
@@ -196,8 +208,6 @@ def _script_preview(step: Any, machine: Any, foreign: bool) -> list[str]:
 
 
 def render_plan(plan: Any, machine: Any, *, state_dir: Path, foreign: bool = False) -> str:
-    from gpusetup.install import display_argv
-
     n = len(plan.steps)
     out = [f"Install plan for {plan.target or 'this machine'} ({n} step{'s' if n != 1 else ''})"]
     for note in plan.notes:
@@ -229,8 +239,6 @@ def render_plan(plan: Any, machine: Any, *, state_dir: Path, foreign: bool = Fal
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.install import default_state_dir, resume, rollback
-
     state_dir = Path(args.state_dir).expanduser() if args.state_dir else default_state_dir()
     if args.resume and args.rollback:
         raise ToolError("choose either --resume or --rollback, not both")
@@ -243,8 +251,6 @@ def run(args: argparse.Namespace) -> int:
         if args.rollback:
             res = _run_job(lambda tok, pr: rollback(state_dir, progress=pr, cancel=tok))
         else:
-            from gpusetup import credentials
-
             credentials.remember(args.index_url)  # the password of a saved plan's mirror, given again
             credentials.remember(args.pytorch_mirror)
             res = _run_job(lambda tok, pr: resume(state_dir, progress=pr, cancel=tok,
@@ -256,17 +262,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.script:
         shell = args.shell or ("powershell" if (machine.system.os or "") == "windows" else "bash")
-        from gpusetup.install import render_script
-
         text = render_script(plan, shell)
-        from gpusetup.commands.diagnose import write_atomic
-
         path = Path(args.script)
         write_atomic(path, text, mode=0o755 if shell == "bash" else None)
         print(f"Wrote the plan as a {shell} script: {path} ({len(plan.steps)} steps). Nothing was installed here.")
         return EXIT_OK
-
-    from gpusetup.credentials import scrub
 
     sys.stdout.write(scrub(render_plan(plan, machine, state_dir=state_dir, foreign=foreign)))
     if args.dry_run:
@@ -278,8 +278,6 @@ def run(args: argparse.Namespace) -> int:
     if not _confirm("Run these steps now?", args.yes):
         print("Nothing was changed. To run without a question (scripts, CI), add --yes.", file=sys.stderr)
         return EXIT_TOOL
-    from gpusetup.install import execute
-
     res = _run_job(lambda tok, pr: execute(plan, journal_dir=state_dir, progress=pr, cancel=tok,
                                            check_network=not args.no_network_check))
     return _report(res, args, state_dir, EXIT_OK, EXIT_WARN, EXIT_ERROR, EXIT_TOOL, plan=plan)
@@ -287,18 +285,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _machine(args: argparse.Namespace, tool_error: type[Exception]) -> tuple[Any, bool]:
     if args.for_file:
-        from gpusetup.commands import load_for_file
-
         return load_for_file(args.for_file), True
-    from gpusetup.probe import detect
-
     print("Detecting this machine...", file=sys.stderr)
     return detect(), False
 
 
 def _conda_envs(tool_error: type[Exception]) -> list[str]:
-    from gpusetup.runner import SubprocessRunner
-
     res = SubprocessRunner().run(["conda", "env", "list", "--json"], timeout=60)
     if not res.ok:
         raise tool_error("--target conda:NAME needs conda, but `conda env list` did not work "
@@ -310,10 +302,6 @@ def _conda_envs(tool_error: type[Exception]) -> list[str]:
 
 
 def _build(args: argparse.Namespace, machine: Any, foreign: bool, tool_error: type[Exception]) -> Any:
-    from gpusetup.compat.resolver import resolve
-    from gpusetup.config import ConfigError, load_config
-    from gpusetup.install import PlanError, build_plan
-
     try:
         cfg = load_config()  # defaults from the shared configuration file; options on the command line win
     except ConfigError as exc:
@@ -327,10 +315,6 @@ def _build(args: argparse.Namespace, machine: Any, foreign: bool, tool_error: ty
         raise tool_error(str(exc)) from exc
     uv = None
     if args.uv:
-        import shutil
-
-        from gpusetup.install.python import find_uv
-
         uv = find_uv() or shutil.which("uv")
         if not uv:
             raise tool_error("--uv: uv is not on PATH. Install it (pip install uv) or leave out --uv to use pip.")
@@ -347,9 +331,6 @@ def _build(args: argparse.Namespace, machine: Any, foreign: bool, tool_error: ty
         raise tool_error(str(exc)) from exc
     _add_live_notes(args, fplans, machine, plan)
     if not args.python:  # the Python this plan is for holds a framework back: say so, and how to get the newer
-        from gpusetup.install.python import newer_python_offer
-        from gpusetup.messages import add_note
-
         offer = newer_python_offer(machine, fplans, machine.system.python)
         if offer is not None:
             add_note(plan, offer)
@@ -359,9 +340,6 @@ def _build(args: argparse.Namespace, machine: Any, foreign: bool, tool_error: ty
 def _add_live_notes(args: argparse.Namespace, fplans: list[Any], machine: Any, plan: Any) -> None:
     """Like ``gpusetup plan``: check the chosen wheels on the live index (short timeout, cached, never fatal)
     and put what it found into the plan's notes. Not for an install from a local wheelhouse."""
-    from gpusetup.commands.plan import live_check
-    from gpusetup.messages import add_note
-
     offline = bool(getattr(args, "offline", False) or args.wheelhouse)
     result = live_check(fplans, machine, offline=offline, index=getattr(args, "live_index", None))
     if result is None:
@@ -375,8 +353,6 @@ def _add_live_notes(args: argparse.Namespace, fplans: list[Any], machine: Any, p
 
 def _report(res: Any, args: argparse.Namespace, state_dir: Path, ok: int, warn: int, err: int, tool: int,
             plan: Any = None) -> int:
-    from gpusetup.credentials import scrub
-
     stream = sys.stdout if res.ok else sys.stderr
     print(scrub(res.message), file=stream)
     if res.log_path and res.log_path not in res.message:
@@ -397,8 +373,6 @@ def _report(res: Any, args: argparse.Namespace, state_dir: Path, ok: int, warn: 
     if res.failed_step in (None, "preflight") and not res.cancelled:
         return tool if res.failed_step is None else err
     if not args.rollback and res.journal_dir and _confirm("Undo what this install did so far (rollback)?", False):
-        from gpusetup.install import rollback
-
         back = _run_job(lambda tok, pr: rollback(Path(res.journal_dir), progress=pr, cancel=tok))
         print(back.message, file=sys.stdout if back.ok else sys.stderr)
     return err

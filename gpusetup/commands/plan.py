@@ -8,25 +8,29 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from gpusetup.commands import gpu_number
+from gpusetup import __version__
+from gpusetup.commands import gpu_number, load_for_file, plan_emit
+from gpusetup.compat import live
+from gpusetup.compat.db import DataError, get_db
+from gpusetup.compat.resolver import resolve
 from gpusetup.errors import ToolError
-
-if TYPE_CHECKING:
-    from gpusetup.model import FrameworkPlan
-    from gpusetup.report.plans import ChoiceText, PlanText
+from gpusetup.i18n import output_language
+from gpusetup.messages import msg, render
+from gpusetup.model import FrameworkPlan, from_dict, to_dict
+from gpusetup.probe import detect
+from gpusetup.report.plans import ChoiceText, PlanText, describe, label
 
 FRAMEWORK_CHOICES = ("pytorch", "tensorflow", "jax")
 
 
-def register(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "plan",
-        help="choose the PyTorch/TensorFlow/JAX builds that work on this machine",
-        description="Say which framework build works on this machine (or the one described in --for FILE), "
-        "the exact install commands, what to do first, and why every other option does not work.",
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Say which framework build works on this machine (or the one described in --for FILE), "
+        "the exact install commands, what to do first, and why every other option does not work."
     )
     p.add_argument(
         "--framework",
@@ -42,29 +46,19 @@ def register(subparsers: Any) -> None:
     p.add_argument("--offline", action="store_true",
                    help="do not check the package index; plan from the built-in data only (also: GPUSETUP_LIVE=off)")
     p.add_argument("--live-index", metavar="URL", help="check against this package index (a mirror) instead of PyPI")
-    from gpusetup.commands import plan_emit
-
     plan_emit.add_arguments(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.commands import plan_emit
-    from gpusetup.compat.db import DataError, get_db
-    from gpusetup.compat.resolver import resolve
-
     plan_emit.check_arguments(args)
     frameworks = list(dict.fromkeys(args.framework or plan_emit.default_frameworks() or ["pytorch"]))
     if args.python is not None and not _python_ok(args.python):
         raise ToolError(f"--python must look like 3.12, got {args.python!r}")
     if args.for_file:
-        from gpusetup.commands import load_for_file
-
         machine = load_for_file(args.for_file)
         source = args.for_file
     else:
-        from gpusetup.probe import detect
-
         machine = detect()
         source = "live"
     try:
@@ -91,8 +85,6 @@ def _live(plans: list[Any], machine: Any, args: argparse.Namespace) -> dict[str,
     result = live_check(plans, machine, offline=getattr(args, "offline", False), index=getattr(args, "live_index", None))
     if result is None:
         return {"status": "off", "index": None, "notes": [], "newer": {}, "framework_notes": {}}
-    from gpusetup.compat import live
-
     live.apply(plans, result)
     return dict(result.to_dict())
 
@@ -100,12 +92,8 @@ def _live(plans: list[Any], machine: Any, args: argparse.Namespace) -> dict[str,
 def live_check(plans: list[Any], machine: Any, *, offline: bool, index: str | None) -> Any:
     """The live index check of ``plans`` (a gpusetup.compat.live.LiveCheck), or None when it is off
     (``--offline`` or GPUSETUP_LIVE=off, which the test suite sets). ``gpusetup plan`` and ``install`` share it."""
-    import os
-
     if offline or os.environ.get("GPUSETUP_LIVE", "on").strip().lower() in ("0", "off", "no", "false"):
         return None
-    from gpusetup.compat import live  # only when the index is checked: it brings requests
-
     return live.check(plans, machine, index=index)
 
 
@@ -118,15 +106,12 @@ def plan_document(
     plans: list[Any], machine: Any, *, source: str, gpu_index: int | None, data: dict[str, Any], python: str | None = None
 ) -> dict[str, Any]:
     """The ``--json`` document (schema: resources/schema/plan.schema.json)."""
-    from gpusetup import __version__
-    from gpusetup.model import to_dict
-
     gpus = [
         {
             "index": i,
             "vendor": g.vendor,
             "name": g.name or g.pci.device_name,
-            "compute_capability": g.compute_capability,
+            "compute_capability": to_dict(g.compute_capability),
             "gfx": g.gfx_target,
             "pci_id": g.pci.pci_id,
         }
@@ -140,8 +125,8 @@ def plan_document(
             "os": machine.system.os,
             "wsl": bool(machine.system.wsl),
             "arch": machine.system.arch,
-            "python": python or machine.system.python,
-            "driver": machine.driver.version,
+            "python": python or to_dict(machine.system.python),
+            "driver": to_dict(machine.driver.version),
             "gpus": gpus,
         },
         "gpu_index": gpu_index,
@@ -151,28 +136,28 @@ def plan_document(
 
 def render_text(doc: dict[str, Any]) -> str:
     """Beginner-readable text: what works, what to do first, what was ruled out and why."""
+    lang = output_language()
     m = doc["machine"]
     out: list[str] = []
-    where = "WSL2" if m["wsl"] else (m["os"] or "unknown OS")
+    where = "WSL2" if m["wsl"] else (m["os"] or render(msg("plan.cli.unknown-os"), lang))
     if m["arch"]:
         where += f" {m['arch']}"
-    drv = m["driver"] or "none"
-    gpu_line = ", ".join(f"{g['index']}: {g['name'] or g['vendor']}" for g in m["gpus"]) or "no GPU found"
+    gpu_line = ", ".join(f"{g['index']}: {g['name'] or g['vendor']}" for g in m["gpus"]) or render(msg("plan.cli.no-gpu"), lang)
     has_nvidia = m["driver"] or any(g["vendor"] == "nvidia" for g in m["gpus"])
-    out.append(f"Machine: {where}, Python {m['python'] or 'unknown'}" + (f", NVIDIA driver {drv}" if has_nvidia else ""))
-    out.append(f"GPUs: {gpu_line}")
-    out.append(f"Compatibility data: version {doc['data']['version']} (checked {doc['data']['checked']})")
+    python = m["python"] or render(msg("plan.cli.unknown"), lang)
+    out.append(render(msg("plan.cli.machine-driver", where=where, python=python,
+                          driver=m["driver"] or msg("plan.cli.no-driver")) if has_nvidia
+                      else msg("plan.cli.machine", where=where, python=python), lang))
+    out.append(render(msg("plan.cli.gpus", gpus=gpu_line), lang))
+    out.append(render(msg("plan.cli.data", version=doc["data"]["version"], checked=doc["data"]["checked"]), lang))
     live = doc.get("live") or {}
     if live.get("status") == "checked":
-        out.append(f"Package index checked live: {live['index']}")
+        out.append(render(msg("plan.cli.index-checked", index=live["index"]), lang))
     elif live.get("status") in ("offline", "partial"):
-        out.append("Package index: not reachable, the plan uses the built-in data only" if live["status"] == "offline"
-                   else "Package index: partly reachable (see the notes)")
+        out.append(render(msg("plan.cli.index-offline") if live["status"] == "offline" else msg("plan.cli.index-partial"), lang))
     names = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}
     for newer_fw, newer_v in (live.get("newer") or {}).items():
-        out.append(f"Newer than the data: the index has {names.get(newer_fw, newer_fw)} {newer_v}")
-    from gpusetup.report.plans import describe  # the report renderers: only when a plan is printed
-
+        out.append(render(msg("plan.cli.newer", framework=names.get(newer_fw, newer_fw), version=newer_v), lang))
     for fp in _plans_of(doc):
         out.append("")
         out += plan_lines(describe(fp))
@@ -180,15 +165,11 @@ def render_text(doc: dict[str, Any]) -> str:
 
 
 def _plans_of(doc: dict[str, Any]) -> list[FrameworkPlan]:
-    from gpusetup.model import FrameworkPlan, from_dict
-
     return [from_dict(FrameworkPlan, p, f"$.plans[{i}]") for i, p in enumerate(doc["plans"])]
 
 
 def plan_lines(t: PlanText, language: str | None = None) -> list[str]:
     """One framework's plan as indented text lines (the words come from gpusetup.report.plans)."""
-    from gpusetup.report.plans import label
-
     out = [f"== {t.headline} =="]
     if t.actions:
         out.append("  " + label("first", language))
@@ -210,8 +191,6 @@ def plan_lines(t: PlanText, language: str | None = None) -> list[str]:
 
 
 def _choice_lines(c: ChoiceText, language: str | None = None) -> list[str]:
-    from gpusetup.report.plans import label
-
     lines = [f"  {c.label}: {c.line}"]
     lines += [f"    $ {cmd}" for cmd in c.commands]
     if c.conda:

@@ -9,9 +9,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from gpusetup import credentials
+from gpusetup.config import ConfigError, load_config
+
 # EMIT_KINDS from model, not generate.project: that would bring packaging and all of generate (~40 ms,
 # python -X importtime, issue 13) into every command's start-up.
 from gpusetup.errors import ToolError
+from gpusetup.generate.project import EmitError, Target, emit_project
 from gpusetup.model import EMIT_KINDS
 
 
@@ -30,8 +34,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def default_frameworks() -> list[str]:
     """defaults.frameworks from the shared configuration file (a broken file is an error that names it)."""
-    from gpusetup.config import ConfigError, load_config
-
     try:
         return load_config().frameworks
     except ConfigError as exc:
@@ -47,9 +49,6 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict[str, Any]) -> None:
     """Write the project file (or print it); raise ToolError when it cannot be written."""
-    from gpusetup.config import ConfigError, load_config
-    from gpusetup.generate.project import EmitError, Target, emit_project
-
     try:
         cfg = load_config()  # the shared configuration's mirrors, unless given on the command line
     except ConfigError as exc:
@@ -69,8 +68,6 @@ def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict
                                pytorch_mirror=args.pytorch_mirror or cfg.pytorch_mirror, header=header)
     except EmitError as exc:
         raise ToolError(str(exc)) from exc
-    from gpusetup import credentials
-
     text = credentials.scrub(emitted.text)  # a project file is committed and shared: never with a password
     if text != emitted.text:
         emitted.text = text

@@ -8,17 +8,23 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gpusetup.cancel import CancelToken
 from gpusetup.commands import gpu_number, python_executable
+from gpusetup.commands.diagnose import prepare_output, write_atomic
+from gpusetup.model import Report
+from gpusetup.probe import ProbeContext, detect
+from gpusetup.report import render
+from gpusetup.rules.report_level import evaluate_measurements
+from gpusetup.selftest import SelfTestEnv, run_selftest
+from gpusetup.selftest.text import format_text
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "selftest",
-        help="measure the GPU: copy bandwidth, matrix multiply, cuBLAS, frameworks, CPU baseline",
-        description="Run the self-test: copy bandwidth and a checked matrix multiply through the NVIDIA driver "
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Run the self-test: copy bandwidth and a checked matrix multiply through the NVIDIA driver "
         "alone, cuBLAS GEMM throughput when cuBLAS is present, the installed frameworks on the GPU, and a CPU "
         "baseline. Each number is shown against the GPU's rated peak with a verdict and the reason. "
-        "Exit code: 0 healthy, 1 warnings, 2 problems found, 3 gpusetup could not run, 130 cancelled.",
+        "Exit code: 0 healthy, 1 warnings, 2 problems found, 3 gpusetup could not run, 130 cancelled."
     )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", dest="mode", action="store_const", const="quick",
@@ -37,16 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpusetup.cancel import CancelToken
-    from gpusetup.model import Report
-    from gpusetup.probe import ProbeContext, detect
-    from gpusetup.report import render
-    from gpusetup.selftest import SelfTestEnv, run_selftest
-    from gpusetup.selftest.text import format_text
-
     if args.output:
-        from gpusetup.commands.diagnose import prepare_output
-
         prepare_output(args.output, example="selftest.txt")  # before the measurements, not after them
     token = CancelToken()
     quiet = args.json or not sys.stderr.isatty()
@@ -73,14 +70,10 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, old)
         if not quiet:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
-    from gpusetup.rules.report_level import evaluate_measurements
-
     report = Report(machine=machine, selftest=result)
     report.findings = evaluate_measurements(report)
     text = render(report, "json") if args.json else format_text(result) + _findings_text(report)
     if args.output:
-        from gpusetup.commands.diagnose import write_atomic
-
         write_atomic(Path(args.output), text)
         print(f"Self-test result written to {args.output}", file=sys.stderr)
     else:

@@ -20,6 +20,7 @@ from typing import Any
 from gpusetup.enrich import enrich
 from gpusetup.model import Driver, Gpu, Machine, PciInfo, Report, SchemaError, System, from_dict
 from gpusetup.pcidb import lookup
+from gpusetup.versions import ComputeCapability, as_version
 
 PROFILE_KEYS = {"os", "wsl", "arch", "python", "driver", "gpus", "jetson"}
 GPU_KEYS = {"vendor", "name", "compute_capability", "pci_id", "gfx"}
@@ -126,10 +127,10 @@ def _from_profile(data: dict[str, Any], where: str) -> Machine:
         arch=arch.lower() if isinstance(arch, str) else None,
         wsl=wsl,
         wsl_version=2 if wsl else None,
-        python=python,
+        python=as_version(python),
         is_jetson=jetson,
     )
-    return Machine(system=system, gpus=gpus, driver=Driver(version=driver))
+    return Machine(system=system, gpus=gpus, driver=Driver(version=as_version(driver)))
 
 
 def _gpu(raw: Any, where: str) -> Gpu:
@@ -168,7 +169,7 @@ def _gpu(raw: Any, where: str) -> Gpu:
         vendor=vendor,
         name=name or pci.device_name,
         pci=pci,
-        compute_capability=cc,
+        compute_capability=ComputeCapability.parse(cc),
         compute_capability_source="profile" if cc else None,
         gfx_target=gfx.lower() if gfx else None,
     )

@@ -22,7 +22,7 @@ from gpusetup.compat.db import CompatDB, DataError, get_db
 from gpusetup.enrich import CHIP_RULE_SOURCE, NAME_MATCH_SOURCE, chip_class
 from gpusetup.messages import add_note, msg, render
 from gpusetup.model import Action, Choice, FrameworkPlan, Gpu, Machine, Message, Rejected
-from gpusetup.versions import Version, kernel_coverage
+from gpusetup.versions import ComputeCapability, Version, kernel_coverage
 from gpusetup.versions import version_key as vkey
 
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
@@ -48,9 +48,9 @@ _UNLIMITED = Version("9999")
 # ---------------------------------------------------------------------------------------- helpers
 
 
-def _mm(version: str | None) -> tuple[int, int] | None:
+def _mm(version: str | Version | None) -> tuple[int, int] | None:
     """Major.minor of a Python version string ('3.12.1' → (3, 12))."""
-    k = vkey(version).release
+    k = Version(version).release
     return (k[0], k[1]) if len(k) >= 2 else None
 
 
@@ -87,7 +87,7 @@ class GpuInfo:
     index: int  # position in Machine.gpus
     vendor: str
     label: str
-    cc: str | None = None
+    cc: ComputeCapability | None = None
     architecture: str | None = None
     gfx: str | None = None
     cuda_capable: bool | None = True
@@ -95,7 +95,7 @@ class GpuInfo:
 
     @property
     def cck(self) -> Version:
-        return vkey(self.cc)
+        return Version.of(self.cc) if self.cc else Version()
 
 
 @dataclass
@@ -106,7 +106,7 @@ class Env:
     wsl: bool
     machine: str | None  # x86_64 / aarch64 / arm64
     python: tuple[int, int] | None
-    driver: str | None
+    driver: Version | None
     jetson: bool = False
     driver_cap: Version = _UNLIMITED  # the newest driver these GPUs can use (legacy branches)
 
@@ -122,7 +122,7 @@ class Env:
 
     @property
     def driver_key(self) -> Version | None:
-        return vkey(self.driver) if self.driver else None
+        return self.driver if self.driver else None
 
     def where(self) -> str:
         if self.wsl:
@@ -192,7 +192,7 @@ def _classify_nvidia(g: Gpu, info: GpuInfo) -> None:
     if found is None:
         info.cuda_capable = None
         return
-    info.cc = found.compute_capability
+    info.cc = ComputeCapability.parse(found.compute_capability)
     info.architecture = info.architecture or found.architecture
     info.cuda_capable = found.cuda if found.compute_capability or found.cuda is False else None
 
@@ -239,7 +239,7 @@ def _driver_problem(c: Cand, env: Env, relax: frozenset[str]) -> Message | None:
     if have is None:
         return msg("reason.driver-missing", need=c.need_driver)
     if have < vkey(c.need_driver):
-        return msg("reason.driver-too-old", need=c.need_driver, why=c.driver_why, have=env.driver)
+        return msg("reason.driver-too-old", need=c.need_driver, why=c.driver_why, have=str(env.driver))
     return None
 
 
@@ -464,13 +464,13 @@ def _torch_cuda_checks(db: CompatDB, c: Cand, env: Env, gpus: Sequence[GpuInfo])
         how = kernel_coverage(g.cc, arch["cc"], arch.get("ptx"))
         highest = _highest_cc(db, cuda) if how == "ptx" else None
         if how is None:
-            c.gpu_bad[g.index] = msg("reason.no-kernels-cc", cc=g.cc, gpu=g.label)
+            c.gpu_bad[g.index] = msg("reason.no-kernels-cc", cc=str(g.cc), gpu=g.label)
         elif highest and g.cck > vkey(highest):
             # PTX alone is not enough when the wheel's pinned CUDA libraries (cuBLAS, cuDNN) predate the GPU.
-            c.gpu_bad[g.index] = msg("reason.ptx-libraries-too-old", cc=g.cc, gpu=g.label, cuda=cuda, highest=highest)
+            c.gpu_bad[g.index] = msg("reason.ptx-libraries-too-old", cc=str(g.cc), gpu=g.label, cuda=cuda, highest=highest)
         elif how == "ptx":
             uses_ptx = True
-            c.notes.append(msg("note.ptx-jit", gpu=g.label, cc=g.cc))
+            c.notes.append(msg("note.ptx-jit", gpu=g.label, cc=str(g.cc)))
     base = db.family_minimum(major, env.driver_os) if major >= 11 else db.toolkit_driver(cuda, env.driver_os)
     why = msg("why.cuda-family-driver", major=major)
     if uses_ptx:
@@ -555,12 +555,12 @@ def _tf_gpu_checks(db: CompatDB, c: Cand, cfg: dict[str, Any], env: Env, gpus: S
         if min_cc and g.cck < vkey(min_cc["cc_min"]):
             c.gpu_bad[g.index] = msg(
                 "reason.cc-too-low" if db.table("tensorflow", "min_cc").verified else "reason.cc-too-low-inferred",
-                min=min_cc["cc_min"], gpu=g.label, cc=g.cc,
+                min=min_cc["cc_min"], gpu=g.label, cc=str(g.cc),
             )
         elif highest and g.cck > vkey(highest):
             # No record of this wheel's GPU code: it could only run through PTX JIT, which users report failing on
             # new GPUs for the releases whose wheels were read (tensorflow/ptx_jit_failures), so it is not offered.
-            c.gpu_bad[g.index] = msg("reason.tf-no-ptx-record", cc=g.cc, gpu=g.label, cuda=cuda, version=c.version)
+            c.gpu_bad[g.index] = msg("reason.tf-no-ptx-record", cc=str(g.cc), gpu=g.label, cuda=cuda, version=c.version)
     base = db.family_minimum(major, env.driver_os)
     why = msg("why.cuda-family-driver", major=major)
     if env.wsl:
@@ -597,7 +597,7 @@ def _tf_kernel_checks(db: CompatDB, c: Cand, arch: dict[str, Any], gpus: Sequenc
             continue
         how = kernel_coverage(g.cc, arch["cc"], arch.get("ptx"))
         if how is None:
-            c.gpu_bad[g.index] = msg("reason.tf-no-kernels-cc", cc=g.cc, gpu=g.label, cubins=cubins, ptx=ptx)
+            c.gpu_bad[g.index] = msg("reason.tf-no-kernels-cc", cc=str(g.cc), gpu=g.label, cubins=cubins, ptx=ptx)
         elif how == "ptx":
             fail = next(
                 (
@@ -612,11 +612,11 @@ def _tf_kernel_checks(db: CompatDB, c: Cand, arch: dict[str, Any], gpus: Sequenc
                 params = {"cc": g.cc, "gpu": g.label, "ptx": ptx, "error": fail["error"], "source": fail["sources"][0]}
                 if fail.get("verified") is False:
                     c.gpu_bad[g.index] = msg("reason.tf-ptx-jit-fails-unverified", **params)
-                    c.unverified.append(msg("unverified.tf-ptx-jit", cc=g.cc, detail=fail["note"]))
+                    c.unverified.append(msg("unverified.tf-ptx-jit", cc=str(g.cc), detail=fail["note"]))
                 else:
                     c.gpu_bad[g.index] = msg("reason.tf-ptx-jit-fails", **params)
             else:
-                c.notes.append(msg("note.tf-ptx-jit", gpu=g.label, version=c.version, cc=g.cc, ptx=ptx))
+                c.notes.append(msg("note.tf-ptx-jit", gpu=g.label, version=c.version, cc=str(g.cc), ptx=ptx))
 
 
 def _opt_rows(db: CompatDB, file: str, table: str) -> list[dict[str, Any]]:
@@ -678,7 +678,7 @@ def _jax_candidates(db: CompatDB, env: Env, gpus: Sequence[GpuInfo]) -> list[Can
                     c.notes.append(msg("note.jax-wsl-experimental"))
                 for g in gpus:
                     if g.cc and g.cck < vkey(ex["min_cc"]):
-                        c.gpu_bad[g.index] = msg("reason.cc-too-low", min=ex["min_cc"], gpu=g.label, cc=g.cc)
+                        c.gpu_bad[g.index] = msg("reason.cc-too-low", min=ex["min_cc"], gpu=g.label, cc=str(g.cc))
                 base = ex["min_driver_linux"] if env.driver_os == "linux" else db.family_minimum(ex["cuda_major"], "windows")
                 _needed_driver(db, c, env, gpus, base, msg("why.jax-extra-driver", extra=extra))
                 _cudnn_pin(db, c, "jax", ex["cuda_major"], gpus)
@@ -868,7 +868,7 @@ def _actions(db: CompatDB, found: _Found, env: Env, framework: str) -> list[Acti
         branch = _driver_branch(db, found.gpus, c.need_driver, found.env.driver_os)
         fields = dict(option=c.option, need=c.need_driver, why=c.driver_why, branch=branch)
         if env.driver:
-            why = msg("action.driver-upgrade-wsl" if found.env.wsl else "action.driver-upgrade", have=env.driver, **fields)
+            why = msg("action.driver-upgrade-wsl" if found.env.wsl else "action.driver-upgrade", have=str(env.driver), **fields)
         else:
             why = msg("action.driver-install-wsl" if found.env.wsl else "action.driver-install", **fields)
         acts.append(action(kind, why, min_version=c.need_driver, branch=render(branch)))
@@ -1146,14 +1146,14 @@ def resolve(
         for g in nvidia_sel:
             left[g.index] = msg("left.macos-no-cuda", gpu=g.label)
     if not env.jetson and env.machine == "aarch64":
-        tegra = {cc for r in _opt_rows(db, "pytorch", "jetson") for cc in r.get("ccs", [])}
+        tegra = {ComputeCapability.parse(cc) for r in _opt_rows(db, "pytorch", "jetson") for cc in r.get("ccs", [])}
         jetson_gpu = next((g for g in nvidia_sel if g.cc in tegra), None)
         if jetson_gpu is not None:
             env.jetson = True
-            env_notes.append(msg("note.jetson-inferred", gpu=jetson_gpu.label, cc=jetson_gpu.cc))
+            env_notes.append(msg("note.jetson-inferred", gpu=jetson_gpu.label, cc=str(jetson_gpu.cc)))
     for g in gpus:
         if g.classified_from and g in selected:
-            env_notes.append(msg("note.cc-classified", gpu=g.label, cc=g.cc, architecture=g.architecture, source=g.classified_from))
+            env_notes.append(msg("note.cc-classified", gpu=g.label, cc=str(g.cc), architecture=g.architecture, source=g.classified_from))
     plans = []
     for name in frameworks:
         fw = _ALIASES.get(name.lower())

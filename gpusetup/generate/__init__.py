@@ -75,7 +75,7 @@ def render_files(machine: Machine, sel: Selection, opts: render.Options,
     """Every file of the set-up as {relative path: text} (README last, since it lists the others)."""
     from gpusetup.resources import resource
 
-    drv = machine.driver.version
+    drv = str(machine.driver.version) if machine.driver.version else None
     files: dict[str, str] = {
         "Dockerfile": render.dockerfile(sel, opts, drv),
         ".dockerignore": render.dockerignore(),

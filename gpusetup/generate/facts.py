@@ -20,12 +20,12 @@ class DataError(RuntimeError):
     """A shipped data file is missing or unreadable: gpusetup itself is broken, not the user's machine."""
 
 
-def vt(text: str | None) -> Version | None:
+def vt(text: str | Version | None) -> Version | None:
     """The typed version of '580.65.06' (see :mod:`gpusetup.versions`); None when there is none."""
     return Version.parse(text)
 
 
-def mm(text: str | None) -> tuple[int, int] | None:
+def mm(text: str | Version | None) -> tuple[int, int] | None:
     """Major.minor of a version string ('12.8.1' → (12, 8))."""
     return Version(text).major_minor
 
@@ -140,7 +140,7 @@ def gpu_targets(machine: Machine) -> list[GpuTarget]:
     """NVIDIA GPUs with their compute capability (from the driver, else from the chip rule)."""
     out: list[GpuTarget] = []
     for pos, gpu in enumerate(machine.nvidia_gpus):
-        cc = mm(gpu.compute_capability)
+        cc: tuple[int, int] | None = gpu.compute_capability
         source = gpu.compute_capability_source or "driver"
         if cc is None:
             cc, source = _cc_from_chip(gpu)

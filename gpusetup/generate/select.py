@@ -19,7 +19,7 @@ from gpusetup.generate import facts
 from gpusetup.generate.facts import GpuTarget, fmt, mm, vt
 from gpusetup.messages import msg, render
 from gpusetup.model import Machine, Message, Rejected
-from gpusetup.versions import ComputeCapability, kernel_coverage
+from gpusetup.versions import ComputeCapability, Version, kernel_coverage
 
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
 IMAGE_SOURCES = ("cuda", "official", "ngc")
@@ -103,8 +103,13 @@ def _rejected(option: str, reason: Message) -> Rejected:
     return Rejected(option=option, reason=render(reason), code=reason.code, params=dict(reason.params))
 
 
-def _unknown_version(v: str | None) -> str | Message:
-    return v or msg("docker.word.version-unknown")
+def _text(v: Version | None) -> str | None:
+    """A known version as the text message parameters carry."""
+    return str(v) if v else None
+
+
+def _unknown_version(v: Version | None) -> str | Message:
+    return str(v) if v else msg("docker.word.version-unknown")
 
 
 # --------------------------------------------------------------------------------------- coverage
@@ -198,7 +203,7 @@ def choose(
     result.warning_codes[:0] = warning_codes
     if isinstance(result, Selection):
         result.host_os = os_name or None
-        first = msg("docker.why.driver-check", driver=machine.driver.version or msg("docker.word.version-unknown-parens"),
+        first = msg("docker.why.driver-check", driver=_text(machine.driver.version) or msg("docker.word.version-unknown-parens"),
                     dcuda=fmt(dcuda), source=dsrc, icuda=fmt(result.image_cuda))
         result.why.insert(0, render(first))
         result.why_codes.insert(0, first)
@@ -273,7 +278,7 @@ def _choose_pip(
         if not ok:
             driver_needs.append(need)
             rejected.append(_rejected(label, msg("docker.reject.driver-family", major=bcuda[0], need=need,
-                                                 have=machine.driver.version or msg("docker.word.older"))))
+                                                 have=_text(machine.driver.version) or msg("docker.word.older"))))
             continue
         base = _choose_base(gpus, bcuda, limit, forced, flavour, b, allow_unverified)
         plain = None
@@ -512,14 +517,14 @@ def _forward_compat(machine: Machine, row: dict[str, Any], gpus: list[GpuTarget]
     if not fc:
         return None, msg("docker.fc.no-branches")
     dv = vt(machine.driver.version)
-    branch = (machine.driver.version or "").split(".")[0]
+    branch = str(dv.major) if dv and dv.major is not None else ""
     for low in fc["min_drivers"]:
         if low.split(".")[0] == branch and dv is not None and dv >= (vt(low) or ()):
             return msg("docker.fc.bridges", cuda=row["cuda"], low=low, branch=branch,
-                       driver=machine.driver.version, source=fc["source"]), None
+                       driver=str(dv), source=fc["source"]), None
     listed = ", ".join(f"R{x.split('.')[0]} from {x}" for x in fc["min_drivers"])
     return None, msg("docker.fc.branches-only", listed=listed,
-                     driver=machine.driver.version or msg("docker.word.unknown"))
+                     driver=str(dv) if dv else msg("docker.word.unknown"))
 
 
 def _refuse(

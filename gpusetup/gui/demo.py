@@ -20,16 +20,14 @@ from typing import Any
 
 from gpusetup.cancel import CancelToken, Progress
 from gpusetup.gui.services import DockerOutcome, InstallOutcome, LogFn, Services, Target
+from gpusetup.messages import add_note, msg
 from gpusetup.model import FrameworkPlan, Machine, Plan, SelfTestResult, from_dict
 from gpusetup.resources import resource
 
 PROBES = ("system", "pci", "nvml", "smi", "libcuda", "driver", "toolkit", "frameworks", "containers", "packages")
 
 
-DEMO_SELFTEST_NOTE = (
-    "Demonstration: the recorded machine has no recorded self-test, so the self-test ran on this computer "
-    "and its results are this computer's, not the demonstration machine's."
-)
+DEMO_SELFTEST_NOTE = msg("selftest.note.demo")
 
 
 class DemoError(ValueError):
@@ -114,8 +112,8 @@ class DemoServices(Services):
         it looks at nothing on this computer (no existing environment, no interpreters, no conda)."""
         if target.kind != "venv":
             return super().build_plan(fplans, machine, target)
-        version = machine.system.python or (machine.python_envs[0].version if machine.python_envs else "") or ""
-        m = re.match(r"(\d+)\.(\d+)", version)
+        version = machine.system.python or (machine.python_envs[0].version if machine.python_envs else None)
+        m = re.match(r"(\d+)\.(\d+)", str(version or ""))
         kwargs: dict[str, Any] = {"base_python": f"python{m.group(1)}.{m.group(2)}"} if m else {}
         return self._install_module().build_plan(fplans, machine, target=target.spec(), portable=True, **kwargs)
 
@@ -154,14 +152,14 @@ class DemoServices(Services):
         tmp = Path(tempfile.mkdtemp(prefix="gpusetup-demo-docker-")) / Path(out_dir).name
         return super().generate_setup(machine, framework, tmp)
 
-    def run_selftest(self, machine: Machine, mode: str = "quick", progress: Progress | None = None, cancel: CancelToken | None = None, python: str | None = None) -> SelfTestResult:
+    def run_selftest(self, machine: Machine, mode: str = "quick", progress: Progress | None = None, cancel: CancelToken | None = None, python: str | None = None, frameworks: Sequence[str] | None = None) -> SelfTestResult:
         recorded = self.data.get("selftest")
         if recorded is None:
             cached = DemoServices._selftest_cache.get(mode)
             if cached is None:
                 cached = super().run_selftest(machine, mode=mode, progress=progress, cancel=cancel)
                 if not cached.cancelled:
-                    cached.notes.insert(0, DEMO_SELFTEST_NOTE)
+                    add_note(cached, DEMO_SELFTEST_NOTE, index=0)
                     DemoServices._selftest_cache[mode] = cached
             return copy.deepcopy(cached)
         from gpusetup.selftest.recorded import rate_recorded

@@ -1,24 +1,26 @@
 """The one adapter through which the wizard reaches the core.
 
-The wizard decides nothing: it asks :class:`Services` and shows the answer. Every core module is imported
-lazily, inside the method that needs it, so the window still opens when a part of the core is missing in
-this version; that part's page then says so plainly (:class:`Unavailable`). Tests replace this class with
-a ``FakeServices`` fed by recorded real fixtures. Nothing here imports Qt, so it can run in worker threads.
+The wizard decides nothing: it asks :class:`Services` and shows the answer. The core's parts are imported on
+first use (:func:`_core`), so the first page paints before they load. Tests replace this class with a
+``FakeServices`` fed by recorded real fixtures (which may also report a part :class:`Unavailable`). Nothing here
+imports Qt, so it can run in worker threads.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import importlib
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpusetup import paths
 from gpusetup.cancel import CancelToken, Progress
+from gpusetup.messages import add_note
 from gpusetup.model import (
     Finding,
     FrameworkPlan,
@@ -30,6 +32,7 @@ from gpusetup.model import (
     from_dict,
     to_dict,
 )
+from gpusetup.runner import SubprocessRunner
 
 log = logging.getLogger("gpusetup.gui.services")
 
@@ -37,17 +40,9 @@ LogFn = Callable[[str], None]
 
 FRAMEWORKS: tuple[str, ...] = ("pytorch", "tensorflow", "jax")
 
-# feature -> (module, attribute) that must import for the feature to work
-FEATURES: dict[str, tuple[str, str]] = {
-    "detect": ("gpusetup.probe", "detect"),
-    "rules": ("gpusetup.rules", "evaluate"),
-    "resolve": ("gpusetup.compat.resolver", "resolve"),
-    "install": ("gpusetup.install", "execute"),
-    "selftest": ("gpusetup.selftest", "run_selftest"),
-    "docker": ("gpusetup.generate", "generate_setup"),
-    "report": ("gpusetup.report", "render"),
-    "bundle": ("gpusetup.bundle", "build_bundle"),
-}
+# The core's parts the wizard uses (:func:`_core` imports each); the wizard loads them in the background after
+# its first paint (gui/wizard.py ``_check_features``).
+FEATURES: tuple[str, ...] = ("detect", "rules", "resolve", "install", "selftest", "docker", "report", "bundle")
 
 
 class Unavailable(RuntimeError):
@@ -105,28 +100,48 @@ class Target:
         return f"{self.kind}:{self.value}"
 
 
-def _import(feature: str) -> Any:
-    module_name, attr = FEATURES[feature]
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name and module_name.startswith(exc.name):
-            raise Unavailable(feature) from exc
-        raise
-    fn = getattr(module, attr, None)
-    if fn is None:
-        raise Unavailable(feature, f"({module_name}.{attr} is missing)")
-    return fn
+def _core(feature: str) -> Any:
+    """The core function behind a wizard feature (one of :data:`FEATURES`)."""
+    # lazy: importing all of them before the first page cost 198 ms (python -X importtime over
+    # gpusetup.gui.services, 2 cores, load average 5.6): the wizard paints first and loads them afterwards.
+    if feature == "detect":
+        from gpusetup.probe import detect  # lazy: see above
+
+        return detect
+    if feature == "rules":
+        from gpusetup.rules import evaluate  # lazy: see above
+
+        return evaluate
+    if feature == "resolve":
+        from gpusetup.compat.resolver import resolve  # lazy: see above
+
+        return resolve
+    if feature == "install":
+        from gpusetup.install import execute  # lazy: see above
+
+        return execute
+    if feature == "selftest":
+        from gpusetup.selftest import run_selftest  # lazy: see above
+
+        return run_selftest
+    if feature == "docker":
+        from gpusetup.generate import generate_setup  # lazy: see above
+
+        return generate_setup
+    if feature == "report":
+        from gpusetup.report import render  # lazy: see above
+
+        return render
+    if feature == "bundle":
+        from gpusetup.bundle import build_bundle  # lazy: see above
+
+        return build_bundle
+    raise KeyError(feature)
 
 
 def default_log_dir() -> Path:
     """Our log folder (``gpusetup.paths.log_dir``: XDG state dir, %LOCALAPPDATA%, ~/Library/Logs)."""
-    try:
-        from gpusetup import paths
-
-        return paths.log_dir()
-    except ImportError:
-        return Path.home() / ".local" / "state" / "gpusetup" / "logs"
+    return paths.log_dir()
 
 
 def default_journal_dir() -> Path | None:
@@ -170,10 +185,8 @@ class Services:
 
     def available(self, feature: str) -> bool:
         try:
-            _import(feature)
-        except Unavailable:
-            return False
-        except Exception:  # noqa: BLE001 - a broken module counts as missing for the page
+            _core(feature)
+        except Exception:  # noqa: BLE001 - a part that cannot load (a broken dependency) is missing for the page
             log.exception("importing %s failed", feature)
             return False
         return True
@@ -191,12 +204,7 @@ class Services:
         """Where the wizard keeps its own small files (what was chosen, for resuming after a reboot)."""
         if self.state_dir:
             return self.state_dir
-        try:
-            from gpusetup import paths
-
-            return paths.state_dir()
-        except ImportError:
-            return Path.home() / ".local" / "state" / "gpusetup"
+        return paths.state_dir()
 
     @property
     def demo(self) -> bool:
@@ -210,11 +218,11 @@ class Services:
     # -------------------------------------------------------------------------------- detection
 
     def detect(self, progress: Progress | None = None, cancel: CancelToken | None = None) -> Machine:
-        detect = _import("detect")
+        detect = _core("detect")
         return detect(None, progress=progress, cancel=cancel)
 
     def evaluate(self, machine: Machine) -> list[Finding]:
-        evaluate = _import("rules")
+        evaluate = _core("rules")
         return list(evaluate(machine))
 
     def fix_plan(self, finding: Finding, machine: Machine) -> Plan | None:
@@ -223,10 +231,7 @@ class Services:
         The installer can install or update the NVIDIA driver and the container toolkit; findings about
         those get a plan built by ``install.build_plan`` (nothing else is fixed automatically).
         """
-        try:
-            module = self._install_module()
-        except Unavailable:
-            return None
+        module = self._install_module()
         own = getattr(module, "fix_plan", None)
         try:
             if own is not None:
@@ -244,9 +249,11 @@ class Services:
     def resolve(
         self, machine: Machine, frameworks: Sequence[str] = FRAMEWORKS, python_version: str | None = None
     ) -> list[FrameworkPlan]:
-        resolve = _import("resolve")
+        resolve = _core("resolve")
         plans = list(resolve(machine, tuple(frameworks), python_version=python_version))
-        from gpusetup.compat import live  # the core's plan-time index check; the wizard only shows its notes
+        from gpusetup.compat import (
+            live,  # lazy: see _core (the plan-time index check; the wizard shows its notes)
+        )
 
         if live.enabled() and not self.demo:  # a demonstration (and its screenshots) must not depend on the network
             live.apply(plans, live.check(plans, machine))
@@ -255,8 +262,9 @@ class Services:
     # ---------------------------------------------------------------------------------- install
 
     def _install_module(self) -> Any:
-        _import("install")
-        return importlib.import_module("gpusetup.install")
+        from gpusetup import install  # lazy: see _core
+
+        return install
 
     def build_plan(self, fplans: list[FrameworkPlan], machine: Machine, target: Target) -> Plan:
         module = self._install_module()
@@ -268,8 +276,7 @@ class Services:
         if self.python_mirror:
             kwargs["python_mirror"] = self.python_mirror
         plan = module.build_plan(fplans, machine, target=target.spec(), **kwargs)
-        from gpusetup.install.python import newer_python_offer
-        from gpusetup.messages import add_note
+        from gpusetup.install.python import newer_python_offer  # lazy: see _core
 
         offer = newer_python_offer(machine, fplans, python_version_of(machine))
         if offer is not None:  # shown with the plan's notes, in the interface's language
@@ -280,8 +287,6 @@ class Services:
                     python_mirror: str | None = None) -> None:
         """What the user entered after a network failure: a PyPI mirror, a proxy (for pip and uv, which this
         process starts), a mirror of the Python builds. Empty values leave the setting as it was."""
-        import os
-
         if index_url:
             self.index_url = index_url.strip()
         if python_mirror:
@@ -292,8 +297,6 @@ class Services:
 
     def conda_envs(self) -> list[str] | None:
         """Names of existing conda environments (so the plan creates a missing one), None if unknown."""
-        from gpusetup.runner import SubprocessRunner
-
         runner = SubprocessRunner()
         if runner.which("conda") is None:
             return None
@@ -377,6 +380,7 @@ class Services:
     def unfinished_install(self) -> bool:
         """True when the installer's journal holds an install that did not finish."""
         try:
+            # lazy: see _core
             from gpusetup.install import default_state_dir
             from gpusetup.install.journal import Journal
         except ImportError:
@@ -408,6 +412,7 @@ class Services:
 
     def _installer_pending(self) -> tuple[Plan, Target, list[str]] | None:
         try:
+            # lazy: see _core
             from gpusetup.install import InstallPlan, default_state_dir
             from gpusetup.install.journal import PLAN
 
@@ -426,7 +431,7 @@ class Services:
     def resume_at_login(self, on: bool) -> Path | None:
         """Open the wizard at the next login to continue (on), or stop doing so; the entry's path when on
         and this system has an autostart folder, else None."""
-        from gpusetup.install import autostart
+        from gpusetup.install import autostart  # lazy: see _core
 
         try:
             if on:
@@ -439,7 +444,7 @@ class Services:
     # ----------------------------------------------------------------------------------- docker
 
     def generate_setup(self, machine: Machine, framework: str, out_dir: Path) -> DockerOutcome:
-        generate_setup = _import("docker")
+        generate_setup = _core("docker")
         res = generate_setup(machine, framework, Path(out_dir))
         return _docker_outcome(res, Path(out_dir))
 
@@ -452,30 +457,46 @@ class Services:
         progress: Progress | None = None,
         cancel: CancelToken | None = None,
         python: str | None = None,
+        frameworks: Sequence[str] | None = None,
     ) -> SelfTestResult:
-        """Measure; the framework tier checks the environment of ``python`` (the one just installed)."""
-        run_selftest = _import("selftest")
-        from gpusetup.selftest import SelfTestEnv
+        """Measure; the framework tier checks the environment of ``python`` (the one just installed, or the
+        one the user picked), for ``frameworks`` (None: the usual ones)."""
+        run_selftest = _core("selftest")
+        from gpusetup.selftest import SelfTestEnv  # lazy: see _core
 
         env = SelfTestEnv(python=python)
-        if self.selftest_frameworks is not None:
+        if frameworks:
+            env.frameworks = tuple(frameworks)
+        elif self.selftest_frameworks is not None:
             env.frameworks = self.selftest_frameworks
         return run_selftest(machine, mode=mode, progress=progress, cancel=cancel, env=env)
+
+    # "Check another Python environment…": what is on this computer, and whether the proof can run there
+    def proof_frameworks(self) -> tuple[str, ...]:
+        from gpusetup.install.environments import DEFAULT_FRAMEWORKS  # lazy: see _core
+
+        return tuple(self.selftest_frameworks or DEFAULT_FRAMEWORKS)
+
+    def proof_environments(self, machine: Machine | None, installed: Sequence[str] = ()) -> list[Any]:
+        """The environments found here (``install.environments.EnvCheck``), those the proof can run in first."""
+        from gpusetup.install import environments  # lazy: see _core
+
+        return environments.known(machine, installed, self.proof_frameworks())
+
+    def check_environment(self, path: str) -> Any:
+        """Whether the proof can run in the environment at ``path`` (a python program or its folder)."""
+        from gpusetup.install import environments  # lazy: see _core
+
+        return environments.check(path, self.proof_frameworks())
 
     # ---------------------------------------------------------------------------------- reports
 
     def render_report(self, report: Report, fmt: str) -> str:
-        if fmt == "json":
-            try:
-                render = _import("report")
-                return render(report, "json")
-            except Unavailable:
-                return json.dumps(to_dict(report), indent=2, ensure_ascii=False)
-        render = _import("report")
+        render = _core("report")
         return render(report, fmt)
 
     def create_bundle(self, report: Report, out_path: Path) -> Path:
-        build_bundle = _import("bundle")
+        build_bundle = _core("bundle")
         result = build_bundle(Path(out_path), report)
         return Path(getattr(result, "path", out_path))
 
@@ -561,5 +582,5 @@ def proof_python(plan: Plan | None, target: Target | None, install: InstallOutco
 def python_version_of(machine: Machine) -> str | None:
     """The Python version the plan should target: the running interpreter, when it was detected."""
     if machine.system.python:
-        return machine.system.python
+        return str(machine.system.python)
     return f"{sys.version_info.major}.{sys.version_info.minor}"

@@ -21,7 +21,7 @@ from gpusetup.messages import add_note, message_of, msg, render
 from gpusetup.model import Choice, FrameworkPlan, Machine, Message, Plan, Step
 from gpusetup.probe import current_os
 from gpusetup.resources import resource
-from gpusetup.versions import ComputeCapability, Version
+from gpusetup.versions import GSP_MIN_CC, Version
 
 PYTORCH_INDEX_PREFIX = "https://download.pytorch.org/whl"
 PYPI_SIMPLE = "https://pypi.org/simple"
@@ -280,8 +280,8 @@ def _provide_python(plan: InstallPlan, want: str | None, venv: str, with_pip: bo
 
 def _target_python_version(machine: Machine) -> str | None:
     v = machine.system.python or (machine.python_envs[0].version if machine.python_envs else None)
-    m = re.match(r"(\d+)\.(\d+)", v or "")
-    return f"{m.group(1)}.{m.group(2)}" if m else None
+    mm = v.major_minor if v and len(v.release) >= 2 else None
+    return f"{mm[0]}.{mm[1]}" if mm else None
 
 
 def mirror_url(url: str | None, index_url: str | None, pytorch_mirror: str | None) -> str | None:
@@ -317,9 +317,41 @@ def _sizes(choices: list[tuple[FrameworkPlan, Choice]]) -> tuple[int, int]:
     return down, inst
 
 
+PIP_RAW = (24, 1)  # the first pip with ``--progress-bar raw`` (bytes done and total per download)
+
+
+def _plan_pip_upgrade(plan: InstallPlan, index_url: str | None, wheelhouse: str | Path | None,
+                      uv: str | None) -> None:
+    """Update pip in the environment this plan creates when its pip cannot report bytes (older than 24.1,
+    as Debian 12's ensurepip gives: pip 23.0.1) or is not known before it exists (a Python uv provides), so
+    the framework's download shows bytes, speed and time left. pip comes from the user's PyPI mirror, else
+    pip's configured index; that index is checked before anything starts. Not for an existing environment
+    (its pip is the user's), offline installs, uv, or conda."""
+    new_env = any(s.id == "create-venv" for s in plan.steps)
+    if not new_env or wheelhouse is not None or uv or not plan.python or plan.pip[:1] != plan.python[:1]:
+        return
+    got = Version.parse(plan.base_pip)
+    if got and got >= PIP_RAW:
+        return
+    source = ["--index-url", index_url] if index_url else []
+    fallback = plan.probe_package
+    _add_index(plan, index_url, ["pip"])
+    plan.probe_package = fallback  # the framework's project stays the fallback (the PyTorch index has no pip)
+    want = "pip>={}.{}".format(*PIP_RAW)
+    plan.steps.append(Step(
+        id="upgrade-pip", title="Update pip in the new environment", kind="pip",
+        subject=f"pip {plan.base_pip or '?'} → {want.removeprefix('pip')}",
+        argv=[*plan.pip, "install", "--disable-pip-version-check", *source, want],
+        explain=f"The new environment's pip ({plan.base_pip or 'its version is not known yet'}) cannot report "
+                "download progress in bytes; pip 24.1 and newer can, so the framework's download shows its size, "
+                "speed and time left. About 2 MB from the same package index.",
+    ))
+
+
 def _plan_pip(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]], index_url: str | None,
               pytorch_mirror: str | None, wheelhouse: str | Path | None, uv: str | None) -> None:
     plan.download_mib, plan.installed_mib = _sizes(choices)
+    _plan_pip_upgrade(plan, index_url, wheelhouse, uv)
     for i, (url, reqs) in enumerate(_groups(choices, index_url, pytorch_mirror).items()):
         plan.packages.extend(reqs)
         names = ", ".join(reqs)
@@ -357,12 +389,14 @@ def _add_index(plan: InstallPlan, url: str | None, reqs: list[str]) -> None:
 
 def _pip_supports_raw(plan: InstallPlan) -> bool:
     """``--progress-bar raw`` (pip ≥ 24.1) only when we know the pip that runs: the host's, or the one a new
-    venv gets from the interpreter that was found (its ensurepip's version)."""
+    venv gets from the interpreter that was found (its ensurepip's version), or the one the plan updated."""
     if plan.pip[:1] == [sys.executable] and pyfind.own_interpreter():
         hp = _host_pip_version()
-        return bool(hp and hp >= (24, 1))
+        return bool(hp and hp >= PIP_RAW)
+    if any(s.id == "upgrade-pip" for s in plan.steps):
+        return True
     got = Version.parse(plan.base_pip)
-    return bool(got and got >= (24, 1))
+    return bool(got and got >= PIP_RAW)
 
 
 _PYTORCH_FAMILY = {"torch", "torchvision", "torchaudio"}
@@ -516,10 +550,10 @@ def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> Non
         plan.steps.append(Step(id="reboot", title="Restart Windows", kind="reboot",
                                explain="The new driver is active after a restart."))
         return
-    ccs = [cc for cc in (ComputeCapability.parse(g.compute_capability) for g in machine.nvidia_gpus) if cc]
+    ccs = [g.compute_capability for g in machine.nvidia_gpus if g.compute_capability]
     flavour = "auto"
     if ccs:
-        flavour = "proprietary" if min(ccs) < (7, 5) else "open"
+        flavour = "proprietary" if min(ccs) < GSP_MIN_CC else "open"
     else:
         hint = " ".join((a.branch or "") for a in actions).lower()
         flavour = "proprietary" if "proprietary" in hint else "open" if "open" in hint else "auto"

@@ -29,6 +29,7 @@ from gpusetup.messages import msg
 from gpusetup.model import Message, Step
 from gpusetup.probe.pyenv import frozen, own_interpreter
 from gpusetup.runner import Runner, SubprocessRunner
+from gpusetup.versions import Version
 
 PROBE_TIMEOUT = 10.0
 # What a candidate reports about itself: only the standard library, nothing imported beyond it.
@@ -252,30 +253,20 @@ def _python_versions() -> list[str]:
     return [f"{a}.{b}" for a, b in sorted(found)]
 
 
-def newer_python_offer(machine: object, fplans: list, here: str | None) -> Message | None:
+def newer_python_offer(machine: object, fplans: list, here: str | Version | None) -> Message | None:
     """When this Python holds a framework back (Python 3.9 gets PyTorch 2.8), the nearest newer Python that
     gets every chosen framework at least as new and one of them newer — as a note the plan shows, instead of
     settling silently. gpusetup finds that Python on the machine or provides it with uv."""
-    from packaging.version import InvalidVersion, Version
-
     from gpusetup.compat.resolver import resolve
 
-    cur = _minor(here)
+    cur = _minor(str(here) if here else None)
     chosen = [fp for fp in fplans if fp.choice is not None]
     if not cur or not chosen:
         return None
-
-    def key(v: str) -> tuple[int, ...]:
-        return tuple(int(x) for x in v.split("."))
-
-    def ver(s: str) -> Version | None:
-        try:
-            return Version(s)
-        except InvalidVersion:
-            return None
+    ver = Version.parse
 
     names = [fp.framework for fp in chosen]
-    for cand in (v for v in _python_versions() if key(v) > key(cur)):
+    for cand in (v for v in _python_versions() if Version(v) > Version(cur)):
         try:
             other = {fp.framework: fp for fp in resolve(machine, names, python_version=cand)}  # type: ignore[arg-type]
         except ValueError:

@@ -32,10 +32,10 @@ from typing import Any
 
 from packaging.tags import Tag, sys_tags
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-from packaging.version import InvalidVersion, Version
 
 from gpusetup import credentials
 from gpusetup.install import net
+from gpusetup.versions import Version
 
 PYPI = "https://pypi.org/simple"
 # The uv release this gpusetup is tested with (tests/install/test_python.py runs it); an index without it
@@ -152,22 +152,21 @@ def pick_wheel(files: list[tuple[str, str, str | None]], supported: list[Tag] | 
         if not name.endswith(".whl"):
             continue
         try:
-            project, version, _build, tags = parse_wheel_filename(name)
-        except (InvalidWheelFilename, InvalidVersion):
+            project, pv, _build, tags = parse_wheel_filename(name)
+        except InvalidWheelFilename:
             continue
-        if project != "uv" or version.is_prerelease or version < Version(minimum):
+        version = Version(str(pv))
+        if project != "uv" or version.is_prerelease or version < minimum:
             continue
         best = min((rank[t] for t in tags if t in rank), default=None)
         if best is not None:
-            wheels.append((version != Version(preferred), -_sortable(version), best,
-                           WheelLink(name, url, sha, version, tags)))
-    return min(wheels, key=lambda w: w[:3])[3] if wheels else None
-
-
-def _sortable(v: Version) -> float:
-    """A number that orders releases (major, minor, micro ≤ 9999)."""
-    parts = (list(v.release) + [0, 0, 0])[:3]
-    return parts[0] * 1e8 + parts[1] * 1e4 + parts[2]
+            wheels.append((best, WheelLink(name, url, sha, version, tags)))
+    if not wheels:
+        return None
+    # the preferred release when listed, else the newest; within it, the platform tag ranked best here
+    want = Version(preferred)
+    release = want if any(w.version == want for _, w in wheels) else max(w.version for _, w in wheels)
+    return min((w for w in wheels if w[1].version == release), key=lambda w: w[0])[1]
 
 
 # ------------------------------------------------------------------------------------------ fetching

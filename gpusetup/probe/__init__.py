@@ -9,7 +9,6 @@ trees), run commands through ``ctx.runner`` and reach NVML / libcuda through inj
 from __future__ import annotations
 
 import datetime as _dt
-import importlib
 import logging
 import os
 import time
@@ -17,6 +16,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from gpusetup import __version__
@@ -144,11 +144,35 @@ def detect(
     return machine
 
 
+def _probe_modules() -> dict[str, ModuleType]:
+    """The probe module for each name of :data:`PROBE_ORDER` (each has ``probe(ctx, machine)``)."""
+    # lazy: importing the 13 probe modules takes 0.16 s (measured on the 2-core test machine), which commands
+    # that never detect (plan --for, analyze, docker --for, --help) should not pay: every command imports this
+    # package at start-up (gpusetup.cli reads probe.platform.host). They also import this package back.
+    from gpusetup.probe import (
+        classify,
+        containers,
+        driver,
+        frameworks,
+        kernel_log,
+        libcuda,
+        nvml,
+        packages,
+        pci,
+        rocm,
+        smi,
+        system,
+        toolkit,
+    )
+
+    return {"system": system, "pci": pci, "nvml": nvml, "smi": smi, "libcuda": libcuda, "driver": driver,
+            "toolkit": toolkit, "frameworks": frameworks, "containers": containers, "rocm": rocm,
+            "kernel_log": kernel_log, "packages": packages, "classify": classify}
+
+
 def run_probe(name: str, ctx: ProbeContext, machine: Machine) -> ProbeRun:
     start = time.perf_counter()
-    # Lazy on purpose: importing the 13 probe modules takes 0.16 s (measured on the 2-core test machine),
-    # which commands that never detect (plan --for, analyze, docker --for) should not pay at start-up.
-    module = importlib.import_module(f"gpusetup.probe.{name}")
+    module = _probe_modules()[name]
     try:
         module.probe(ctx, machine)
     except Exception as exc:  # noqa: BLE001 - a probe bug must not hide the rest of the report

@@ -24,6 +24,7 @@ from gpusetup.driver_readings import (
     driver_mismatch,
 )
 from gpusetup.model import Evidence, KernelModule, Reading
+from gpusetup.versions import as_version
 
 if TYPE_CHECKING:
     from gpusetup.model import Machine
@@ -154,7 +155,7 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
     text = _read(ctx, PROC_VERSION, machine)
     proc = parse_proc_version(text) if text is not None else None
     if proc is not None and text is not None:
-        drv.versions.append(Reading(proc.version, PROC_VERSION, error=proc.error))
+        drv.versions.append(Reading(as_version(proc.version), PROC_VERSION, error=proc.error))
         drv.evidence.append(
             Evidence(
                 PROC_VERSION,
@@ -168,7 +169,7 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
             mod = KernelModule("nvidia")
             drv.modules.append(mod)
         mod.loaded = True if proc.version else mod.loaded
-        mod.version = mod.version or proc.version
+        mod.version = mod.version or as_version(proc.version)
         mod.flavour = proc.flavour or mod.flavour
 
     sys_text = _read(ctx, SYS_VERSION, machine)
@@ -176,18 +177,18 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
         v = sys_text.strip()
         ok = bool(_VERSION.match(v))
         drv.versions.append(
-            Reading(v if ok else None, SYS_VERSION, error=None if ok else "unreadable version")
+            Reading(as_version(v) if ok else None, SYS_VERSION, error=None if ok else "unreadable version")
         )
         mod = _module(machine, "nvidia")
         if mod is None:
             mod = KernelModule("nvidia", loaded=True)
             drv.modules.append(mod)
         if ok:
-            mod.version = mod.version or v
+            mod.version = mod.version or as_version(v)
             mod.loaded = True
 
     for v in _libnvml_versions(ctx):
-        drv.versions.append(Reading(v, LIBNVML_SOURCE))
+        drv.versions.append(Reading(as_version(v), LIBNVML_SOURCE))
 
     _read_gpu_information(ctx, machine)
     if ctx.os_name == "linux":

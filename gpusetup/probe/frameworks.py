@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpusetup.model import Evidence, FrameworkInstall, PipPackage, PythonEnv
 from gpusetup.probe import pyenv
+from gpusetup.versions import Version, as_version
 
 if TYPE_CHECKING:
     from gpusetup.model import Machine
@@ -99,7 +100,7 @@ print(@MARK@ + json.dumps(o, default=str))
 def probe(ctx: ProbeContext, machine: Machine) -> None:
     info = pyenv.python_info(ctx)
     env = PythonEnv(
-        executable=info.executable, version=info.version, is_venv=info.is_venv, is_conda=info.is_conda
+        executable=info.executable, version=as_version(info.version), is_venv=info.is_venv, is_conda=info.is_conda
     )
     if info.error:
         env.evidence.append(Evidence(f"{info.executable} -c sys.path", ok=False, error=info.error))
@@ -131,7 +132,7 @@ def _family_of(name: str) -> str:
 
 def from_metadata(family: str, dist: pyenv.Dist) -> FrameworkInstall:
     """What the files say, without importing: version, local build tag, CUDA/ROCm it was built for."""
-    fw = FrameworkInstall(name=dist.name, version=dist.version, location=str(dist.site_dir))
+    fw = FrameworkInstall(name=dist.name, version=as_version(dist.version), location=str(dist.site_dir))
     fw.installer = dist.installer
     fw.build = dist.local_tag
     fw.installed_at = installed_at(dist.meta_dir)
@@ -141,35 +142,35 @@ def from_metadata(family: str, dist: pyenv.Dist) -> FrameworkInstall:
     site = dist.site_dir
     if family == "torch":
         text = _read(site / "torch" / "version.py")
-        fw.build_cuda = _py_assign(text, "cuda") or _tag_cuda(tag)
-        fw.build_rocm = _py_assign(text, "hip") or (_dotted(tag[4:]) if tag.startswith("rocm") else None)
+        fw.build_cuda = as_version(_py_assign(text, "cuda") or _tag_cuda(tag))
+        fw.build_rocm = as_version(_py_assign(text, "hip") or (_dotted(tag[4:]) if tag.startswith("rocm") else None))
     elif family == "tensorflow":
         text = _read(site / "tensorflow" / "python" / "platform" / "build_info.py")
-        fw.build_cuda = _dict_value(text, "cuda_version")
-        fw.cudnn = _dict_value(text, "cudnn_version")
+        fw.build_cuda = as_version(_dict_value(text, "cuda_version"))
+        fw.cudnn = as_version(_dict_value(text, "cudnn_version"))
         if fw.build_cuda is None and re.search(r"'is_rocm_build':\s*True", text):
-            fw.build_rocm = _dict_value(text, "rocm_version") or "yes"
+            fw.build_rocm = as_version(_dict_value(text, "rocm_version") or "yes")
     elif family == "jaxlib":
         m = re.match(r"cuda(\d+)(?:\.cudnn(\d+))?", tag)
         if m:
-            fw.build_cuda = _dotted(m.group(1))
-            fw.cudnn = _dotted(m.group(2)) if m.group(2) else None
+            fw.build_cuda = as_version(_dotted(m.group(1)))
+            fw.cudnn = as_version(_dotted(m.group(2)) if m.group(2) else None)
     elif family == "jax-plugin":
         m = re.search(r"cuda(\d+)", dist.name)
-        fw.build_cuda = m.group(1) if m else None
+        fw.build_cuda = as_version(m.group(1) if m else None)
         m = re.search(r"rocm(\d+)", dist.name)
-        fw.build_rocm = m.group(1) if m else None
+        fw.build_rocm = as_version(m.group(1) if m else None)
     elif family == "cupy":
         m = re.fullmatch(r"cupy-cuda(\d+)(x?)", dist.name)
         if m:
-            fw.build_cuda = m.group(1) if m.group(2) else _dotted(m.group(1))
+            fw.build_cuda = as_version(m.group(1) if m.group(2) else _dotted(m.group(1)))
         m = re.fullmatch(r"cupy-rocm-([\d-]+)", dist.name)
         if m:
-            fw.build_rocm = m.group(1).replace("-", ".")
+            fw.build_rocm = as_version(m.group(1).replace("-", "."))
     elif family == "onnxruntime":
         text = _read(site / "onnxruntime" / "capi" / "version_info.py")
-        fw.build_cuda = _py_assign(text, "cuda_version")
-        fw.cudnn = _py_assign(text, "cudnn_version")
+        fw.build_cuda = as_version(_py_assign(text, "cuda_version"))
+        fw.cudnn = as_version(_py_assign(text, "cudnn_version"))
     return fw
 
 
@@ -221,7 +222,7 @@ _CUDNN_REQ = re.compile(r"^Requires-Dist:\s*(nvidia-cudnn-cu\d+)\s*\(?\s*([^;)\s
 
 def companions(dists: dict[str, pyenv.Dist]) -> list[PipPackage]:
     """torchvision/torchaudio…: version (with local tag) and when pip installed them."""
-    return [PipPackage(name, d.version, installed_at(d.meta_dir)) for name, d in sorted(dists.items())
+    return [PipPackage(name, Version(d.version), installed_at(d.meta_dir)) for name, d in sorted(dists.items())
             if name in COMPANIONS]
 
 
@@ -288,7 +289,7 @@ def _conda_builds(prefix: Path, frameworks: list[FrameworkInstall]) -> None:
         fw.installer = fw.installer or "conda"
         m = re.search(r"cuda(\d+)\.?(\d+)?", parts[2])
         if m and fw.build_cuda is None:
-            fw.build_cuda = f"{m.group(1)}.{m.group(2)}" if m.group(2) else _dotted(m.group(1))
+            fw.build_cuda = as_version(f"{m.group(1)}.{m.group(2)}" if m.group(2) else _dotted(m.group(1)))
 
 
 # ---------------------------------------------------------------------------------------- helpers

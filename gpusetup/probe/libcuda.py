@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpusetup.model import Evidence, Reading
 from gpusetup.probe.nvtypes import cuda_version_from_int
+from gpusetup.versions import as_version
 
 if TYPE_CHECKING:
     from gpusetup.model import Machine
@@ -124,9 +125,9 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
         log.debug("cuDriverGetVersion raised: %s", exc)
     version = cuda_version_from_int(ver.value) if rc_ver == 0 else None
     if version:
-        drv.versions.append(Reading(version, SOURCE))
+        drv.versions.append(Reading(as_version(version), SOURCE))
         if not drv.cuda_driver_version:
-            drv.cuda_driver_version = version
+            drv.cuda_driver_version = as_version(version)
             drv.cuda_driver_version_source = SOURCE
     else:
         err_name = cu_result(rc_ver)[0] if rc_ver >= 0 else "call failed"

@@ -27,6 +27,7 @@ from gpusetup.probe.nvtypes import (
     decode_throttle_reasons,
     describe_mig,
 )
+from gpusetup.versions import ComputeCapability, as_version
 
 if TYPE_CHECKING:
     from gpusetup.probe import ProbeContext
@@ -587,14 +588,14 @@ def _probe(ctx: ProbeContext, machine: Machine) -> None:
         return
     try:
         version = nv.driver_version()
-        drv.versions.append(Reading(version, SOURCE))
+        drv.versions.append(Reading(as_version(version), SOURCE))
         if version and not drv.version:
-            drv.version = version
+            drv.version = as_version(version)
         cuda = cuda_version_from_int(nv.cuda_driver_version())
         if cuda:
-            drv.cuda_driver_version = cuda
+            drv.cuda_driver_version = as_version(cuda)
             drv.cuda_driver_version_source = SOURCE
-        drv.nvml_version = nv.nvml_version()
+        drv.nvml_version = as_version(nv.nvml_version())
         try:
             count = nv.device_count()
         except NvmlError as err:
@@ -660,7 +661,7 @@ def _probe_device(nv: Any, index: int, machine: Machine) -> Gpu | None:
             gpu.memory_total_mib, gpu.memory_used_mib, gpu.memory_free_mib = (v // (1024 * 1024) for v in mem)
         cc = nv.compute_capability(h)
         if cc:
-            gpu.compute_capability = f"{cc[0]}.{cc[1]}"
+            gpu.compute_capability = ComputeCapability(cc[0], cc[1])
             gpu.compute_capability_source = SOURCE
         gpu.sm_count = nv.sm_count(h)
         gpu.architecture = gpu.architecture or nv.architecture(h)

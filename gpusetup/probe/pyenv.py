@@ -85,12 +85,24 @@ def target_python(ctx: ProbeContext) -> str:
 
 
 def is_current(ctx: ProbeContext) -> bool:
+    """Whether ``ctx.python`` is this interpreter *in this environment*. A venv's python is a link to its
+    base interpreter, so two venvs of one Python are the same file: only an interpreter outside any venv is
+    compared by file, one inside a venv by its path."""
     if not ctx.python:
         return True
+    if os.path.normcase(os.path.abspath(ctx.python)) == os.path.normcase(os.path.abspath(sys.executable)):
+        return True
+    if _in_venv(ctx.python) or sys.prefix != getattr(sys, "base_prefix", sys.prefix):
+        return False
     try:
         return os.path.samefile(ctx.python, sys.executable)
     except OSError:
         return False
+
+
+def _in_venv(python: str) -> bool:
+    """``python`` is inside a virtual environment (its folder's parent holds pyvenv.cfg)."""
+    return os.path.isfile(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(python))), "pyvenv.cfg"))
 
 
 def python_info(ctx: ProbeContext) -> PyInfo:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from gpusetup.model import Clocks, Ecc, Evidence, Gpu, GpuProcess, PcieLink, PciInfo, Reading
 from gpusetup.probe.nvtypes import THROTTLE_NAME_BITS, THROTTLE_TEXT_LABELS, MigInfo, describe_mig
+from gpusetup.versions import ComputeCapability, as_version
 
 if TYPE_CHECKING:
     import xml.etree.ElementTree as ET
@@ -932,7 +933,7 @@ def gpus_from_csv(rows: list[dict[str, str | None]]) -> list[Gpu]:
         )
         cc = f("compute_cap")
         if cc and re.fullmatch(r"\d+\.\d+", cc):
-            g.compute_capability, g.compute_capability_source = cc, SOURCE
+            g.compute_capability, g.compute_capability_source = ComputeCapability.parse(cc), SOURCE
         g.memory_total_mib, g.memory_used_mib, g.memory_free_mib = (
             _int(f("memory.total")),
             _int(f("memory.used")),
@@ -1172,11 +1173,11 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
             Evidence(SOURCE, ok=False, error=msg, detail=(res.stdout + res.stderr)[-500:])
         )
         lib_version = parse_nvml_library_version(res.stdout + "\n" + res.stderr)
-        machine.driver.versions.append(Reading(lib_version, SOURCE, error=msg))
+        machine.driver.versions.append(Reading(as_version(lib_version), SOURCE, error=msg))
         return
-    machine.driver.versions.append(Reading(snap.driver_version, SOURCE, error=snap.error))
+    machine.driver.versions.append(Reading(as_version(snap.driver_version), SOURCE, error=snap.error))
     if snap.cuda_version and not machine.driver.cuda_driver_version:
-        machine.driver.cuda_driver_version = snap.cuda_version
+        machine.driver.cuda_driver_version = as_version(snap.cuda_version)
         machine.driver.cuda_driver_version_source = SOURCE
     machine.driver.evidence.append(
         Evidence(

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from gpusetup.model import Evidence, Library, PipPackage, Toolkit
 from gpusetup.probe import pyenv
+from gpusetup.versions import Version, as_version
 
 if TYPE_CHECKING:
     from gpusetup.model import Machine
@@ -203,7 +204,7 @@ def find_toolkits(ctx: ProbeContext, evidence: list[Evidence]) -> list[Toolkit]:
         nvcc = d / "bin" / ("nvcc.exe" if ctx.os_name == "windows" else "nvcc")
         shown = _display(ctx, Path(real)) if d.is_symlink() else name
         tk = Toolkit(
-            path=shown, version=version, source=source, nvcc=_display(ctx, nvcc) if nvcc.exists() else None
+            path=shown, version=as_version(version), source=source, nvcc=_display(ctx, nvcc) if nvcc.exists() else None
         )
         if d.is_symlink():
             tk.source += f" ({name} → {shown})"
@@ -239,21 +240,26 @@ def find_toolkits(ctx: ProbeContext, evidence: list[Evidence]) -> list[Toolkit]:
     nvcc = ctx.runner.which("nvcc")
     if nvcc:
         res = ctx.runner.run([nvcc, "--version"], timeout=min(ctx.timeout, 5.0))
-        version = parse_nvcc_version(res.stdout)
+        version = as_version(parse_nvcc_version(res.stdout))
         evidence.append(
             Evidence("nvcc --version", ok=version is not None, error=res.error, detail=res.stdout[-300:])
         )
-        same = [t for t in found.values() if t.version and version and version.startswith(t.version)]
-        same = same or [t for t in found.values() if t.version and version and t.version.startswith(version)]
+        same = [t for t in found.values() if t.version and version and _extends(version, t.version)]
+        same = same or [t for t in found.values() if t.version and version and _extends(t.version, version)]
         if same:
             same[0].source += ", nvcc on PATH"
             same[0].nvcc = nvcc
-            if version and len(version) > len(same[0].version or ""):
+            if version and len(version.release) > len(same[0].version.release if same[0].version else ()):
                 same[0].version = version
         else:
             home = str(Path(nvcc).parent.parent)
             found[f"nvcc:{nvcc}"] = Toolkit(path=home, version=version, source="nvcc on PATH", nvcc=nvcc)
     return list(found.values())
+
+
+def _extends(longer: Version, shorter: Version) -> bool:
+    """12.4.131 extends 12.4 (nvcc names the patch, a folder name only major.minor)."""
+    return longer.release[: len(shorter.release)] == shorter.release
 
 
 # ------------------------------------------------------------------------------------------ libraries
@@ -303,7 +309,7 @@ def _libraries(ctx: ProbeContext, pairs: list[tuple[str, str]], source: str) -> 
         stem, ver = fam
         real = _real_version(ctx, path, stem) or ver
         key = (stem, str(Path(path).parent))
-        lib = Library(name=stem, version=real, path=path, source=source)
+        lib = Library(name=stem, version=as_version(real), path=path, source=source)
         old = best.get(key)
         # Prefer the versioned soname (libcudart.so.13) over the dev symlink (libcudart.so).
         if (
@@ -349,7 +355,7 @@ def pip_wheels(ctx: ProbeContext) -> tuple[list[PipPackage], list[Library]]:
     for name, dist in sorted(dists.items()):
         if not name.startswith("nvidia-"):
             continue
-        wheels.append(PipPackage(name, dist.version))
+        wheels.append(PipPackage(name, Version(dist.version)))
         base = re.sub(r"-cu\d+$", "", name)
         lib = WHEEL_LIBS.get(base)
         if lib:
@@ -363,7 +369,7 @@ def pip_wheels(ctx: ProbeContext) -> tuple[list[PipPackage], list[Library]]:
             libs.append(
                 Library(
                     name=lib,
-                    version=dist.version,
+                    version=as_version(dist.version),
                     path=str(lib_dir) if lib_dir.is_dir() else None,
                     source=f"pip wheel {name}",
                 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from gpusetup.model import Finding, Machine, Severity
+from gpusetup.model import Finding, Machine, Severity, to_dict
 
 _MARK = {Severity.ERROR: "E", Severity.WARNING: "W", Severity.INFO: "i", Severity.OK: "·"}
 
@@ -59,7 +59,7 @@ def fleet_table(rows: list[FleetRow]) -> str:
             key = _column_key(f)
             if key not in worst or f.severity.rank > worst[key].rank:
                 worst[key] = f.severity
-        driver = row.machine.driver.version if row.machine and row.machine.driver.version else "—"
+        driver = str(row.machine.driver.version) if row.machine and row.machine.driver.version else "—"
         marks = [_MARK[worst[c]] if c in worst else "·" for c, _ in cols]
         table.append([row.label, _gpu_summary(row.machine), driver, row.worst.value, *marks])
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
@@ -90,7 +90,7 @@ def fleet_json(rows: list[FleetRow]) -> dict:
                 "label": r.label,
                 "error": r.error,
                 "gpus": _gpu_summary(r.machine),
-                "driver": r.machine.driver.version if r.machine else None,
+                "driver": to_dict(r.machine.driver.version) if r.machine else None,
                 "worst": r.worst.value,
                 "findings": sorted({_column_key(f) for f in r.findings if f.severity is not Severity.OK}),
             }

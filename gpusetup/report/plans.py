@@ -3,13 +3,16 @@
 :func:`describe` turns a plan into a :class:`PlanText` — status, headline, the actions to do first, the
 builds to install, notes and every rejected option with its reason — in English or 简体中文, from the
 message catalogue (:mod:`gpusetup.messages`). The text report, Markdown, HTML, ``gpusetup plan`` and the
-wizard only lay this out; none of them words a plan on its own.
+wizard only lay this out; none of them words a plan on its own. ``language=None`` means the language the
+command line prints in (:func:`gpusetup.i18n.output_language`; English unless ``--lang`` or the locale say
+otherwise); the wizard passes its own.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpusetup.i18n import output_language
 from gpusetup.messages import message_of, msg, render, render_notes
 from gpusetup.model import Action, Choice, FrameworkPlan
 
@@ -63,6 +66,7 @@ def status(fp: FrameworkPlan) -> str:
 
 
 def status_text(fp: FrameworkPlan, language: str | None = None) -> str:
+    language = output_language(language)
     words = {
         READY: msg("plan.status.ready"),
         ACTION_FIRST: msg("plan.status.action-first"),
@@ -73,6 +77,7 @@ def status_text(fp: FrameworkPlan, language: str | None = None) -> str:
 
 
 def action_title(a: Action, language: str | None = None) -> str:
+    language = output_language(language)
     titles = {
         "install-driver": msg("plan.action.install-driver"),
         "upgrade-driver": msg("plan.action.upgrade-driver"),
@@ -88,15 +93,18 @@ def action_title(a: Action, language: str | None = None) -> str:
 
 
 def action_why(a: Action, language: str | None = None) -> str:
+    language = output_language(language)
     return render(message_of(a), language)
 
 
 def rejected_reason(r: object, language: str | None = None) -> str:
+    language = output_language(language)
     return render(message_of(r), language)
 
 
 def choice_brief(c: Choice | None, language: str | None = None) -> str:
     """'2.9 (cu128)', or the words for "no build possible"."""
+    language = output_language(language)
     return f"{c.version} ({c.variant})" if c else render(msg("plan.status.nothing"), language)
 
 
@@ -115,7 +123,8 @@ def _choice(role: str, c: Choice, language: str | None) -> ChoiceText:
 
 
 def describe(fp: FrameworkPlan, language: str | None = None) -> PlanText:
-    """Everything a surface shows about one framework's plan, worded in ``language`` (English when None)."""
+    """Everything a surface shows about one framework's plan, worded in ``language`` (None: the CLI's language)."""
+    language = output_language(language)
     name = FRAMEWORK_NAMES.get(fp.framework, fp.framework)
     st = status(fp)
     headlines = {
@@ -146,6 +155,7 @@ def describe(fp: FrameworkPlan, language: str | None = None) -> PlanText:
 
 def label(code: str, language: str | None = None, **params: object) -> str:
     """Words for the headings the surfaces share ("First do this:", "Not chosen, and why:" …)."""
+    language = output_language(language)
     words = {
         "first": msg("plan.label.first"),
         "notes": msg("plan.label.notes"),

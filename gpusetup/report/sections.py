@@ -59,7 +59,7 @@ def driver_rows(d: Driver) -> list[Row]:
         ("NVML", d.nvml_version or d.nvml_error),
         ("cuInit error", d.cuinit_error),
         *[
-            (f"module {k.name}", " ".join(x for x in ["loaded" if k.loaded else "not loaded", k.version or "", k.flavour or ""] if x))
+            (f"module {k.name}", " ".join(x for x in ["loaded" if k.loaded else "not loaded", str(k.version or ""), k.flavour or ""] if x))
             for k in d.modules
             if k.loaded is not None or k.version
         ],
@@ -69,7 +69,7 @@ def driver_rows(d: Driver) -> list[Row]:
 def cuda_rows(c: CudaStack) -> list[Row]:
     return [
         *[(f"toolkit {t.version or '?'}", t.path) for t in c.toolkits],
-        *[(lib.name, " ".join(x for x in [lib.version or "", lib.path or ""] if x)) for lib in c.libraries],
+        *[(lib.name, " ".join(x for x in [str(lib.version or ""), lib.path or ""] if x)) for lib in c.libraries],
         ("pip nvidia-* wheels", [f"{p.name} {p.version}" for p in c.nvidia_wheels]),
         *sorted(c.env.items()),
     ]

@@ -124,7 +124,7 @@ def _gpu(out: _Out, i: int, g: Gpu) -> None:
     out.kv("architecture", arch or None, 4)
     if g.compute_capability:
         src = f" (from {g.compute_capability_source})" if g.compute_capability_source else ""
-        out.kv("compute capability", g.compute_capability + src, 4)
+        out.kv("compute capability", f"{g.compute_capability}{src}", 4)
     out.kv("gfx target", g.gfx_target, 4)
     if g.memory_total_mib is not None:
         used = f", {_mib(g.memory_used_mib)} used" if g.memory_used_mib is not None else ""
@@ -204,7 +204,7 @@ def _driver(out: _Out, m: Machine) -> None:
         state = "loaded" if mod.loaded else "not loaded" if mod.loaded is False else "state unknown"
         bits = [state]
         if mod.version:
-            bits.append(mod.version)
+            bits.append(str(mod.version))
         if mod.flavour:
             bits.append(f"{mod.flavour} flavour")
         if mod.available_for_running_kernel is False:
@@ -227,7 +227,7 @@ def _cuda(out: _Out, m: Machine) -> None:
     for t in c.toolkits:
         out.kv("toolkit", f"{t.version or '?'} at {t.path} ({t.source})")
     for lib in c.libraries:
-        out.kv(lib.name, " ".join(x for x in [lib.version, lib.path and f"({lib.path})", lib.source and f"[{lib.source}]"] if x))
+        out.kv(lib.name, " ".join(x for x in [str(lib.version or ""), lib.path and f"({lib.path})", lib.source and f"[{lib.source}]"] if x))
     if c.nvidia_wheels:
         out.kv("pip nvidia-* wheels", [f"{p.name} {p.version}" for p in c.nvidia_wheels])
     for k, v in sorted(c.env.items()):
@@ -245,7 +245,7 @@ def _frameworks(out: _Out, m: Machine) -> None:
         if not env.frameworks:
             out.kv("frameworks", "none of torch, tensorflow, jax, cupy, onnxruntime installed")
         for fw in env.frameworks:
-            bits = [fw.version or "?"]
+            bits = [str(fw.version or "?")]
             if fw.build_cuda:
                 bits.append(f"built for CUDA {fw.build_cuda}")
             elif fw.build_rocm:

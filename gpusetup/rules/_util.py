@@ -16,6 +16,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+
 from gpusetup.compat.db import DataError, get_db
 from gpusetup.model import Finding, FrameworkInstall, Gpu, Machine, Severity
 from gpusetup.pcidb import classify_pci
@@ -117,39 +120,25 @@ def joined_text(machine: Machine) -> str:
 # ---------------------------------------------------------------------------------------- versions
 
 
-def vtuple(v: str | None) -> tuple[int, ...] | None:
-    """The numeric parts of a version, for picking parts ("12.1" → (12, 1); "2.4.0+cu121" → (2, 4, 0)).
-
-    Compare versions as :class:`~gpusetup.versions.Version` (``ver()``), not as these tuples: (12, 8) and
-    (12, 8, 0) are the same version but different tuples.
-    """
-    parsed = Version.parse(v)
-    return parsed.release if parsed else None
-
-
-def ver(v: str | None) -> Version | None:
-    """The typed version (None when there is none): compares as packaging does."""
+def ver(v: str | Version | None) -> Version | None:
+    """The typed version of a text from data or a log line (None when there is none): compares as packaging does.
+    Model fields are typed already; this is for texts."""
     return Version.parse(v)
 
 
-def vmajor(v: str | None) -> int | None:
+def vmajor(v: str | Version | None) -> int | None:
     return Version(v).major
 
 
-def cuda_from_tag(version: str | None) -> str | None:
-    """torch "2.4.0+cu121" → "12.1"; "+cu118" → "11.8"; "+cu92" → "9.2"; no tag → None."""
+def cuda_from_tag(version: str | Version | None) -> Version | None:
+    """torch "2.4.0+cu121" → 12.1; "+cu118" → 11.8; "+cu92" → 9.2; no tag → None."""
     if not version:
         return None
-    m = re.search(r"\+cu(\d{2,3})\b", version)
+    m = re.search(r"\+cu(\d{2,3})\b", str(version))
     if not m:
         return None
     digits = m.group(1)
-    return f"{digits[:-1]}.{digits[-1]}"
-
-
-def cc_tuple(cc: str | None) -> ComputeCapability | None:
-    """"8.6" / "sm_86" / "86" / "120" / "compute_90" → the compute capability (a (major, minor) tuple)."""
-    return ComputeCapability.parse(cc)
+    return Version(f"{digits[:-1]}.{digits[-1]}")
 
 
 def arch_supports(cc: tuple[int, int], arch_list: Iterable[str]) -> bool | None:
@@ -177,18 +166,18 @@ def torch_installs(machine: Machine) -> list[FrameworkInstall]:
     return frameworks(machine, "torch", "pytorch")
 
 
-def build_cuda(fw: FrameworkInstall) -> str | None:
+def build_cuda(fw: FrameworkInstall) -> Version | None:
     return fw.build_cuda or cuda_from_tag(fw.version)
 
 
 def is_cpu_build(fw: FrameworkInstall) -> bool:
     """A framework build known to carry no GPU support (not merely 'unknown')."""
-    v = (fw.version or "").lower()
+    local = (fw.version.local if fw.version else None) or ""
     b = (fw.build or "").lower()
-    return "+cpu" in v or b == "cpu" or "_cpu_" in b or b.startswith("cpu")
+    return "cpu" in local.split(".") or b == "cpu" or "_cpu_" in b or b.startswith("cpu")
 
 
-def driver_version(machine: Machine) -> str | None:
+def driver_version(machine: Machine) -> Version | None:
     if machine.driver.version:
         return machine.driver.version
     for r in machine.driver.versions:
@@ -295,7 +284,7 @@ def compat_table(file: str, table: str) -> tuple[dict[str, Any], ...]:
     return tuple(r for r in rows if isinstance(r, dict))
 
 
-def min_driver_for_cuda(cuda: str | None, windows: bool = False) -> str | None:
+def min_driver_for_cuda(cuda: Version | str | None, windows: bool = False) -> str | None:
     """Lowest driver that runs CUDA ``cuda`` via minor-version compatibility (from compat data)."""
     try:
         return get_db().min_driver_for_cuda(cuda, "windows" if windows else "linux")
@@ -303,25 +292,23 @@ def min_driver_for_cuda(cuda: str | None, windows: bool = False) -> str | None:
         return None
 
 
-def legacy_branch_for_cc(cc: str | None) -> tuple[int, str] | None:
+def legacy_branch_for_cc(cc: ComputeCapability | None) -> tuple[int, str] | None:
     """(last driver branch, architecture) for a GPU whose CC is in a legacy range, from compat data."""
-    t = cc_tuple(cc)
-    if t is None:
+    if cc is None:
         return None
     for row in compat_table("driver_branches", "legacy_branches"):
-        lo, hi = cc_tuple(row.get("cc_min")), cc_tuple(row.get("cc_max"))
-        if lo and hi and lo <= t <= hi and isinstance(row.get("last_branch"), int):
+        lo, hi = ComputeCapability.parse(row.get("cc_min")), ComputeCapability.parse(row.get("cc_max"))
+        if lo and hi and lo <= cc <= hi and isinstance(row.get("last_branch"), int):
             return row["last_branch"], str(row.get("architecture") or "")
     return None
 
 
-def host_compiler_limit(cuda: str | None) -> dict[str, Any] | None:
+def host_compiler_limit(cuda: Version | None) -> dict[str, Any] | None:
     """The ``host_compilers`` row for a toolkit's major.minor (newest GCC/clang it accepts), None when unknown."""
-    t = vtuple(cuda)
-    if t is None or len(t) < 2:
+    if not cuda or len(cuda.release) < 2:
         return None
     for row in compat_table("host_compilers", "nvcc_host_compilers"):
-        if Version(cuda).same_series(str(row.get("cuda") or "")):
+        if cuda.same_series(str(row.get("cuda") or "")):
             return row
     return None
 
@@ -330,7 +317,7 @@ def oldest_toolkit_accepting(kind: str, major: int) -> str | None:
     """The first CUDA major.minor whose nvcc accepts compiler ``kind`` (gcc/clang) of this major version."""
     key = "clang_max" if kind == "clang" else "gcc_max"
     ok = [str(r["cuda"]) for r in compat_table("host_compilers", "nvcc_host_compilers")
-          if isinstance(r.get(key), int) and r[key] >= major and vtuple(str(r.get("cuda")))]
+          if isinstance(r.get(key), int) and r[key] >= major and ver(str(r.get("cuda")))]
     return min(ok, key=Version) if ok else None
 
 
@@ -343,51 +330,39 @@ def parse_compiler(text: str | None) -> tuple[str, int] | None:
     return kind, int(m.group(2))
 
 
-def cudnn_version(raw: str | None) -> str | None:
+def cudnn_version(raw: str | Version | None) -> Version | None:
     """cuDNN as people write it: torch's ``90100`` → ``9.1.0``, ``8906`` → ``8.9.6``; dotted stays dotted."""
-    if not raw:
+    if raw is None or not str(raw).strip():
         return None
     s = str(raw).strip()
     t = re.fullmatch(r"\(\s*(\d+),\s*(\d+),\s*(\d+)\s*\)", s)  # PyTorch prints (8, 9, 2)
     if t:
-        return ".".join(t.groups())
+        return Version(".".join(t.groups()))
     if re.fullmatch(r"\d{4,6}", s):
         n = int(s)
         if n >= 90000:  # cuDNN 9+: major*10000 + minor*100 + patch
-            return f"{n // 10000}.{n % 10000 // 100}.{n % 100}"
-        return f"{n // 1000}.{n % 1000 // 100}.{n % 100}"  # cuDNN <= 8: major*1000 + minor*100 + patch
-    return s if vtuple(s) else None
+            return Version(f"{n // 10000}.{n % 10000 // 100}.{n % 100}")
+        return Version(f"{n // 1000}.{n % 1000 // 100}.{n % 100}")  # cuDNN <= 8: major*1000 + minor*100 + patch
+    return Version.parse(s)
 
 
-def requirement_parts(req: str | None) -> tuple[str, list[tuple[str, tuple[int, ...]]]] | None:
-    """"nvidia-cudnn-cu12==9.1.0.70" → ("nvidia-cudnn-cu12", [("==", (9, 1, 0, 70))]); ">=9.3,<10" too."""
-    m = re.match(r"\s*([A-Za-z0-9][\w.-]*)\s*(.*)$", req or "")
-    if not m:
+def requirement_parts(req: str | None) -> tuple[str, SpecifierSet] | None:
+    """"nvidia-cudnn-cu12==9.1.0.70" → ("nvidia-cudnn-cu12", SpecifierSet("==9.1.0.70")); ">=9.3,<10" too.
+    Read as pip reads a Requires-Dist (markers after ";" are ignored); None when it is not a requirement."""
+    try:
+        parsed = Requirement(req or "")
+    except InvalidRequirement:
         return None
-    specs: list[tuple[str, tuple[int, ...]]] = []
-    for part in m.group(2).split(","):
-        pm = re.match(r"\s*(==|>=|<=|!=|~=|>|<)\s*([\d.]+)", part)
-        if pm and vtuple(pm.group(2)):
-            specs.append((pm.group(1), vtuple(pm.group(2)) or ()))
-    return m.group(1).lower(), specs
+    return parsed.name.lower(), parsed.specifier
 
 
-def satisfies(version: str | None, specs: list[tuple[str, tuple[int, ...]]]) -> bool | None:
-    """Does ``version`` meet every (op, version) pair? Compared on the given parts only; None when unknown."""
-    v = vtuple(version)
+def satisfies(version: str | Version | None, specs: SpecifierSet) -> bool | None:
+    """Does ``version`` meet the specifier, as pip decides it (pre-releases allowed)? None when the version is
+    unknown or there is nothing to meet."""
+    v = Version(version).packaging
     if v is None or not specs:
         return None
-    for op, want in specs:
-        have = v[: len(want)] if op in ("==", "!=") else v
-        if op == "==" and have != want or op == "!=" and have == want:
-            return False
-        if op == ">=" and v < want or op == ">" and v <= want or op == "<" and v >= want:
-            return False
-        if op == "<=" and v[: len(want)] > want:
-            return False
-        if op == "~=" and (v < want or v[: len(want) - 1] != want[:-1]):
-            return False
-    return True
+    return specs.contains(v, prereleases=True)
 
 
 def classify_pci_id(pci_id: str | None) -> Any:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from gpusetup.driver_readings import driver_mismatch
+from gpusetup.driver_readings import driver_mismatch, same_version
 from gpusetup.model import Finding, Machine, Severity
 from gpusetup.rules import rule
 from gpusetup.rules._util import (
@@ -24,6 +24,7 @@ from gpusetup.rules._util import (
     search,
     vmajor,
 )
+from gpusetup.versions import Version
 
 PLAN_FIX = (
     "Run `gpusetup plan` to see which NVIDIA driver branch fits this GPU and the frameworks you want, "
@@ -178,13 +179,6 @@ def _is_user_source(source: str) -> bool:
     return not _is_kernel_source(s) and any(k in s for k in _USER_SOURCES)
 
 
-def _same_version(a: str, b: str) -> bool:
-    """"570.124" and "570.124.06" name the same driver (NVML prints two parts)."""
-    pa, pb = a.split("."), b.split(".")
-    n = min(len(pa), len(pb))
-    return pa[:n] == pb[:n]
-
-
 def _flat(text: str) -> str:
     """Kernel log text with timestamps, NVRM prefixes, syslog escapes and line breaks removed."""
     text = re.sub(r"#012", " ", text)
@@ -206,7 +200,8 @@ def driver_version_mismatch(machine: Machine) -> list[Finding]:
     if machine.system.wsl:
         return []
     evidence: list[str] = []
-    kernel_v = user_v = None
+    kernel_v: Version | None = None
+    user_v: Version | None = None
     runtime = False
     mm = driver_mismatch(machine)  # the same comparison the driver probe makes
     if mm:
@@ -221,12 +216,12 @@ def driver_version_mismatch(machine: Machine) -> list[Finding]:
                 kernel_v = r.value
             elif _is_user_source(r.source) and user_v is None:
                 user_v = r.value
-        if kernel_v and user_v and not _same_version(kernel_v, user_v):
+        if kernel_v and user_v and not same_version(kernel_v, user_v):
             runtime = True
             evidence.append(f"kernel module {kernel_v}, driver libraries {user_v}")
     m = _API_MISMATCH.search(_flat(joined_text(machine)))
     if m:
-        user_v, kernel_v = m.group(1), m.group(2)
+        user_v, kernel_v = Version(m.group(1)), Version(m.group(2))
         runtime = True
         evidence[:0] = grep(machine, r"API mismatch|this kernel module has", 3)
     lines = grep(machine, r"Driver/library version mismatch|LibRmVersionMismatch|NVML library version|"
@@ -238,7 +233,7 @@ def driver_version_mismatch(machine: Machine) -> list[Finding]:
         evidence.extend(lines)
         lib = search(machine, r"NVML library version:\s*([\d.]+)")
         if lib and not user_v:
-            user_v = lib.group(1)
+            user_v = Version(lib.group(1))
     # Package state: several driver versions installed, or a package left half-configured.
     half = [f"{s}  {n}  {v}" for s, n, v in packages(machine) if s in ("iF", "iU", "iH", "iW", "it")
             and "nvidia" in n]

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from gpusetup.cancel import Cancelled, CancelToken, Progress, no_progress
-from gpusetup.messages import msg
-from gpusetup.model import Gpu, Machine, Measurement, SelfTestResult
+from gpusetup.messages import add_note, msg
+from gpusetup.model import Gpu, Machine, Measurement, Message, SelfTestResult
 from gpusetup.runner import Runner, SubprocessRunner
+from gpusetup.selftest import peaks
 from gpusetup.selftest.base import MIB, RunCtx, Sizes
 
 log = logging.getLogger("gpusetup.selftest")
@@ -51,7 +52,7 @@ class SelfTestEnv:
     sizes: Sizes | None = None  # default: Sizes.for_mode(mode)
     specs_path: Any = None
     tiers: Sequence[str] = ("driver", "cublas", "framework", "cpu")
-    extra_notes: list[str] = field(default_factory=list)
+    extra_notes: list[Message] = field(default_factory=list)
 
 
 def run_selftest(machine: Machine, *, mode: str = "quick", device: int | None = None,
@@ -67,8 +68,6 @@ def run_selftest(machine: Machine, *, mode: str = "quick", device: int | None = 
     result = SelfTestResult(mode=mode, device=device)
     t0 = time.perf_counter()
     ctx = RunCtx(sizes=sizes, cancel=cancel, progress=progress, device=device)
-    from gpusetup.selftest import peaks
-
     ctx.specs = peaks.load_specs(env.specs_path)
     try:
         if "driver" in env.tiers:
@@ -82,7 +81,7 @@ def run_selftest(machine: Machine, *, mode: str = "quick", device: int | None = 
 
                 python = env.python or own_interpreter()
                 ms: list[Measurement]
-                notes: list[str]
+                notes: list[Message]
                 if python is None:  # the packaged app is not a Python: the environment must be named
                     ms, notes = [framework.no_python()], []
                 else:
@@ -93,7 +92,8 @@ def run_selftest(machine: Machine, *, mode: str = "quick", device: int | None = 
                 for m in ms:
                     m.device = result.device if m.value is not None and result.gpu_tested else None
                 result.measurements.extend(ms)
-                result.notes.extend(notes)
+                for note in notes:
+                    add_note(result, note)
         cancel.raise_if_cancelled()
         if "cpu" in env.tiers:
             with _tier_guard(result, "cpu"):
@@ -104,10 +104,11 @@ def run_selftest(machine: Machine, *, mode: str = "quick", device: int | None = 
                                                    python=env.python, runner=env.runner))
     except Cancelled:
         result.cancelled = True
-        result.notes.append("Cancelled: the results above are what was measured before stopping; all GPU "
-                            "memory the self-test used was freed.")
+        add_note(result, msg("selftest.note.cancelled"))
     result.notes[:0] = ctx.notes
-    result.notes.extend(env.extra_notes)
+    result.note_codes[:0] = ctx.note_codes
+    for note in env.extra_notes:
+        add_note(result, note)
     _speedup(result)
     result.verdict = _worst(result.measurements)
     result.duration_s = round(time.perf_counter() - t0, 3)
@@ -124,9 +125,9 @@ def _tier_guard(result: SelfTestResult, tier: str) -> Iterator[None]:
         raise
     except Exception as exc:  # noqa: BLE001
         log.exception("self-test tier %s failed", tier)
-        result.measurements.append(Measurement(
-            name=f"{tier}_error", value=None, unit="", tier=tier, verdict="fail",
-            reason=f"gpusetup itself failed in the {tier} tier ({type(exc).__name__}: {exc}); please report it"))
+        result.measurements.append(peaks.say(
+            Measurement(name=f"{tier}_error", value=None, unit="", tier=tier),
+            msg("selftest.error.internal-tier", tier=tier, error=f"{type(exc).__name__}: {exc}"), "fail"))
 
 
 def _worst(ms: list[Measurement]) -> str:
@@ -143,12 +144,10 @@ def _speedup(result: SelfTestResult) -> None:
     gpu = next((by[n] for n in ("cublas_fp32", "matmul_fp32_ptx") if n in by and by[n].value), None)
     if not cpu or not cpu.value or gpu is None or gpu.value is None:
         return
-    result.measurements.append(Measurement(
+    result.measurements.append(peaks.say(Measurement(
         name="gpu_cpu_speedup", value=round(gpu.value * 1000 / cpu.value, 2), unit="x", tier="cpu",
         verdict="info", device=gpu.device,
-        reason=f"FP32 matrix multiply: GPU ({gpu.name}) {gpu.value:.3g} TFLOP/s vs CPU {cpu.value:.4g} GFLOP/s, "
-        "both measured on this machine",
-    ))
+    ), msg("selftest.speedup", measurement=gpu.name, gpu=f"{gpu.value:.3g}", cpu=f"{cpu.value:.4g}")))
 
 
 def _machine_gpu(machine: Machine, bus_id: str | None, name: str) -> Gpu | None:
@@ -167,37 +166,36 @@ def _gpu_tiers(machine: Machine, env: SelfTestEnv, ctx: RunCtx, result: SelfTest
     from gpusetup.selftest import bandwidth, cudadrv, matmul
     from gpusetup.selftest.telemetry import NullTelemetry, default_telemetry
 
-    no_gpu = "The CPU tier below is the whole self-test."
     ctx.step("looking for the NVIDIA driver", 0.0)
     try:
         drv = cudadrv.CudaDriver.load(env.cuda_loader, env.cuda_candidates)
     except cudadrv.DriverNotFound as exc:
-        result.notes.append(f"No NVIDIA GPU can be tested: {exc} {no_gpu}")
+        add_note(result, msg("selftest.note.no-gpu-testable", why=exc.words))
         result.headline = msg("selftest.no-driver-library")
         return
     except cudadrv.DriverTooOld as exc:
-        result.notes.append(f"{exc} {no_gpu}")
+        add_note(result, msg("selftest.note.driver-too-old", why=exc.words))
         result.headline = msg("selftest.driver-too-old")
         return
     if drv.fallbacks_used:
         used = ", ".join(f"{old} instead of {new}" for new, old in drv.fallbacks_used.items())
-        ctx.notes.append(f"Older driver: using {used}.")
+        add_note(ctx, msg("selftest.note.older-driver", used=used))
     try:
         drv.init()
         count = drv.device_count()
     except cudadrv.CudaError as exc:
-        result.notes.append(f"No NVIDIA GPU can be tested: {exc.name}: {exc.message} {no_gpu}")
+        add_note(result, msg("selftest.note.cuda-init-failed", error=exc.name, description=exc.message))
         result.headline = msg("selftest.cuda-init-failed", error=exc.name)
         return
     if count == 0:
-        result.notes.append(f"No NVIDIA GPU found by the CUDA driver. {no_gpu}")
+        add_note(result, msg("selftest.no-cuda-gpu"))
         result.headline = msg("selftest.no-cuda-gpu")
         return
     ordinal = 0 if device is None else device
     if not 0 <= ordinal < count:
-        result.measurements.append(Measurement(
-            name="gpu_select", value=None, unit="", tier="driver", verdict="fail",
-            reason=f"there is no GPU number {ordinal}: the CUDA driver sees {count} (numbers 0 to {count - 1})"))
+        result.measurements.append(peaks.say(
+            Measurement(name="gpu_select", value=None, unit="", tier="driver"),
+            msg("selftest.error.no-such-gpu", number=ordinal, count=count, last=count - 1), "fail"))
         return
     ctx.device = result.device = ordinal
     session = None
@@ -209,11 +207,10 @@ def _gpu_tiers(machine: Machine, env: SelfTestEnv, ctx: RunCtx, result: SelfTest
         pci_dev = ctx.machine_gpu.pci.device_id if ctx.machine_gpu else None
         ctx.spec = ctx.specs.find(info.name, pci_dev)
         version = drv.version()
-        ctx.notes.append(
-            f"GPU {ordinal}: {info.name}, compute capability {info.compute_capability}, {info.sm_count} SMs, "
-            f"{info.total_bytes // MIB} MiB; driver supports CUDA {version // 1000}.{version % 1000 // 10}"
-            + (f"; spec table row: {ctx.spec.name}" if ctx.spec else
-               "; not in the GPU spec table (no rated peaks)"))
+        facts = dict(number=ordinal, name=info.name, cc=info.compute_capability, sms=info.sm_count,
+                     mib=info.total_bytes // MIB, cuda=f"{version // 1000}.{version % 1000 // 10}")
+        add_note(ctx, msg("selftest.note.gpu-spec-row", spec=ctx.spec.name, **facts) if ctx.spec
+                 else msg("selftest.note.gpu-no-spec-row", **facts))
         factory = env.telemetry_factory or default_telemetry
         try:
             ctx.telemetry = factory(info.pci_bus_id, ordinal)
@@ -232,23 +229,22 @@ def _gpu_tiers(machine: Machine, env: SelfTestEnv, ctx: RunCtx, result: SelfTest
         if "cublas" in env.tiers:
             _cublas_tier(env, ctx, result)
     except cudadrv.CudaError as exc:
-        hardware = " This looks like a hardware problem." if exc.hardware else ""
-        result.measurements.append(Measurement(
-            name="gpu_error", value=None, unit="", tier="driver", device=ordinal, verdict="fail",
-            reason=f"{exc}{hardware}"))
+        result.measurements.append(peaks.say(
+            Measurement(name="gpu_error", value=None, unit="", tier="driver", device=ordinal),
+            msg("selftest.error.gpu-hardware" if exc.hardware else "selftest.error.gpu", error=exc.words), "fail"))
     except cudadrv.DriverTooOld as exc:
-        result.notes.append(str(exc))
+        add_note(result, exc.words)
     except Cancelled:
         raise
     except Exception as exc:  # noqa: BLE001 - a bug must not lose the results measured so far
         log.exception("self-test GPU tier failed")
-        result.measurements.append(Measurement(
-            name="gpu_error", value=None, unit="", tier="driver", device=ordinal, verdict="fail",
-            reason=f"gpusetup itself failed during the GPU test ({type(exc).__name__}: {exc}); please report it"))
+        result.measurements.append(peaks.say(
+            Measurement(name="gpu_error", value=None, unit="", tier="driver", device=ordinal),
+            msg("selftest.error.internal-gpu", error=f"{type(exc).__name__}: {exc}"), "fail"))
     finally:
         if session is not None:
             for err in session.close():
-                ctx.notes.append(f"While freeing GPU memory: {err}")
+                add_note(ctx, msg("selftest.note.free-failed", error=err))
         if ctx.telemetry is not None:
             ctx.telemetry.close()
 
@@ -313,12 +309,11 @@ def _cublas_tier(env: SelfTestEnv, ctx: RunCtx, result: SelfTestResult) -> None:
     names = env.cublas_candidates if env.cublas_candidates is not None else cublas.candidates()
     blas = cublas.Cublas.load(env.cublas_loader, names) if names else None
     if blas is None:
-        result.notes.append("cuBLAS not found (no CUDA toolkit, no nvidia-cublas wheel, no framework bundling "
-                            "it on the library path), so the tensor-core GEMM figures were skipped.")
+        add_note(result, msg("selftest.note.no-cublas"))
         return
     ctx.step("cuBLAS matrix multiply", 0.7)
     try:
         result.measurements.extend(cublas.run(ctx, blas))
     except cublas.CublasError as exc:
-        result.measurements.append(Measurement(name="cublas", value=None, unit="", tier="cublas",
-                                               device=ctx.device, verdict="fail", reason=str(exc)))
+        result.measurements.append(peaks.say(Measurement(name="cublas", value=None, unit="", tier="cublas",
+                                                         device=ctx.device), exc.words, "fail"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 
-from gpusetup.messages import msg
+from gpusetup.messages import add_note, msg
 from gpusetup.model import Measurement, Message
 from gpusetup.selftest import cudadrv, peaks
 from gpusetup.selftest.base import MIB, RunCtx, median_spread
@@ -99,14 +99,14 @@ def run(ctx: RunCtx, host_available: int | None) -> list[Measurement]:
         return [peaks.say(ctx.measurement("h2d_pinned", None, "GB/s", "driver", verdict="skipped"),
                           msg("selftest.bw.no-memory"))]
     if nbytes < sz.copy_bytes:
-        ctx.notes.append(f"Copy buffers reduced to {nbytes // MIB} MiB to stay within free memory.")
+        add_note(ctx, msg("selftest.note.copy-reduced-memory", mib=nbytes // MIB))
     ctx.step("copy test: allocating buffers", 0.05)
     b = _allocate(ctx, nbytes)
     if b is None:
         return [peaks.say(ctx.measurement("h2d_pinned", None, "GB/s", "driver", verdict="skipped"),
                           msg("selftest.bw.no-buffers"))]
     if b.nbytes < nbytes:
-        ctx.notes.append(f"Copy buffers reduced to {b.nbytes // MIB} MiB: the driver refused larger ones.")
+        add_note(ctx, msg("selftest.note.copy-reduced-driver", mib=b.nbytes // MIB))
     nbytes = b.nbytes
     _fill_pattern(b.pinned_src, nbytes)
     ctypes.memmove(ctypes.addressof(b.pageable), b.pinned_src, nbytes)

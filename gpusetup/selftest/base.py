@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpusetup.cancel import CancelToken, Progress
-from gpusetup.model import Measurement
+from gpusetup.model import Measurement, Message
 
 MIB = 1024 * 1024
 
@@ -62,7 +62,8 @@ class RunCtx:
     machine_gpu: Any = None  # model.Gpu matched to the CUDA device, when detection found it
     budget_bytes: int = 0  # device memory the self-test may use
     clock_samples: list[int] = field(default_factory=list)  # SM MHz read while kernels ran
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # English, for readers that do not know the codes
+    note_codes: list[Message] = field(default_factory=list)  # the same notes as data (messages.add_note)
 
     def sample_clock(self) -> None:
         """Record the SM clock now (while a kernel runs), to judge a result against the clock it ran at."""

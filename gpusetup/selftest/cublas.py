@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpusetup.messages import msg
+from gpusetup.messages import add_note, msg, render
 from gpusetup.model import Measurement
 from gpusetup.probe.platform.host import python_platform
 from gpusetup.selftest import cudadrv, peaks
@@ -49,7 +49,9 @@ class CublasError(Exception):
     def __init__(self, code: int, function: str) -> None:
         name, words = CUBLAS_STATUS.get(code, (f"cublasStatus {code}", "unknown cuBLAS error"))
         self.code, self.name = code, name
-        super().__init__(f"{function} failed with {name}: {words}")
+        # as data: the status table's English words are left out of the Chinese text
+        self.words = msg("selftest.cublas.call-failed", function=function, name=name, description=words)
+        super().__init__(render(self.words))
 
 
 def candidates(platform: str | None = None, search_path: Sequence[str] | None = None) -> list[str]:
@@ -145,7 +147,7 @@ def run(ctx: RunCtx, blas: Cublas) -> list[Measurement]:
         version = ctypes.c_int()
         try:
             blas.call("cublasGetVersion_v2", handle, ctypes.byref(version))
-            ctx.notes.append(f"cuBLAS {version.value} from {blas.path}")
+            add_note(ctx, msg("selftest.note.cublas-version", version=version.value, path=blas.path))
         except CublasError:
             pass
         start, stop = s.event(), s.event()
@@ -159,7 +161,7 @@ def run(ctx: RunCtx, blas: Cublas) -> list[Measurement]:
         try:
             blas.call("cublasDestroy_v2", handle)
         except CublasError as exc:
-            ctx.notes.append(str(exc))
+            add_note(ctx, exc.words)
     return out
 
 
@@ -212,8 +214,8 @@ def _one(ctx: RunCtx, blas: Cublas, handle: ctypes.c_void_p, stream: int, start:
             if ms > 0:
                 samples.append(2.0 * n**3 * ctx.sizes.cublas_loops / (ms / 1e3) / 1e12)
     except CublasError as exc:
-        return ctx.measurement(name, None, "TFLOP/s", "cublas", verdict="skipped" if exc.code == 15 else "fail",
-                               reason=str(exc))
+        return peaks.say(ctx.measurement(name, None, "TFLOP/s", "cublas"), exc.words,
+                         "skipped" if exc.code == 15 else "fail")
     finally:
         for p in bufs:
             s.free(p)

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpusetup.cuda_results import CU_RESULTS, result_message, result_name  # noqa: F401 - re-exported
+from gpusetup.messages import msg, render
+from gpusetup.model import Message
 from gpusetup.probe.platform.host import python_platform
 
 # ------------------------------------------------------------------------------------------ CUresult
@@ -45,6 +47,7 @@ class CudaError(Exception):
         self.function = function
         self.message = result_message(code)
         self.detail = detail
+        self.compiler_log = ""  # what the PTX compiler said, when loading a kernel failed
         text = f"{function} failed with {self.name} ({code}): {self.message}"
         if detail:
             text += f"\n{detail}"
@@ -54,12 +57,27 @@ class CudaError(Exception):
     def hardware(self) -> bool:
         return self.code in HARDWARE_CODES
 
+    @property
+    def words(self) -> Message:
+        """The error as data (cuda.h's English description is left out of the Chinese words)."""
+        log = msg("selftest.cuda.compiler-said", log=self.compiler_log) if self.compiler_log else ""
+        return msg("selftest.cuda.call-failed", function=self.function, name=self.name, code=self.code,
+                   description=self.message, log=log)
 
-class DriverNotFound(Exception):
+
+class _WordedError(Exception):
+    """An error whose words are a message (``words``); ``str()`` is its English text."""
+
+    def __init__(self, words: Message) -> None:
+        self.words = words
+        super().__init__(render(words))
+
+
+class DriverNotFound(_WordedError):
     """No loadable libcuda: no NVIDIA driver (or not this OS); the self-test falls back to the CPU tier."""
 
 
-class DriverTooOld(Exception):
+class DriverTooOld(_WordedError):
     """libcuda lacks an entry point the self-test needs and has no safe older equivalent."""
 
 
@@ -179,10 +197,7 @@ class CudaDriver:
             fn, used = self._resolve(name)
             if fn is None:
                 if name not in OPTIONAL:
-                    raise DriverTooOld(
-                        f"The NVIDIA driver library {path} has no {name}, which the self-test needs. "
-                        "Update the NVIDIA driver."
-                    )
+                    raise DriverTooOld(msg("selftest.driver.missing-function", path=path, function=name))
                 self.missing.append(name)
                 continue
             fn.argtypes = argtypes
@@ -208,7 +223,7 @@ class CudaDriver:
         loader = loader or ctypes.CDLL
         names = list(candidates) if candidates is not None else default_candidates()
         if not names:
-            raise DriverNotFound("CUDA is not available on this operating system.")
+            raise DriverNotFound(msg("selftest.driver.no-cuda-on-os"))
         reasons = []
         for name in names:
             try:
@@ -218,9 +233,8 @@ class CudaDriver:
                 continue
             return cls(lib, name)
         if all("No such file" in r or "cannot open" in r or "not found" in r for r in reasons):
-            raise DriverNotFound(f"the NVIDIA driver's CUDA library ({' or '.join(names)}) is not installed, "
-                                 "so there is no NVIDIA driver to test with.")
-        raise DriverNotFound("the NVIDIA driver's CUDA library could not be loaded (" + "; ".join(reasons) + ").")
+            raise DriverNotFound(msg("selftest.driver.not-installed", names=" or ".join(names)))
+        raise DriverNotFound(msg("selftest.driver.not-loadable", reasons="; ".join(reasons)))
 
     def has(self, name: str) -> bool:
         return name in self._fn
@@ -351,7 +365,7 @@ class Session:
         elif drv.has("cuCtxCreate_v2"):
             drv.call("cuCtxCreate_v2", ctypes.byref(ctx), 0, self.dev)
         else:
-            raise DriverTooOld("The NVIDIA driver offers no way to create a CUDA context. Update the driver.")
+            raise DriverTooOld(msg("selftest.driver.no-context"))
         self.ctx = ctx.value
         try:
             drv.call("cuCtxSetCurrent", ctypes.c_void_p(self.ctx))
@@ -461,7 +475,7 @@ class Session:
         try:
             self.drv.call("cuModuleLoadDataEx", ctypes.byref(mod), image, 2, opts, vals)
         except CudaError as exc:
-            exc.detail = log.value.decode("utf-8", "replace").strip()
+            exc.detail = exc.compiler_log = log.value.decode("utf-8", "replace").strip()
             if exc.detail:
                 exc.args = (f"{exc.args[0]}\nPTX compiler said: {exc.detail}",)
             raise
@@ -485,22 +499,22 @@ class Session:
 
     # -------------------------------------------------------------------------------- cleanup
 
-    def close(self) -> list[str]:
-        """Free everything this session made, newest first. Returns the errors met (never raises)."""
+    def close(self) -> list[Message]:
+        """Free everything this session made, newest first. Returns the errors met, as data (never raises)."""
         if self.closed:
             return []
-        errors: list[str] = []
+        errors: list[Message] = []
 
         def attempt(name: str, *args: Any) -> None:
             try:
                 self.drv.call(name, *args)
             except CudaError as exc:
-                errors.append(str(exc))
+                errors.append(exc.words)
 
         try:
             self.drv.call("cuCtxSynchronize")
         except CudaError as exc:
-            errors.append(str(exc))
+            errors.append(exc.words)
         for e in reversed(self._owned.events):
             attempt("cuEventDestroy_v2", ctypes.c_void_p(e))
         for s in reversed(self._owned.streams):
@@ -516,14 +530,14 @@ class Session:
         self.closed = True
         return errors
 
-    def _release_context(self) -> list[str]:
+    def _release_context(self) -> list[Message]:
         try:
             if self._primary and self.drv.has("cuDevicePrimaryCtxRelease_v2"):
                 self.drv.call("cuDevicePrimaryCtxRelease_v2", self.dev)
             elif not self._primary:
                 self.drv.call("cuCtxDestroy_v2", ctypes.c_void_p(self.ctx))
         except CudaError as exc:
-            return [str(exc)]
+            return [exc.words]
         return []
 
     def __enter__(self) -> Session:

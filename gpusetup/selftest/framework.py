@@ -23,7 +23,7 @@ CONV_TOLERANCE = 1e-3  # relative to the largest output; cuDNN's Winograd/FFT pa
 
 
 def run(runner: Runner, python: str, frameworks: Sequence[str], n: int, timeout: float,
-        gpu_expected: bool) -> tuple[list[Measurement], list[str]]:
+        gpu_expected: bool) -> tuple[list[Measurement], list[Message]]:
     """(measurements, notes) for each framework in ``frameworks`` ("torch", "tensorflow", "jax", "numpy")."""
     if SCRIPT.is_file():
         argv = [python, str(SCRIPT), str(n), *frameworks]
@@ -34,24 +34,23 @@ def run(runner: Runner, python: str, frameworks: Sequence[str], n: int, timeout:
         argv = [python, "-c", source, str(n), *frameworks]
     res = runner.run(argv, timeout=timeout)
     line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith(MARK)), None)
+    check = Measurement(name="framework_check", value=None, unit="", tier="framework")
     if line is None:
         why = res.error or (res.stderr.strip().splitlines() or ["no output"])[-1]
-        return [Measurement(name="framework_check", value=None, unit="", tier="framework", verdict="fail",
-                            reason=f"the framework check could not run with {python}: {why}")], []
+        return [_said(check, "fail", msg("selftest.fw.could-not-run", python=python, error=why))], []
     try:
         data = json.loads(line[len(MARK):])
     except json.JSONDecodeError as exc:
-        return [Measurement(name="framework_check", value=None, unit="", tier="framework", verdict="fail",
-                            reason=f"the framework check printed unreadable output ({exc})")], []
-    notes = [f"Frameworks checked with {data.get('executable') or python} (Python {data.get('python')})."]
+        return [_said(check, "fail", msg("selftest.fw.unreadable", error=str(exc)))], []
+    notes = [msg("selftest.note.frameworks-checked", python=data.get("executable") or python,
+                 version=data.get("python"))]
     return [_measure(e, python, gpu_expected) for e in data.get("frameworks", [])], notes
 
 
 def no_python() -> Measurement:
     """The framework tier when there is no environment to check (the packaged app has no Python of its own)."""
-    return Measurement(name="framework_check", value=None, unit="", tier="framework", verdict="skipped",
-                       reason="no Python environment was given, so no framework was checked: not proven. "
-                              "Name the environment: gpusetup selftest --python PATH/bin/python")
+    return _said(Measurement(name="framework_check", value=None, unit="", tier="framework"), "skipped",
+                 msg("selftest.fw.no-python"))
 
 
 def _measure(e: dict, python: str, gpu_expected: bool) -> Measurement:

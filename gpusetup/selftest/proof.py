@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpusetup.messages import msg
+from gpusetup.messages import message_of, msg, render
 from gpusetup.model import Message, SelfTestResult
 
 
@@ -18,7 +18,8 @@ class FrameworkProof:
     status: str  # gpu / cpu / failed / not-proven
     frameworks: list[str] = field(default_factory=list)  # the ones that status is about ("torch", "jax")
     python: str | None = None  # the interpreter whose environment was checked
-    reason: str = ""  # the self-test's own words for the deciding measurement
+    reason: str = ""  # the self-test's own words for the deciding measurement (English)
+    why: Message | str = ""  # the same as data, to word it in the surface's language (str: an older report)
 
     @property
     def proven(self) -> bool:
@@ -27,20 +28,28 @@ class FrameworkProof:
 
 def framework_proof(result: SelfTestResult | None) -> FrameworkProof:
     if result is None:
-        return FrameworkProof("not-proven", reason="the self-test has not run")
+        return _said(FrameworkProof("not-proven"), msg("selftest.proof.not-run"))
     fw = [m for m in result.measurements if m.tier == "framework"]
     py = result.framework_python
     failed = [m for m in fw if m.verdict == "fail"]
     if failed:
-        return FrameworkProof("failed", [_name(m.name) for m in failed], py, failed[0].reason)
+        return FrameworkProof("failed", [_name(m.name) for m in failed], py, failed[0].reason, message_of(failed[0]))
     passed = [m for m in fw if m.verdict == "pass"]
     on_gpu = [m for m in passed if m.device is not None]
     if on_gpu:
-        return FrameworkProof("gpu", [_name(m.name) for m in on_gpu], py, on_gpu[0].reason)
+        return FrameworkProof("gpu", [_name(m.name) for m in on_gpu], py, on_gpu[0].reason, message_of(on_gpu[0]))
     if passed:
-        return FrameworkProof("cpu", [_name(m.name) for m in passed], py, passed[0].reason)
-    why = next((m.reason for m in fw if m.reason), "" if not result.cancelled else "the self-test was stopped")
-    return FrameworkProof("not-proven", [], py, why or "no framework was checked")
+        return FrameworkProof("cpu", [_name(m.name) for m in passed], py, passed[0].reason, message_of(passed[0]))
+    given = next((m for m in fw if m.reason), None)
+    if given is not None:
+        return FrameworkProof("not-proven", [], py, given.reason, message_of(given))
+    return _said(FrameworkProof("not-proven", [], py),
+                 msg("selftest.proof.stopped") if result.cancelled else msg("selftest.proof.nothing-checked"))
+
+
+def _said(p: FrameworkProof, why: Message) -> FrameworkProof:
+    p.reason, p.why = render(why), why
+    return p
 
 
 def _name(measurement: str) -> str:

@@ -1,30 +1,58 @@
-"""Plain-text rendering of a :class:`~gpusetup.model.SelfTestResult` (CLI; the wizard can reuse it)."""
+"""Plain-text rendering of a :class:`~gpusetup.model.SelfTestResult` (CLI; the wizard can reuse it).
+
+Words come from the message catalogue in ``language`` (default: the language the CLI prints in,
+:func:`gpusetup.i18n.output_language`); the measurements' reasons and the notes are rendered from their
+codes, so ``gpusetup --lang zh_CN selftest`` is Chinese throughout. Measurement names, units and numbers
+read the same in every language.
+"""
 
 from __future__ import annotations
 
-from gpusetup.model import Measurement, SelfTestResult
+import unicodedata
 
-LABELS = {
-    "h2d_pinned": "host→GPU copy, pinned memory",
-    "d2h_pinned": "GPU→host copy, pinned memory",
-    "h2d_pageable": "host→GPU copy, pageable memory",
-    "d2h_pageable": "GPU→host copy, pageable memory",
-    "d2d": "GPU memory copy (read + write)",
-    "copy_integrity": "copied data intact",
-    "matmul_fp32_correct": "FP32 matmul correct vs CPU",
-    "matmul_fp32_ptx": "FP32 matmul, own PTX kernel",
-    "matmul_repeat_bitexact": "repeat-and-compare, bit-exact",
-    "cublas_fp32": "cuBLAS FP32 GEMM",
-    "cublas_tf32": "cuBLAS TF32 GEMM",
-    "cublas_fp16": "cuBLAS FP16 GEMM (tensor cores)",
-    "cublas_bf16": "cuBLAS BF16 GEMM (tensor cores)",
-    "cpu_matmul_fp32": "CPU FP32 matmul (numpy)",
-    "cpu_copy": "CPU memory copy",
-    "cpu_triad_2pass": "CPU triad (numpy, 2-pass)",
-    "gpu_cpu_speedup": "GPU/CPU speed-up (FP32 matmul)",
+from gpusetup.i18n import output_language
+from gpusetup.messages import msg, render, render_notes, render_parts
+from gpusetup.model import Measurement, Message, SelfTestResult
+
+LABELS: dict[str, Message] = {
+    "h2d_pinned": msg("selftest.label.h2d-pinned"),
+    "d2h_pinned": msg("selftest.label.d2h-pinned"),
+    "h2d_pageable": msg("selftest.label.h2d-pageable"),
+    "d2h_pageable": msg("selftest.label.d2h-pageable"),
+    "d2d": msg("selftest.label.d2d"),
+    "copy_integrity": msg("selftest.label.copy-integrity"),
+    "matmul_fp32_correct": msg("selftest.label.matmul-correct"),
+    "matmul_fp32_ptx": msg("selftest.label.matmul-ptx"),
+    "matmul_repeat_bitexact": msg("selftest.label.repeat-bitexact"),
+    "cublas_fp32": msg("selftest.label.cublas-fp32"),
+    "cublas_tf32": msg("selftest.label.cublas-tf32"),
+    "cublas_fp16": msg("selftest.label.cublas-fp16"),
+    "cublas_bf16": msg("selftest.label.cublas-bf16"),
+    "cpu_matmul_fp32": msg("selftest.label.cpu-matmul"),
+    "cpu_copy": msg("selftest.label.cpu-copy"),
+    "cpu_triad_2pass": msg("selftest.label.cpu-triad"),
+    "gpu_cpu_speedup": msg("selftest.label.speedup"),
+    "framework_check": msg("selftest.label.framework-check"),
+    "gpu_select": msg("selftest.label.gpu-select"),
+    "gpu_error": msg("selftest.label.gpu-error"),
 }
-TIERS = [("driver", "Driver tier: CUDA driver + shipped PTX kernels"), ("cublas", "cuBLAS tier"),
-         ("framework", "Framework tier (in the target Python)"), ("cpu", "CPU baseline")]
+TIERS: list[tuple[str, Message]] = [
+    ("driver", msg("selftest.tier.driver")), ("cublas", msg("selftest.tier.cublas")),
+    ("framework", msg("selftest.tier.framework")), ("cpu", msg("selftest.tier.cpu")),
+]
+VERDICTS: dict[str, Message] = {
+    "pass": msg("selftest.verdict.pass"), "warn": msg("selftest.verdict.warn"), "fail": msg("selftest.verdict.fail"),
+    "info": msg("selftest.verdict.info"), "skipped": msg("selftest.verdict.skipped"),
+}
+RESULTS: dict[str, Message] = {
+    "pass": msg("selftest.result.pass"), "warn": msg("selftest.result.warn"), "fail": msg("selftest.result.fail"),
+    "info": msg("selftest.result.info"), "skipped": msg("selftest.result.skipped"),
+}
+
+
+def _width(text: str) -> int:
+    """Columns ``text`` takes in a terminal (Chinese characters take two)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def _num(v: float) -> str:
@@ -35,68 +63,94 @@ def _num(v: float) -> str:
     return f"{v:.4g}" if abs(v) >= 100 else f"{v:.3g}"
 
 
-def line(m: Measurement) -> list[str]:
-    label = LABELS.get(m.name) or (m.name[10:] if m.name.startswith("framework_")
-                                   else m.name.replace("_", " "))
+def label(name: str, language: str | None = None) -> str:
+    """A measurement's name in words ("h2d_pinned" → "host→GPU copy, pinned memory")."""
+    if name in LABELS:
+        return render(LABELS[name], output_language(language))
+    return name[10:] if name.startswith("framework_") else name.replace("_", " ")
+
+
+def reason(m: Measurement, language: str | None = None) -> str:
+    """A measurement's reason in ``language`` (its English text when it carries no code: an older report)."""
+    return render_parts(m.code, m.params, m.reason, output_language(language))
+
+
+def verdict_word(verdict: str, language: str | None = None) -> str:
+    return render(VERDICTS[verdict], output_language(language)) if verdict in VERDICTS else verdict
+
+
+def notes(r: SelfTestResult, language: str | None = None) -> list[str]:
+    """The result's notes in ``language`` (English when they carry no codes: an older report)."""
+    return render_notes(r.notes, r.note_codes, output_language(language))
+
+
+def line(m: Measurement, language: str | None = None) -> list[str]:
+    lang = output_language(language)
     if m.value is None:
         value = "—"
     elif m.unit == "errors":
-        value = "none" if m.value == 0 else f"{m.value:g} errors"
+        value = render(msg("selftest.value.no-errors"), lang) if m.value == 0 else \
+            render(msg("selftest.value.errors", count=f"{m.value:g}"), lang)
     else:
         value = f"{_num(m.value)} {m.unit}"
     if m.rated and m.fraction is not None:
-        value += f"  of {_num(m.rated)} rated ({m.fraction:.0%})"
+        value += "  " + render(msg("selftest.value.of-rated", rated=_num(m.rated), pct=f"{m.fraction:.0%}"), lang)
         if m.datasheet and m.rated_basis not in (None, "datasheet") and abs(m.datasheet - m.rated) > 1e-9:
-            value += f", datasheet {_num(m.datasheet)}"
+            value += render(msg("selftest.value.datasheet", datasheet=_num(m.datasheet)), lang)
     if m.spread is not None and len(m.samples) > 1:
         value += f"  ±{m.spread / 2:.1%}"
-    out = [f"  {label:<34} {value}  [{m.verdict.upper()}]"]
-    if m.reason:
-        out.append(f"  {'':<34} {m.reason}")
+    name = label(m.name, lang)
+    name += " " * max(0, 34 - _width(name))  # columns, not characters: 中文 takes two
+    out = [f"  {name} {value}  [{verdict_word(m.verdict, lang).upper()}]"]
+    words = reason(m, lang)
+    if words:
+        out.append(f"  {'':<34} {words}")
     return out
 
 
-def format_text(r: SelfTestResult) -> str:
-    head = f"gpusetup self-test ({r.mode})"
+def format_text(r: SelfTestResult, language: str | None = None) -> str:
+    lang = output_language(language)
+    mode: Message | str = r.mode
+    if r.mode in ("quick", "full"):
+        mode = msg("selftest.mode.full") if r.mode == "full" else msg("selftest.mode.quick")
     if r.gpu_name:
-        head += f" — {r.gpu_name} (GPU {r.device})"
+        head = render(msg("selftest.head.gpu", mode=mode, gpu=r.gpu_name, device=r.device), lang)
     elif not r.gpu_tested:
-        head += " — no NVIDIA GPU tested"
-    lines = [head, "=" * len(head)]
-    if r.notes:
-        lines.extend(f"  - {n}" for n in r.notes)
+        head = render(msg("selftest.head.no-gpu", mode=mode), lang)
+    else:
+        head = render(msg("selftest.head", mode=mode), lang)
+    lines = [head, "=" * _width(head)]
+    lines.extend(f"  - {n}" for n in notes(r, lang))
     for tier, title in TIERS:
         ms = [m for m in r.measurements if m.tier == tier]
         if not ms:
             continue
         lines.append("")
-        lines.append(title)
+        lines.append(render(title, lang))
         for m in ms:
-            lines.extend(line(m))
+            lines.extend(line(m, lang))
     lines.append("")
     if any(m.tier == "framework" for m in r.measurements):
-        lines.append(proof_line(r))
-    verdict = {"pass": "PASS: everything measured is healthy.",
-               "warn": "WARNING: some results are below the usual range; see the reasons above.",
-               "fail": "FAIL: at least one result points to a problem; see the reasons above.",
-               "info": "Measured; nothing to judge against.",
-               "skipped": "Nothing could be measured."}.get(r.verdict, r.verdict)
+        lines.append(proof_line(r, lang))
+    verdict = render(RESULTS[r.verdict], lang) if r.verdict in RESULTS else r.verdict
     if r.cancelled:
-        verdict = "CANCELLED — partial results. " + verdict
+        verdict = render(msg("selftest.result.cancelled", verdict=verdict), lang)
     took = f" ({r.duration_s:.1f} s)" if r.duration_s is not None else ""
-    lines.append(f"Result: {verdict}{took}")
+    lines.append(render(msg("selftest.result", verdict=verdict, took=took), lang))
     return "\n".join(lines) + "\n"
 
 
-def proof_line(r: SelfTestResult) -> str:
+def proof_line(r: SelfTestResult, language: str | None = None) -> str:
     """One sentence: is the framework proven in the environment that was checked?"""
     from gpusetup.selftest.proof import framework_proof
 
+    lang = output_language(language)
     p = framework_proof(r)
     names = ", ".join(p.frameworks)
-    where = f" in {p.python}" if p.python else ""
-    return {
-        "gpu": f"Framework: PROVEN — {names}{where} sees the GPU and computes correctly on it.",
-        "cpu": f"Framework: PROVEN on the CPU — {names}{where} computes correctly (no GPU for it to use).",
-        "failed": f"Framework: FAILED — {names}{where}: {p.reason}",
-    }.get(p.status, f"Framework: NOT PROVEN{where} — {p.reason}")
+    where = render(msg("selftest.proof.where", python=p.python), lang) if p.python else ""
+    why = render(p.why, lang) if p.why else p.reason
+    return render({
+        "gpu": msg("selftest.proof.line-gpu", names=names, where=where),
+        "cpu": msg("selftest.proof.line-cpu", names=names, where=where),
+        "failed": msg("selftest.proof.line-failed", names=names, where=where, why=why),
+    }.get(p.status, msg("selftest.proof.line-not-proven", where=where, why=why)), lang)

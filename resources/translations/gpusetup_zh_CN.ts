@@ -80,6 +80,14 @@
       <translation>选择 Docker 文件所在文件夹</translation>
     </message>
     <message>
+      <source>Only &amp;check an environment I have…</source>
+      <translation>只检验我已有的环境(&amp;C)…</translation>
+    </message>
+    <message>
+      <source>Only check an environment I have</source>
+      <translation>只检验我已有的环境</translation>
+    </message>
+    <message>
       <source>Working out which versions fit your computer…</source>
       <translation>正在计算适合您电脑的版本…</translation>
     </message>
@@ -110,6 +118,10 @@
     <message>
       <source>Name:</source>
       <translation>名称：</translation>
+    </message>
+    <message>
+      <source>Already have a framework installed? The test can prove it where it is, without installing anything.</source>
+      <translation>已经装好了框架？测试可以直接在它所在的环境里检验，什么都不用安装。</translation>
     </message>
     <message>
       <source>No virtual environment was found. gpusetup installs only into a virtual or conda environment, never into the system's own Python.</source>
@@ -330,6 +342,86 @@
     <message>
       <source>The installation did not finish: {error}</source>
       <translation>安装未完成：{error}</translation>
+    </message>
+    <message>
+      <source>Check another Python environment</source>
+      <translation>检验另一个 Python 环境</translation>
+    </message>
+    <message>
+      <source>Python environments found on this computer</source>
+      <translation>这台电脑上找到的 Python 环境</translation>
+    </message>
+    <message>
+      <source>Folder or python program of the environment</source>
+      <translation>环境所在的文件夹或其中的 python 程序</translation>
+    </message>
+    <message>
+      <source>Choose a &amp;folder…</source>
+      <translation>选择文件夹(&amp;F)…</translation>
+    </message>
+    <message>
+      <source>Choose a &amp;program…</source>
+      <translation>选择程序(&amp;P)…</translation>
+    </message>
+    <message>
+      <source>Chec&amp;k</source>
+      <translation>检查(&amp;K)</translation>
+    </message>
+    <message>
+      <source>&amp;Prove it there</source>
+      <translation>在那里检验(&amp;P)</translation>
+    </message>
+    <message>
+      <source>Prove it there</source>
+      <translation>在那里检验</translation>
+    </message>
+    <message>
+      <source>Looking for Python environments on this computer…</source>
+      <translation>正在查找这台电脑上的 Python 环境…</translation>
+    </message>
+    <message>
+      <source>Press Check to see whether the proof can run there.</source>
+      <translation>按“检查”看看能不能在那里检验。</translation>
+    </message>
+    <message>
+      <source>The environment's folder</source>
+      <translation>环境所在的文件夹</translation>
+    </message>
+    <message>
+      <source>The environment's python program</source>
+      <translation>环境里的 python 程序</translation>
+    </message>
+    <message>
+      <source>{where} — Python {version}: {found}</source>
+      <translation>{where} — Python {version}：{found}</translation>
+    </message>
+    <message>
+      <source>Prove a framework in an environment you already have: pick one found on this computer, or choose its folder (or its python program).</source>
+      <translation>在你已有的环境里检验框架：从这台电脑上找到的环境里选一个，或者选择它所在的文件夹（或其中的 python 程序）。</translation>
+    </message>
+    <message>
+      <source>No Python environment was found here; choose its folder below.</source>
+      <translation>这里没有找到 Python 环境；请在下面选择它所在的文件夹。</translation>
+    </message>
+    <message>
+      <source>Python was found, but no environment with a framework to check; choose one below.</source>
+      <translation>找到了 Python，但没有装着可检验框架的环境；请在下面选择一个。</translation>
+    </message>
+    <message>
+      <source>Looking for environments did not work ({error}); choose one below.</source>
+      <translation>查找环境没有成功（{error}）；请在下面选择一个。</translation>
+    </message>
+    <message>
+      <source>Checking {path}…</source>
+      <translation>正在检查 {path}…</translation>
+    </message>
+    <message>
+      <source>The check could not run: {error}</source>
+      <translation>检查无法进行：{error}</translation>
+    </message>
+    <message>
+      <source>{n} environment(s) found with a framework to check; pick one, or choose another below.</source>
+      <translation>找到 {n} 个装着可检验框架的环境；选一个，或者在下面选择别的。</translation>
     </message>
     <message>
       <source>Checking free disk space</source>
@@ -1080,12 +1172,28 @@
       <translation>重新测试(&amp;A)</translation>
     </message>
     <message>
+      <source>Check &amp;another Python environment…</source>
+      <translation>检验另一个 Python 环境(&amp;A)…</translation>
+    </message>
+    <message>
+      <source>The framework check runs in this program's own Python.</source>
+      <translation>框架检查在本程序自带的 Python 里进行。</translation>
+    </message>
+    <message>
       <source>Testing… this takes a few seconds; checking a framework can take up to half a minute.</source>
       <translation>正在测试……通常只需几秒钟；检查框架最多可能需要半分钟。</translation>
     </message>
     <message>
       <source>Frameworks found</source>
       <translation>找到的框架</translation>
+    </message>
+    <message>
+      <source>Pick the Python environment to prove, then press “Prove it there”.</source>
+      <translation>选择要检验的 Python 环境，然后按“在那里检验”。</translation>
+    </message>
+    <message>
+      <source>The framework check runs in {python}.</source>
+      <translation>框架检查在 {python} 里进行。</translation>
     </message>
     <message>
       <source>The test was stopped. Press “Run the test again” to start it again.</source>
@@ -1108,10 +1216,6 @@
       <translation>显卡</translation>
     </message>
     <message>
-      <source>{name}: matrix multiply on the graphics card</source>
-      <translation>{name}：在显卡上做矩阵乘法</translation>
-    </message>
-    <message>
       <source>Proven: {names} in {where} sees your graphics card and computes correctly on it.</source>
       <translation>已证明：{where} 中的 {names} 能看到你的显卡，并且在显卡上计算正确。</translation>
     </message>
@@ -1126,6 +1230,14 @@
     <message>
       <source>Something is wrong: at least one test failed. See the red lines below.</source>
       <translation>有问题：至少一项测试失败。请查看下方红色的行。</translation>
+    </message>
+    <message>
+      <source>{name}: matrix multiply on the graphics card</source>
+      <translation>{name}：在显卡上做矩阵乘法</translation>
+    </message>
+    <message>
+      <source>{name}: matrix multiply and convolution</source>
+      <translation>{name}：矩阵乘法和卷积</translation>
     </message>
     <message>
       <source>The test could not run: {error}</source>

@@ -186,7 +186,7 @@ def test_selftest_output_into_a_folder(tmp_path: Path, capsys: pytest.CaptureFix
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from gpusetup.model import SelfTestResult
 
-    monkeypatch.setattr("gpusetup.selftest.run_selftest", lambda *a, **k: SelfTestResult(mode="quick"))
+    monkeypatch.setattr("gpusetup.commands.selftest.run_selftest", lambda *a, **k: SelfTestResult(mode="quick"))
     (tmp_path / "taken").mkdir()
     rc, _, err = _run(capsys, "selftest", "-o", "taken")
     assert rc == 3 and "cannot write" in err and "it is a folder" in err

@@ -8,7 +8,6 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-import gpusetup.probe
 from gpusetup.cli import main
 from gpusetup.commands.plan import plan_document
 from gpusetup.compat.db import get_db
@@ -91,7 +90,7 @@ def test_live_mode_uses_detect(monkeypatch: pytest.MonkeyPatch, capsys: pytest.C
         calls.append(1)
         return machine
 
-    monkeypatch.setattr(gpusetup.probe, "detect", fake_detect)
+    monkeypatch.setattr("gpusetup.commands.plan.detect", fake_detect)
     code, out, _ = run(["plan", "--json", "--framework", "tensorflow"], capsys)
     assert calls and code == 0
     doc = json.loads(out)

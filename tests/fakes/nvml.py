@@ -108,7 +108,7 @@ class FakeNvml:
         fake = cls.from_snapshot(snap, **kwargs)
         for dev, g in zip(fake.devices, csv_gpus, strict=False):
             if g.compute_capability:
-                major, minor = g.compute_capability.split(".")
+                major, minor = g.compute_capability
                 dev.compute_capability = (int(major), int(minor))
         return fake
 

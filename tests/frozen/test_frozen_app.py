@@ -21,7 +21,7 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from install.stand_ins import HOST_PIP_ENV_DROP, Index, _handler, build_wheel, uv_wheel
+from install.stand_ins import HOST_PIP_ENV_DROP, Index, _handler, build_wheel, uv_wheel, wheel_of_installed
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.packaging, pytest.mark.network]
@@ -162,17 +162,20 @@ def test_frozen_cli_installs_with_a_real_python_and_the_frozen_selftest_proves_t
     numpy_whl = next(wheels.glob("numpy-*.whl"))
     torch_whl = build_wheel(wheels, "torch", f"{version}+cpu", requires=(f"numpy=={np_version}",))
     idx = Index(wheels)
-    idx.layouts = {"cpu": [torch_whl, numpy_whl]}
-    if importlib.util.find_spec("uv") is not None:
-        idx.layouts["simple"] = [uv_wheel(wheels)]
+    # "simple" (the PyPI mirror) has this test environment's pip: the plan updates the new environment's older pip
+    idx.layouts = {"cpu": [torch_whl, numpy_whl], "simple": [wheel_of_installed(wheels, "pip")]}
+    uv = importlib.util.find_spec("uv") is not None
+    if uv:  # and uv, as PyPI has it
+        idx.layouts["simple"].append(uv_wheel(wheels))
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(idx))
     server.daemon_threads = True
     idx.server = server
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        res = run([cli, "install", "-y", "--target", f"venv:{target}", "--pytorch-mirror", f"{idx.url}/whl"], env)
+        res = run([cli, "install", "-y", "--target", f"venv:{target}", "--pytorch-mirror", f"{idx.url}/whl",
+                   "--index-url", f"{idx.url}/simple"], env)
         assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
-        if "simple" in idx.layouts:  # the packaged app fetches uv as its plan's first step would (both programs)
+        if uv:  # the packaged app fetches uv as its plan's first step would (both programs)
             for prog in ("gpusetup", "gpusetup-gui"):
                 dest = tmp_path / prog / "uv"
                 got = run([str(app / prog), "--gpusetup-fetch-uv", "--index-url", f"{idx.url}/simple", "--dest",

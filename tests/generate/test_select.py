@@ -7,6 +7,7 @@ import pytest
 from gpusetup.generate import facts
 from gpusetup.generate.select import Refusal, Selection, choose, coverage
 from gpusetup.model import Containers, Driver, Gpu, Machine, System
+from gpusetup.versions import ComputeCapability, Version
 
 from .hosts import HOSTS
 
@@ -193,13 +194,13 @@ def test_ngc_on_a_data_centre_gpu_uses_forward_compatibility() -> None:
     assert any("forward-compatibility package" in w and "510.47" in w for w in sel.why)
     assert any("forward compatibility" in w for w in sel.warnings)
     m = HOSTS["p100-510"].machine()
-    m.driver.version = "495.29.05"  # a branch the notes do not list (Linux R495 release)
+    m.driver.version = Version("495.29.05")  # a branch the notes do not list (Linux R495 release)
     refused = choose(m, "tensorflow", image_source="ngc")
     assert isinstance(refused, Refusal)
     assert any("covers only driver branches" in r.reason for r in refused.rejected)
     g = HOSTS["p100-510"].machine()
     g.gpus[0].name = "NVIDIA GeForce GTX 1080"
-    g.gpus[0].compute_capability = "6.1"
+    g.gpus[0].compute_capability = ComputeCapability(6, 1)
     refused = choose(g, "tensorflow", image_source="ngc")
     assert isinstance(refused, Refusal)
     assert any("data-centre GPUs only" in r.reason for r in refused.rejected)

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QAbstractButton, QLabel, QPlainTextEdit, QTextEdit, QWidget, QWizard
+if TYPE_CHECKING:  # Qt only where pages are read: english_runs/jargon also check CLI output (tests/cli)
+    from PySide6.QtWidgets import QWizard
 
 # Names that read the same in every language (products, companies, formats); compared case-insensitively.
 PROPER = {
@@ -54,6 +56,8 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 
 def visible_texts(wizard: QWizard) -> list[tuple[str, str]]:
     """(where, text) for everything a user sees on the current page, closed sections and tooltips excluded."""
+    from PySide6.QtWidgets import QAbstractButton, QLabel, QPlainTextEdit, QTextEdit, QWidget
+
     page = wizard.currentPage()
     out = [("title", page.title()), ("subtitle", page.subTitle())]
     for w in page.findChildren(QWidget):

@@ -205,7 +205,7 @@ class FakeServices(Services):
             next_commands=[f"cd {out_dir}", "docker compose up --build"],
         )
 
-    def run_selftest(self, machine: Machine, mode: str = "quick", progress: Progress | None = None, cancel: CancelToken | None = None, python: str | None = None) -> SelfTestResult:
+    def run_selftest(self, machine: Machine, mode: str = "quick", progress: Progress | None = None, cancel: CancelToken | None = None, python: str | None = None, frameworks: Any = None) -> SelfTestResult:
         self._check("selftest")
         self.calls.append(("selftest", mode))
         self.selftest_python = python

@@ -24,7 +24,7 @@ from gpusetup.gui.services import Services
 from gpusetup.model import Choice, FrameworkPlan
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from install.stand_ins import HOST_PIP_ENV_DROP, Index, _handler  # noqa: E402
+from install.stand_ins import HOST_PIP_ENV_DROP, Index, _handler, wheel_of_installed  # noqa: E402
 
 pytestmark = pytest.mark.network
 TIMEOUT = 240_000
@@ -40,7 +40,8 @@ def numpy_index(tmp_path_factory: pytest.TempPathFactory):
     if got.returncode != 0 or not wheels:
         pytest.skip(f"could not fetch the numpy {version} wheel for the local index: {got.stderr[-300:]}")
     idx = Index(dest)
-    idx.layouts = {"simple": wheels}
+    # and this test environment's own pip, which the plan updates an old pip in the new environment to
+    idx.layouts = {"simple": [*wheels, wheel_of_installed(dest, "pip")]}
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(idx))
     server.daemon_threads = True
     idx.server = server
@@ -85,8 +86,9 @@ class JourneyServices(Services):
 
 
 def test_wizard_installs_into_a_new_env_and_proves_it_there(qtbot, make_wizard, numpy_index, isolated,
-                                                             tmp_path: Path) -> None:
+                                                             tmp_path: Path, monkeypatch) -> None:
     idx, version = numpy_index
+    monkeypatch.setenv("PIP_INDEX_URL", f"{idx.url}/simple")  # pip's configured index (PyPI, or a mirror)
     services = JourneyServices(tmp_path / "state", idx.url, version)
     w = make_wizard(services)
     click_next(qtbot, w, PAGE_MACHINE)

@@ -9,7 +9,7 @@ from http.server import ThreadingHTTPServer
 
 import pytest
 
-from .stand_ins import HOST_PIP_ENV_DROP, Index, _handler, build_wheel
+from .stand_ins import HOST_PIP_ENV_DROP, Index, _handler, build_wheel, wheel_of_installed
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -39,12 +39,13 @@ def index(tmp_path_factory: pytest.TempPathFactory):
     user = build_wheel(root, "userpkg", "1.0")
     old = build_wheel(root, "tinydep", "0.9")
     slow = build_wheel(root, "slowpkg", "1.0", payload=3 * 1024 * 1024)
+    pip = wheel_of_installed(root, "pip")  # what a new environment with an old pip is updated to
     idx = Index(root)
     idx.layouts = {
         "cu126": [cu, dep, slow],
         "broken-cu126": [cpu, dep],
         "cpu": [cpu, dep],
-        "simple": [dep, old, user, slow],
+        "simple": [dep, old, user, slow, pip],
     }
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(idx))
     server.daemon_threads = True

@@ -79,6 +79,30 @@ def uv_wheel(dest: Path) -> Path:
     return path
 
 
+def wheel_of_installed(dest: Path, name: str) -> Path:
+    """A wheel of a distribution installed in this test environment, rebuilt from its installed files (its
+    real code and metadata; no network): e.g. the pip a new environment is updated to. Scripts outside
+    site-packages (bin/pip) and INSTALLER/REQUESTED/RECORD are left out; RECORD is written anew."""
+    import importlib.metadata
+
+    dist = importlib.metadata.distribution(name)
+    files: dict[str, bytes] = {}
+    for f in dist.files or []:
+        p = str(f)
+        if p.startswith("..") or "__pycache__" in p or p.endswith((".pyc", "/INSTALLER", "/REQUESTED", "/RECORD",
+                                                                     "/direct_url.json")):
+            continue
+        files[p] = Path(str(dist.locate_file(f))).read_bytes()
+    di = next(p.split("/", 1)[0] for p in files if p.split("/", 1)[0].endswith(".dist-info"))
+    record = "".join(f"{p},{_record_hash(d)},{len(d)}\n" for p, d in files.items()) + f"{di}/RECORD,,\n"
+    files[f"{di}/RECORD"] = record.encode()
+    path = dest / f"{name}-{dist.version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for p, d in files.items():
+            zf.writestr(p, d)
+    return path
+
+
 class Index:
     def __init__(self, root: Path) -> None:
         self.root = root

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ensurepip
 import json
 import os
 import subprocess
@@ -14,10 +15,19 @@ from gpusetup.install import PlanError, build_plan, execute, render_script
 from gpusetup.install.plan import expected_pins, installers_dir
 from gpusetup.install.progress import PipProgress
 from gpusetup.model import Action, Choice, FrameworkPlan, Gpu, Machine, System, to_dict
+from gpusetup.versions import Version
 
 from .stand_ins import PLENTY, build_wheel, installed, machine, torch_plan
 
 INSTALLERS = installers_dir()
+# A new venv made by this Python gets its ensurepip's pip (Debian 12: 23.0.1, too old to report bytes), and
+# then the plan updates it first
+OLD_ENSUREPIP = Version.parse(ensurepip.version()) < (24, 1)
+UPGRADE = ["upgrade-pip"] if OLD_ENSUREPIP else []
+
+
+def step(plan, sid: str):
+    return next(s for s in plan.steps if s.id == sid)
 
 
 def no_driver_plan(cc: str = "6.1") -> tuple[list[FrameworkPlan], Machine]:
@@ -39,31 +49,68 @@ def test_plan_steps_and_exact_argv(tmp_path: Path) -> None:
     plan = build_plan(torch_plan("https://download.pytorch.org/whl/cu126"), machine(), f"venv:{tmp_path / 'v'}")
     venv = tmp_path / "v"
     py = str(venv / "bin" / "python")
-    assert [s.id for s in plan.steps] == ["create-venv", "pip-install", "verify", "protect"]
+    assert [s.id for s in plan.steps] == ["create-venv", *UPGRADE, "pip-install", "verify", "protect"]
     assert plan.steps[0].argv == [sys.executable, "-m", "venv", str(venv)]
-    assert plan.steps[1].argv == [py, "-m", "pip", "install", "--disable-pip-version-check", "--index-url",
-                                  "https://download.pytorch.org/whl/cu126", "torch==2.9.1+cu126"]
-    assert plan.steps[1].undo == [py, "-m", "pip", "uninstall", "-y", "torch"]
-    assert plan.steps[2].argv[:3] == [py, "-I", "-c"] and plan.steps[2].argv[4:] == ["torch==2.9.1+cu126"]
+    assert step(plan, "pip-install").argv == [py, "-m", "pip", "install", "--disable-pip-version-check",
+                                              "--progress-bar", "raw", "--index-url",
+                                              "https://download.pytorch.org/whl/cu126", "torch==2.9.1+cu126"]
+    assert step(plan, "pip-install").undo == [py, "-m", "pip", "uninstall", "-y", "torch"]
+    assert step(plan, "verify").argv[:3] == [py, "-I", "-c"] and step(plan, "verify").argv[4:] == ["torch==2.9.1+cu126"]
     assert not any(s.needs_root for s in plan.steps)
     assert (plan.download_mib, plan.installed_mib) == (3500, 6500)
+
+
+def test_an_old_pip_in_the_new_environment_is_updated_first(tmp_path: Path) -> None:
+    """pip < 24.1 cannot report bytes (--progress-bar raw): the plan updates it from the user's PyPI mirror
+    (else pip's configured index, which is then checked before starting), as a step of its own."""
+    mirror = "https://pypi.mirror.example/simple"
+    plan = build_plan(torch_plan("https://download.pytorch.org/whl/cu126"), machine(), f"venv:{tmp_path / 'v'}",
+                      index_url=mirror, base_python=sys.executable)
+    py = str(tmp_path / "v" / "bin" / "python")
+    assert plan.base_pip == ""  # a named base Python: its ensurepip's pip is not known, so it is updated
+    up = step(plan, "upgrade-pip")
+    assert [s.id for s in plan.steps][:3] == ["create-venv", "upgrade-pip", "pip-install"]
+    assert up.kind == "pip" and up.argv == [py, "-m", "pip", "install", "--disable-pip-version-check",
+                                            "--index-url", mirror, "pip>=24.1"]
+    assert plan.probes[mirror] == "pip" and mirror in plan.indexes
+    assert "--progress-bar" in step(plan, "pip-install").argv
+    default = build_plan(torch_plan("https://download.pytorch.org/whl/cu126"), machine(), f"venv:{tmp_path / 'v'}",
+                         base_python=sys.executable)
+    assert step(default, "upgrade-pip").argv[-2:] == ["--disable-pip-version-check", "pip>=24.1"]
+    assert default.probes["https://pypi.org/simple"] == "pip"
+    # not where the pip that runs is known to be new enough, or is the user's, or nothing is downloaded
+    host = build_plan(torch_plan("https://download.pytorch.org/whl/cu126"), machine(), f"venv:{tmp_path / 'v'}",
+                      with_pip=False, host_pip=True)
+    assert "upgrade-pip" not in [s.id for s in host.steps] and host.pip[0] == sys.executable
+    existing = tmp_path / "mine"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(existing)], check=True)
+    assert "upgrade-pip" not in [s.id for s in build_plan(
+        torch_plan("https://download.pytorch.org/whl/cu126"), machine(), f"venv:{existing}").steps]
+    house = tmp_path / "house"
+    house.mkdir()
+    assert "upgrade-pip" not in [s.id for s in build_plan(
+        torch_plan("https://download.pytorch.org/whl/cu126"), machine(), f"venv:{tmp_path / 'v'}",
+        wheelhouse=house).steps]
+    assert "upgrade-pip" not in [s.id for s in build_plan(
+        torch_plan("https://download.pytorch.org/whl/cu126"), machine(), "conda:gpu", conda_envs=["base"]).steps]
 
 
 def test_mirrors_replace_the_index(tmp_path: Path) -> None:
     target = f"venv:{tmp_path / 'x'}"
     plan = build_plan(torch_plan("https://download.pytorch.org/whl/cu126"), machine(), target,
                       pytorch_mirror="https://mirror.example.cn/pytorch/whl/")
-    pip = plan.steps[1].argv
+    pip = step(plan, "pip-install").argv
     assert pip[pip.index("--index-url") + 1] == "https://mirror.example.cn/pytorch/whl/cu126"
-    assert plan.indexes == ["https://mirror.example.cn/pytorch/whl/cu126"]
+    assert plan.indexes == (["https://pypi.org/simple"] if OLD_ENSUREPIP else []) + ["https://mirror.example.cn/pytorch/whl/cu126"]
     jax = [FrameworkPlan(framework="jax", ok=True, choice=Choice(version="0.10.2", variant="cuda12",
                                                                  packages=["jax[cuda12]==0.10.2"]))]
     p2 = build_plan(jax, machine(), target, index_url="https://pypi.mirror.example/simple")
-    assert p2.steps[1].argv[-3:] == ["--index-url", "https://pypi.mirror.example/simple", "jax[cuda12]==0.10.2"]
-    assert p2.steps[2].argv[-1] == "jax==0.10.2"
+    assert step(p2, "pip-install").argv[-3:] == ["--index-url", "https://pypi.mirror.example/simple", "jax[cuda12]==0.10.2"]
+    assert step(p2, "verify").argv[-1] == "jax==0.10.2"
     both = build_plan(torch_plan("https://download.pytorch.org/whl/cu126") + jax, machine(), target)
-    assert both.probes == {"https://download.pytorch.org/whl/cu126": "torch", "https://pypi.org/simple": "jax"}
-    assert [s.id for s in both.steps] == ["create-venv", "pip-install", "pip-install-2", "verify", "protect"]
+    assert both.probes == {"https://download.pytorch.org/whl/cu126": "torch",
+                           "https://pypi.org/simple": "pip" if OLD_ENSUREPIP else "jax"}
+    assert [s.id for s in both.steps] == ["create-venv", *UPGRADE, "pip-install", "pip-install-2", "verify", "protect"]
 
 
 def test_expected_pins_make_the_build_tag_explicit() -> None:
@@ -77,20 +124,20 @@ def test_expected_pins_make_the_build_tag_explicit() -> None:
 def test_no_driver_plan_adds_driver_reboot_and_check_steps() -> None:
     fps, m = no_driver_plan()
     plan = build_plan(fps, m, "venv:/tmp/gpu")
-    assert [s.id for s in plan.steps] == ["create-venv", "pip-install", "verify", "protect", "driver", "reboot",
+    assert [s.id for s in plan.steps] == ["create-venv", *UPGRADE, "pip-install", "verify", "protect", "driver", "reboot",
                                           "check-driver"]
-    drv = plan.steps[4]
+    drv = step(plan, "driver")
     assert drv.needs_root and drv.argv == ["bash", str(INSTALLERS / "nvidia-driver.sh"), "--flavour", "proprietary",
                                            "--branch", "580"]
     assert drv.undo == ["bash", str(INSTALLERS / "nvidia-driver.sh"), "--undo"]
-    assert "torch==2.14.*" in plan.steps[1].argv  # the GPU build, usable after the driver
+    assert "torch==2.14.*" in step(plan, "pip-install").argv  # the GPU build, usable after the driver
     assert any("the GPU build 2.14 (cu126); it works once the driver below is installed" in n for n in plan.notes)
     # the user declines the driver: the build that works now, no root steps
     now = build_plan(fps, m, "venv:/tmp/gpu", driver=False)
-    assert "torch==2.15.*" in now.steps[1].argv and not any(s.needs_root for s in now.steps)
+    assert "torch==2.15.*" in step(now, "pip-install").argv and not any(s.needs_root for s in now.steps)
     # Turing and newer get the open modules
     fps2, m2 = no_driver_plan(cc="8.6")
-    assert build_plan(fps2, m2, "venv:/tmp/gpu").steps[4].argv[2:4] == ["--flavour", "open"]
+    assert step(build_plan(fps2, m2, "venv:/tmp/gpu"), "driver").argv[2:4] == ["--flavour", "open"]
 
 
 def test_wsl_never_gets_a_linux_driver_step() -> None:
@@ -221,7 +268,7 @@ def local_machine(monkeypatch: pytest.MonkeyPatch) -> Machine:
     """This machine as detection would see it, without a GPU (detection is not what these tests test)."""
     m = Machine(system=System(os="linux", distro_id="debian", distro_version="12", arch="x86_64",
                               python=f"{sys.version_info.major}.{sys.version_info.minor}.{sys.version_info.micro}"))
-    monkeypatch.setattr("gpusetup.probe.detect", lambda *a, **k: m)
+    monkeypatch.setattr("gpusetup.commands.install.detect", lambda *a, **k: m)
     return m
 
 

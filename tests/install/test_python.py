@@ -96,6 +96,11 @@ def test_uv_wheel_is_picked_for_this_computer_from_a_real_project_page(index, uv
               ("uv-0.13.9-py3-none-win_arm64.whl", "u3", "c" * 64),  # another platform
               (link.filename, link.url, link.sha256)]
     assert uvfetch.pick_wheel(others).filename == link.filename
+    # without the release gpusetup is tested with, the newest one (compared as versions: 0.10 > 0.9)
+    plat = link.filename.split("-", 2)[2]
+    older = [(f"uv-0.9.0-{plat}", "u4", "d" * 64), (f"uv-0.10.0-{plat}", "u5", "e" * 64)]
+    assert uvfetch.pick_wheel(older).url == "u5"
+    assert uvfetch.pick_wheel(older, preferred="0.9.0").url == "u4"
 
 
 @pytest.mark.network

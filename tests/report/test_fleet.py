@@ -1,11 +1,12 @@
 from gpusetup.model import Finding, Gpu, Machine, Severity
 from gpusetup.report.fleet import FleetRow, fleet_json, fleet_table
+from gpusetup.versions import Version
 
 
 def _m(name: str, n: int, driver: str) -> Machine:
     m = Machine()
     m.gpus = [Gpu(vendor="nvidia", name=name) for _ in range(n)]
-    m.driver.version = driver
+    m.driver.version = Version(driver)
     return m
 
 

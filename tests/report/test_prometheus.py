@@ -48,7 +48,7 @@ def test_sample_report_metrics_parse_and_carry_the_facts(tmp_path: Path) -> None
     report, _ = sample_report(tmp_path)
     text = render_prometheus(report, now=1764000000.0)
     got = _samples(text)
-    assert got[("gpusetup_driver_info", (("cuda_version", report.machine.driver.cuda_driver_version),
+    assert got[("gpusetup_driver_info", (("cuda_version", str(report.machine.driver.cuda_driver_version)),
                                          ("version", "535.54.03")))] == 1
     assert got[("gpusetup_gpus", (("vendor", "nvidia"),))] == 1
     assert got[("gpusetup_findings", (("severity", "error"),))] == 1

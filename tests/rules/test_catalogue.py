@@ -22,6 +22,7 @@ from gpusetup.model import (
     Toolkit,
 )
 from gpusetup.rules import evaluate
+from gpusetup.versions import ComputeCapability, Version
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -66,7 +67,7 @@ def test_f01_cuda_11_0_toolkit_minimum_is_not_a_false_alarm() -> None:
     m = with_fw(Machine(gpus=[gpu("7.0")], driver=Driver(version="450.51.06")),
                 FrameworkInstall("torch", "1.9.0a0", build_cuda="11.0"))
     assert not cat(m, "F01")
-    m.driver.version = "418.40.04"
+    m.driver.version = Version("418.40.04")
     assert cat(m, "F01")
 
 
@@ -143,7 +144,7 @@ def test_f10_open_module_on_pascal() -> None:
     m.driver.modules.append(KernelModule("nvidia", loaded=True, flavour="open", version="560.35.03"))
     f = cat(m, "F10")
     assert f and "nvidia-driver-560" in f[0].fix
-    m.gpus[0].compute_capability = "8.6"
+    m.gpus[0].compute_capability = ComputeCapability(8, 6)
     assert not cat(m, "F10")
 
 

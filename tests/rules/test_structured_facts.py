@@ -22,6 +22,7 @@ from gpusetup.probe import frameworks as fw_probe
 from gpusetup.probe import toolkit as tk_probe
 from gpusetup.rules import evaluate
 from gpusetup.rules._util import cudnn_version, host_compiler_limit, requirement_parts, satisfies
+from gpusetup.versions import Version
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CE = FIXTURES / "collect-env"
@@ -326,7 +327,7 @@ def test_f23_tensorflow_tested_cudnn_vs_system_copy() -> None:
     m.cuda.libraries = [Library("libcudnn", "8.2.1", "/usr/lib/x86_64-linux-gnu/libcudnn.so.8", "ldconfig")]
     f = _finding(m, "cudnn-too-old")
     assert f is not None and "8.2.1" in f.title and "8.6" in f.title
-    m.cuda.libraries[0].version = "8.9.7"
+    m.cuda.libraries[0].version = Version("8.9.7")
     assert "cudnn-too-old" not in _ids(m)
 
 

@@ -114,3 +114,70 @@ def test_gpusetup_gui_falls_back_to_the_text_report_instead_of_aborting(xvfb: st
     kept = tmp_path / "logs" / "window-problem.txt"
     assert kept.is_file() and "libxcb-cursor0" in kept.read_text()
     assert not (tmp_path / "state" / "qt-platform-ok").exists()
+
+
+
+STAND_IN_APT = """#!/bin/sh
+# stand-in apt-get: records its argv (one per line) and DEBIAN_FRONTEND. It can "install" only the package of
+# the library the test hid, and does so the way installing it mends this machine: it takes the empty file off
+# that library (same mount namespace). Any other package it cannot find, as apt-get says it.
+{ printf 'DEBIAN_FRONTEND=%s\\n' "$DEBIAN_FRONTEND"; for a in "$@"; do printf '%s\\n' "$a"; done; echo --; } >> "$APT_LOG"
+for a in "$@"; do
+  case "$a" in
+    -*|install) ;;
+    "$HIDDEN_PACKAGE") [ "$APT_MENDS" = 1 ] || { echo "E: Unable to locate package $a" >&2; exit 100; }
+                       umount "$HIDDEN_LIB" ;;
+    *) echo "E: Unable to locate package $a" >&2; exit 100 ;;
+  esac
+done
+"""
+
+PROBLEM = "from gpusetup.commands.gui import window_problem\nprint('PROBLEM:', window_problem())\n"
+
+
+def _argv(packages: list[str]) -> str:
+    return "".join(f"{a}\n" for a in ["DEBIAN_FRONTEND=noninteractive", "install", "-y", "-q", *packages])
+
+
+@pytest.mark.parametrize("mends", [True, False], ids=["apt-get-mends-it", "apt-get-fails"])
+def test_as_root_the_missing_packages_are_installed_and_the_check_runs_again(
+        xvfb: str, tmp_path: Path, mends: bool) -> None:
+    """The root-install path of `gpusetup gui`, run for real: libxcb-cursor.so.0 is hidden (an empty file, as a
+    broken package leaves it) and a stand-in apt-get on PATH records its argv. The loader names only that
+    library while it is damaged (ldd stops there), so only a check run again after apt-get can name what else
+    this machine lacks: a fresh Debian with xvfb (this one, CI) also lacks libxcb-icccm4 and libxcb-keysyms1;
+    a desktop may lack nothing. The stand-in cannot provide those, so the run ends with apt-get's words."""
+    lib = _xcb_lib("libxcb-cursor.so.0")
+    env = {**os.environ, "DISPLAY": xvfb, "QT_QPA_PLATFORM": "xcb"}
+    env.pop("GPUSETUP_QT_INSTALL", None)
+    # what this machine lacks besides the hidden library (checked without hiding anything)
+    genuine = subprocess.run([sys.executable, "-m", "gpusetup.qtcheck", "--packages", "--platform", "xcb"],
+                             capture_output=True, text=True, env=env, timeout=120).stdout.split()
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    apt = bindir / "apt-get"
+    apt.write_text(STAND_IN_APT)
+    apt.chmod(0o755)
+    log, home = tmp_path / "apt.log", tmp_path / "home"
+    env.update({"GPUSETUP_HOME": str(home), "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
+                "APT_LOG": str(log), "HIDDEN_LIB": str(lib), "HIDDEN_PACKAGE": "libxcb-cursor0",
+                "APT_MENDS": "1" if mends else "0"})
+    res = _hidden(lib, [sys.executable, "-c", PROBLEM], env)
+    assert res.returncode == 0, res.stderr[-2000:]
+    calls = log.read_text().split("--\n")[:-1]
+    problem = res.stdout.split("PROBLEM: ", 1)[1]
+    marker = home / "state" / "qt-platform-ok"
+    assert calls[0] == _argv(["libxcb-cursor0"])
+    assert "installing the system libraries Qt needs: libxcb-cursor0\n" in res.stderr
+    if not mends:
+        assert len(calls) == 1  # nothing more is tried after apt-get failed
+        assert "libxcb-cursor0" in problem and "(apt-get install did not work: E: Unable to locate package libxcb-cursor0)" in problem
+    elif not genuine:  # the check ran again and passed: it is remembered
+        assert calls == [_argv(["libxcb-cursor0"])] and problem.strip() == "None" and marker.is_file()
+    else:  # the check ran again, named the rest, and they were asked for in one more apt-get run
+        assert calls == [_argv(["libxcb-cursor0"]), _argv(genuine)], (calls, genuine)
+        assert f"installing the system libraries Qt needs: {' '.join(genuine)}\n" in res.stderr
+        assert "libxcb-cursor" not in problem and all(p in problem for p in genuine), problem
+        assert f"(apt-get install did not work: E: Unable to locate package {genuine[0]})" in problem
+    if not (mends and not genuine):
+        assert not marker.exists()

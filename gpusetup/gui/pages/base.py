@@ -35,6 +35,7 @@ class WizardState:
     docker: DockerOutcome | None = None
     selftest: SelfTestResult | None = None
     resuming: bool = False
+    check_only: bool = False  # "only check an environment I already have": Choose goes straight to Verify
 
     def chosen_plans(self) -> list[FrameworkPlan]:
         return [p for p in self.fplans if p.framework in self.frameworks]

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QGridLayout,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -22,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpusetup.gui.i18n import current_language, tr
-from gpusetup.gui.pages.base import BasePage
+from gpusetup.gui.pages.base import PAGE_PLAN, PAGE_VERIFY, BasePage
 from gpusetup.gui.services import FRAMEWORKS, Target, Unavailable, python_version_of
 from gpusetup.gui.widgets import Busy, Card, StatusLine, label
 from gpusetup.gui.workers import JobContext
@@ -158,6 +159,14 @@ class ChoosePage(BasePage):
         self.where_note = label("")
         where.body.addWidget(self.where_note)
         self.content.addWidget(where)
+        have = QHBoxLayout()
+        have.addWidget(label(tr("Already have a framework installed? The test can prove it where it is, without installing anything.")), 1)
+        self.check_only_button = QPushButton(tr("Only &check an environment I have…"))
+        self.check_only_button.setAccessibleName(tr("Only check an environment I have"))
+        self.check_only_button.clicked.connect(self.check_only)
+        self.check_only_button.setVisible(not wizard.services.demo)  # a demonstration never reads this disk
+        have.addWidget(self.check_only_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.content.addLayout(have)
         self.content.addStretch(1)
 
         self.venv_browse.clicked.connect(lambda: self._browse(self.venv_path, tr("Folder for the new virtual environment")))
@@ -329,7 +338,17 @@ class ChoosePage(BasePage):
     def isComplete(self) -> bool:  # noqa: N802 - Qt API
         return not self.busy() and bool(self.selected()) and bool(self.target().value)
 
+    def check_only(self) -> None:
+        """Skip the installation: straight to Verify, where the user picks the environment to prove."""
+        self.state.check_only = True
+        self.wiz.next()
+
+    def nextId(self) -> int:  # noqa: N802 - Qt API
+        return PAGE_VERIFY if self.state.check_only else PAGE_PLAN
+
     def validatePage(self) -> bool:  # noqa: N802 - Qt API; fast: stores the choice only
+        if self.state.check_only:
+            return True
         target = self.target()
         self.state.frameworks = self.selected()
         if self.state.target != target:

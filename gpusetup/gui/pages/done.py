@@ -97,8 +97,9 @@ class DonePage(BasePage):
             kind = {"pass": "pass", "warn": "warn", "fail": "fail"}.get(st.verdict, "info")
             word = {"pass": tr("passed"), "warn": tr("passed with warnings"), "fail": tr("failed")}.get(st.verdict, tr("finished"))
             add(kind, tr("Self-test {word}: {n} measurements.").format(word=word, n=len(st.measurements)))
-            if (out is not None and out.ok and not self.services.demo and target is not None
-                    and target.kind in ("venv", "python", "conda")):
+            installed_env = (out is not None and out.ok and target is not None
+                             and target.kind in ("venv", "python", "conda"))
+            if not self.services.demo and (installed_env or self.state.check_only):  # the environment proven
                 from gpusetup.gui.pages.verify import proof_words
 
                 add(*proof_words(st)[:2])

@@ -54,7 +54,7 @@ def gpu_card(gpu: Gpu, machine: Machine) -> Card:
     driver = gpu.pci.kernel_driver
     if gpu.vendor == "nvidia":
         drv = machine.driver.version
-        driver_text = drv if drv else _no_version_text(machine, gpu)
+        driver_text = str(drv) if drv else _no_version_text(machine, gpu)
         if drv and machine.driver.cuda_driver_version:
             driver_text = tr("{version} (supports CUDA up to {cuda})").format(version=drv, cuda=machine.driver.cuda_driver_version)
     else:
@@ -62,7 +62,7 @@ def gpu_card(gpu: Gpu, machine: Machine) -> Card:
     rows = [
         (tr("Maker"), vendor),
         (tr("Architecture"), gpu.architecture or tr("unknown")),
-        (tr("Compute capability"), gpu.compute_capability or tr("unknown")),
+        (tr("Compute capability"), str(gpu.compute_capability or tr("unknown"))),
         (tr("Memory"), _mib(gpu.memory_total_mib)),
         (tr("Driver"), driver_text),
     ]
@@ -103,7 +103,7 @@ def environment_rows(m: Machine) -> list[tuple[str, str]]:
     if s.ram_total_mib:
         rows.append((tr("Memory (RAM)"), _mib(s.ram_total_mib)))
     if m.driver.version:
-        rows.append((tr("NVIDIA driver"), m.driver.version))
+        rows.append((tr("NVIDIA driver"), str(m.driver.version)))
     elif m.nvidia_gpus:
         rows.append((tr("NVIDIA driver"), _no_version_text(m)))
     else:

@@ -11,10 +11,11 @@ from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from gpusetup.gui.i18n import current_language, tr
 from gpusetup.gui.pages.base import BasePage
+from gpusetup.gui.pages.envpick import EnvPicker
 from gpusetup.gui.services import Unavailable, proof_python
 from gpusetup.gui.widgets import Busy, Card, MeasurementRow, StatusLine, clear_layout, details_section, label
 from gpusetup.gui.workers import JobContext
-from gpusetup.messages import render
+from gpusetup.messages import render, render_notes, render_parts
 from gpusetup.model import Measurement, SelfTestResult
 
 if TYPE_CHECKING:
@@ -42,7 +43,9 @@ def measurement_title(m: Measurement) -> str:
     if m.name in table:
         title = table[m.name]
     elif m.name.startswith("framework_"):
-        title = tr("{name}: matrix multiply on the graphics card").format(name=m.name.removeprefix("framework_"))
+        name = m.name.removeprefix("framework_")
+        title = (tr("{name}: matrix multiply on the graphics card").format(name=name) if m.device is not None
+                 else tr("{name}: matrix multiply and convolution").format(name=name))
     else:
         title = m.name.replace("_", " ")
     if m.device is not None:
@@ -59,6 +62,8 @@ def proof_words(result: SelfTestResult | None) -> tuple[str, str, str]:
     from gpusetup.selftest.proof import framework_proof
 
     p = framework_proof(result)
+    if p.why and current_language() != "en":  # the self-test's reason, in this language (shown behind "Details")
+        p.reason = render(p.why, current_language())
     names = ", ".join(p.frameworks)
     where = p.python or tr("this program's own Python")
     if p.status == "gpu":
@@ -105,6 +110,20 @@ class VerifyPage(BasePage):
         top.addWidget(self.cancel_button, 0, Qt.AlignmentFlag.AlignTop)
         top.addWidget(self.again_button, 0, Qt.AlignmentFlag.AlignTop)
         self.content.addLayout(top)
+        # prove the framework in an environment the user already has (not in a demonstration: it would look
+        # at this computer's disk)
+        other = QHBoxLayout()
+        self.where_line = label("")
+        other.addWidget(self.where_line, 1)
+        self.other_button = QPushButton(tr("Check &another Python environment…"))
+        self.other_button.setAccessibleName(tr("Check another Python environment"))
+        self.other_button.clicked.connect(self.show_picker)
+        self.other_button.setVisible(not wizard.services.demo)
+        other.addWidget(self.other_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.content.addLayout(other)
+        self.picker = EnvPicker(self, self.prove_in)
+        self.picker.setVisible(False)
+        self.content.addWidget(self.picker)
         self.progress = Busy()
         self.content.addWidget(self.progress)
         self.results = QWidget()
@@ -116,15 +135,50 @@ class VerifyPage(BasePage):
         self.rows: list[MeasurementRow] = []
         self.proof_line: StatusLine | None = None
         self._job: Any = None
+        self.picked: Any = None  # the environment the user picked (install.environments.EnvCheck), else None
 
     def initializePage(self) -> None:  # noqa: N802 - Qt API
-        if self.state.selftest is None:
+        if self.state.check_only and self.picked is None and self.state.selftest is None:
+            clear_layout(self.results_layout)
+            self.progress.setVisible(False)
+            self.cancel_button.setVisible(False)
+            self.again_button.setVisible(False)
+            self.status.set("info", tr("Pick the Python environment to prove, then press “Prove it there”."))
+            self.show_picker()
+        elif self.state.selftest is None:
             self.start()
         else:
             self.show_result(self.state.selftest)
 
+    def cleanupPage(self) -> None:  # noqa: N802 - Qt API; Back: Choose leads to the plan again
+        super().cleanupPage()
+        self.state.check_only = False
+        self.picked = None
+        self.picker.setVisible(False)
+
     def isComplete(self) -> bool:  # noqa: N802 - Qt API
         return self._job is None
+
+    def busy_testing(self) -> bool:
+        return self._job is not None
+
+    def show_picker(self) -> None:
+        """Open "Check another Python environment" and look for environments (once per opening)."""
+        self.picker.setVisible(True)
+        self.picker.load()
+        self.picker.found.setFocus()
+
+    def prove_in(self, check: Any) -> None:
+        """Run the proof in the environment the user picked (the core said it can run there)."""
+        self.picked = check
+        self.picker.setVisible(False)
+        self.state.selftest = None
+        self.start()
+
+    def _where_text(self, python: str | None) -> str:
+        if python is None:
+            return tr("The framework check runs in this program's own Python.")
+        return tr("The framework check runs in {python}.").format(python=python)
 
     def start(self) -> None:
         if self._job is not None:
@@ -138,10 +192,17 @@ class VerifyPage(BasePage):
         self.again_button.setVisible(False)
         services = self.services
         machine = self.state.machine
-        python = proof_python(self.state.plan, self.state.target, self.state.install)
+        picked = self.picked
+        python = picked.python if picked is not None else proof_python(self.state.plan, self.state.target, self.state.install)
+        self.where_line.setText(self._where_text(python))
+        self.other_button.setEnabled(False)
+        self.picker.prove_button.setEnabled(False)
 
         def body(ctx: JobContext) -> SelfTestResult:
             m = machine if machine is not None else services.detect(progress=None, cancel=ctx.cancel)
+            if picked is not None:  # only the frameworks installed there
+                return services.run_selftest(m, mode="quick", progress=ctx.progress, cancel=ctx.cancel, python=python,
+                                             frameworks=picked.frameworks)
             return services.run_selftest(m, mode="quick", progress=ctx.progress, cancel=ctx.cancel, python=python)
 
         self._job = self.run_job(
@@ -157,6 +218,7 @@ class VerifyPage(BasePage):
 
     def _ended(self) -> None:
         self._job = None
+        self.other_button.setEnabled(True)
         self.progress.setVisible(False)
         self.cancel_button.setVisible(False)
         self.again_button.setVisible(True)
@@ -184,6 +246,8 @@ class VerifyPage(BasePage):
     def show_result(self, result: SelfTestResult) -> None:
         clear_layout(self.results_layout)
         self.rows = []
+        if result.framework_python:
+            self.where_line.setText(self._where_text(result.framework_python))
         self.cancel_button.setVisible(False)
         self.progress.setVisible(False)
         if result.cancelled:
@@ -215,7 +279,7 @@ class VerifyPage(BasePage):
             card.body.addWidget(label(tr("The graphics card multiplied matrices {x}× faster than the processor.").format(x=x), size=1.1))
             if sp.reason and current_language() == "en":
                 card.body.addWidget(label(sp.reason))
-            elif sp.reason and (more := details_section([sp.reason])) is not None:
+            elif sp.reason and (more := details_section([render_parts(sp.code, sp.params, sp.reason, current_language())])) is not None:
                 card.body.addWidget(more)
             self.results_layout.addWidget(card)
         if any(m.tier == "framework" for m in result.measurements):
@@ -235,7 +299,7 @@ class VerifyPage(BasePage):
                     notes.body.addWidget(label(render(result.headline, current_language())))
                 else:
                     notes.body.addWidget(label(tr("The test left notes on what it could and could not measure.")))
-                more_notes = details_section(["• " + n for n in result.notes])
+                more_notes = details_section(["• " + n for n in render_notes(result.notes, result.note_codes, current_language())])
                 if more_notes is not None:
                     notes.body.addWidget(more_notes)
             self.results_layout.addWidget(notes)

@@ -7,12 +7,21 @@ registry), ``macos.py`` (``system_profiler -json``). ``get_platform(ctx)`` picks
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from gpusetup.model import KernelModule, PcieLink, PciInfo, System
     from gpusetup.probe import ProbeContext
+
+
+@dataclass(frozen=True)
+class LoginEntry:
+    """A file that starts a program at the user's next login: where it goes and what it says."""
+
+    path: Path
+    text: str
 
 
 class Platform(Protocol):
@@ -34,8 +43,9 @@ class Platform(Protocol):
         """State of the GPU kernel modules (nvidia, nouveau, nova_core, amdgpu…); empty where none apply."""
         ...
 
-    def autostart_dir(self, ctx: ProbeContext) -> Path | None:
-        """Where an entry that starts a program at the next login goes (None: not supported here)."""
+    def login_entry(self, ctx: ProbeContext, argv: list[str]) -> LoginEntry | None:
+        """The file that starts ``argv`` once at the user's next login (an XDG autostart entry, a ``.cmd`` in
+        the Windows Startup folder, a macOS LaunchAgent); None where gpusetup knows no such place."""
         ...
 
     def python_candidates(self, ctx: ProbeContext, want: str | None) -> list[list[str]]:

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 from gpusetup.model import Cpu, Evidence, KernelModule, PcieLink, PciInfo, System
 from gpusetup.probe import normalize_pci_address
+from gpusetup.probe.platform import LoginEntry
+from gpusetup.versions import as_version
 
 if TYPE_CHECKING:
     from gpusetup.probe import ProbeContext
@@ -390,7 +392,7 @@ class LinuxPlatform:
         s.hostname = read_first_line(ctx, "/proc/sys/kernel/hostname") or (
             _pyplatform.node() if ctx.root == Path("/") else None
         )
-        s.python = _pyplatform.python_version()
+        s.python = as_version(_pyplatform.python_version())
         s.wsl, s.wsl_version = detect_wsl(ctx)
         s.container = detect_container(ctx)
         s.secure_boot, s.secure_boot_source = self.secure_boot(ctx)
@@ -497,10 +499,11 @@ class LinuxPlatform:
         return out
 
     # ------------------------------------------------------------------------------------ autostart
-    def autostart_dir(self, ctx: ProbeContext) -> Path | None:
-        """The XDG autostart folder ($XDG_CONFIG_HOME/autostart, default ~/.config/autostart)."""
+    def login_entry(self, ctx: ProbeContext, argv: list[str]) -> LoginEntry | None:
+        """A Desktop Entry in the XDG autostart folder ($XDG_CONFIG_HOME/autostart, default ~/.config/autostart)."""
         home = ctx.env.get("HOME") or str(Path.home())
-        return Path(ctx.env.get("XDG_CONFIG_HOME") or f"{home}/.config") / "autostart"
+        folder = Path(ctx.env.get("XDG_CONFIG_HOME") or f"{home}/.config") / "autostart"
+        return LoginEntry(folder / "gpusetup-resume.desktop", desktop_entry(argv))
 
     # -------------------------------------------------------------------------------------- python
     def python_candidates(self, ctx: ProbeContext, want: str | None) -> list[list[str]]:
@@ -523,7 +526,7 @@ class LinuxPlatform:
                 continue
             mod = KernelModule(name=name, loaded=is_loaded, available_for_running_kernel=avail)
             if is_loaded:
-                mod.version = read_first_line(ctx, f"/sys/module/{name}/version")
+                mod.version = as_version(read_first_line(ctx, f"/sys/module/{name}/version"))
             if name == "nvidia":
                 if "Open Kernel Module" in nv_version_file:
                     mod.flavour = "open"
@@ -531,7 +534,7 @@ class LinuxPlatform:
                     mod.flavour = "proprietary"
                 if mod.version is None:
                     m = re.search(r"Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)", nv_version_file)
-                    mod.version = m.group(1) if m else None
+                    mod.version = as_version(m.group(1)) if m else None
                 if is_loaded or avail:
                     self._modinfo(ctx, mod, kernel)
                 mod.dkms_status = dkms_status(ctx)
@@ -554,7 +557,7 @@ class LinuxPlatform:
             mod.flavour = "open" if "GPL" in lic or "MIT" in lic else "proprietary"
         mod.signer = info.get("signer") or mod.signer
         if mod.version is None:
-            mod.version = info.get("version")
+            mod.version = as_version(info.get("version"))
 
 
 def parse_modinfo(text: str) -> dict[str, str]:
@@ -733,3 +736,20 @@ def unix_python_candidates(ctx: ProbeContext, want: str | None, dirs: tuple[str,
             continue
         out += [[str(p / "bin" / (f"python{want}" if want else "python3"))] for p in found]
     return [c for c in out if Path(c[0]).is_file()]
+
+
+def _desktop_quote(arg: str) -> str:
+    """A Desktop Entry Exec argument (freedesktop spec: quote when needed, escape \\ " ` $, a literal % is %%)."""
+    arg = arg.replace("%", "%%")
+    if arg and not any(c in arg for c in ' \t\n"\'\\><~|&;$*?#()`='):
+        return arg
+    return '"' + "".join("\\" + c if c in '"`$\\' else c for c in arg) + '"'
+
+
+def desktop_entry(argv: list[str]) -> str:
+    """The autostart Desktop Entry that runs ``argv`` (hidden from menus; removed by gpusetup when done)."""
+    return ("[Desktop Entry]\nType=Application\nName=GPU Setup (continue the installation)\n"
+            "Name[zh_CN]=GPU Setup（继续安装）\n"
+            "Comment=Continues the GPU setup that stopped for a restart; removed when it is finished\n"
+            f"Exec={' '.join(_desktop_quote(a) for a in argv)}\nTerminal=false\nNoDisplay=true\n"
+            "X-GNOME-Autostart-enabled=true\n")

@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import json
 import platform as _pyplatform
+import plistlib
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpusetup.model import Cpu, Evidence, KernelModule, PcieLink, PciInfo, System
+from gpusetup.probe.platform import LoginEntry
+from gpusetup.versions import as_version
 
 if TYPE_CHECKING:
     from gpusetup.probe import ProbeContext
+
+LAUNCH_AGENT = "io.github.gpusetup.resume"  # the job's label, also the plist's file name
 
 _VENDOR_IDS = {"apple": "106b", "amd": "1002", "ati": "1002", "intel": "8086", "nvidia": "10de"}
 
@@ -78,7 +83,7 @@ class MacPlatform:
 
     def system(self, ctx: ProbeContext) -> System:
         s = System(os="macos", wsl=False, container=None)
-        s.python = _pyplatform.python_version()
+        s.python = as_version(_pyplatform.python_version())
         s.arch = _pyplatform.machine() or None
         ver = ctx.runner.run(["sw_vers", "-productVersion"], timeout=min(ctx.timeout, 3.0))
         s.os_version = ver.stdout.strip() or None
@@ -121,8 +126,10 @@ class MacPlatform:
     def kernel_modules(self, ctx: ProbeContext) -> list[KernelModule]:
         return []
 
-    def autostart_dir(self, ctx: ProbeContext) -> Path | None:
-        return None  # not written here yet: the user opens GPU Setup again after the restart
+    def login_entry(self, ctx: ProbeContext, argv: list[str]) -> LoginEntry | None:
+        """A LaunchAgent in ~/Library/LaunchAgents that launchd runs once at login (RunAtLoad, no KeepAlive)."""
+        home = ctx.env.get("HOME") or str(Path.home())
+        return LoginEntry(Path(home) / "Library" / "LaunchAgents" / f"{LAUNCH_AGENT}.plist", launch_agent(argv))
 
     def python_candidates(self, ctx: ProbeContext, want: str | None) -> list[list[str]]:
         from gpusetup.probe.platform.linux import unix_python_candidates
@@ -137,3 +144,10 @@ def _int(v: str | None) -> int | None:
         return int(v.strip()) if v else None
     except ValueError:
         return None
+
+
+def launch_agent(argv: list[str]) -> str:
+    """The LaunchAgent property list that runs ``argv`` once when the user logs in (in the GUI session)."""
+    job = {"Label": LAUNCH_AGENT, "ProgramArguments": list(argv), "RunAtLoad": True,
+           "LimitLoadToSessionType": "Aqua", "ProcessType": "Interactive"}
+    return plistlib.dumps(job, fmt=plistlib.FMT_XML).decode("utf-8")

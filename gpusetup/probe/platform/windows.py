@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from gpusetup.model import Cpu, Evidence, KernelModule, PcieLink, PciInfo, System
 from gpusetup.probe import normalize_pci_address
+from gpusetup.probe.platform import LoginEntry
+from gpusetup.versions import as_version
 
 if TYPE_CHECKING:
     from gpusetup.probe import ProbeContext
@@ -189,7 +191,7 @@ class WindowsPlatform:
         arch = osrec.get("OSArchitecture") or _pyplatform.machine() or ctx.env.get("PROCESSOR_ARCHITECTURE")
         s.arch = {"AMD64": "x86_64", "64-bit": "x86_64", "ARM64": "arm64"}.get(str(arch), arch or None)
         s.hostname = ctx.env.get("COMPUTERNAME") or None
-        s.python = _pyplatform.python_version()
+        s.python = as_version(_pyplatform.python_version())
         s.wsl = False
         s.container = "windows-container" if ctx.env.get("CONTAINER_SANDBOX_MOUNT_POINT") else None
         total_kib = _to_int(osrec.get("TotalVisibleMemorySize"))
@@ -260,8 +262,14 @@ class WindowsPlatform:
     def kernel_modules(self, ctx: ProbeContext) -> list[KernelModule]:
         return []
 
-    def autostart_dir(self, ctx: ProbeContext) -> Path | None:
-        return None  # not written here yet: the user opens GPU Setup again after the restart
+    def login_entry(self, ctx: ProbeContext, argv: list[str]) -> LoginEntry | None:
+        """A ``.cmd`` in the user's Startup folder (%APPDATA%\\Microsoft\\Windows\\Start Menu\\Programs\\Startup),
+        which Explorer runs at login; it starts the program detached (``start ""``) and closes its console."""
+        appdata = ctx.env.get("APPDATA")
+        if not appdata:
+            return None
+        folder = Path(appdata) / "Microsoft" / "Windows" / "Start Menu" / "Programs" / "Startup"
+        return LoginEntry(folder / "gpusetup-resume.cmd", startup_cmd(argv))
 
     def python_candidates(self, ctx: ProbeContext, want: str | None) -> list[list[str]]:
         """The ``py`` launcher first (it knows every python.org install), then the usual folders."""
@@ -332,3 +340,17 @@ def _windows_cpu_flags() -> list[str]:
         except (OSError, AttributeError):
             return out
     return out
+
+
+def startup_cmd(argv: list[str]) -> str:
+    """A batch file that starts ``argv`` without keeping a console open: ``python.exe`` becomes ``pythonw.exe``
+    beside it (no console window); each argument is quoted, ``%`` doubled (batch expands it even in quotes)."""
+    args = list(argv)
+    if args and Path(args[0]).name.lower() == "python.exe":
+        windowless = str(args[0])[: -len("python.exe")] + "pythonw.exe"
+        if Path(windowless).is_file():
+            args[0] = windowless
+    quoted = " ".join('"' + a.replace("%", "%%") + '"' for a in args)
+    return ("@echo off\r\nrem GPU Setup: continues the installation that stopped for a restart;"
+            " removed when it is finished\r\n"
+            f'start "" {quoted}\r\n')

@@ -163,13 +163,13 @@ def _register() -> None:
         drv = machine.driver.cuda_driver_version
         if not drv:
             s = re.search(r"CUDA Version:\s*(\d+\.\d+)", joined_text(machine))
-            drv = s.group(1) if s else None
+            drv = Version(s.group(1)) if s else None
         nt, dt = Version(nvcc).major_minor, Version(drv).major_minor
         if not nt or not dt or nt == dt:
             return None
         if nt > dt:
             return None  # a toolkit newer than the driver supports is a real problem (F01), not this note
-        return {"driver_cuda": drv, "nvcc": nvcc,
+        return {"driver_cuda": str(drv), "nvcc": nvcc,
                 "evidence": [f"nvidia-smi \"CUDA Version\": {drv} (the newest CUDA the driver supports)",
                              f"nvcc: CUDA toolkit {nvcc} (the compiler installed)"]}
 

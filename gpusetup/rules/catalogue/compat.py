@@ -10,7 +10,6 @@ from gpusetup.rules import rule
 from gpusetup.rules._util import (
     arch_supports,
     build_cuda,
-    cc_tuple,
     compat_table,
     driver_branch,
     driver_version,
@@ -26,7 +25,7 @@ from gpusetup.rules._util import (
     torch_installs,
     ver,
 )
-from gpusetup.versions import Version
+from gpusetup.versions import ComputeCapability, Version
 
 # ------------------------------------------------------------------------------------------- F01
 
@@ -38,9 +37,9 @@ _F01_TEXT = re.compile(
 )
 
 
-def _cuda_str(v: int) -> str:
-    """cuDriverGetVersion integer 11040 → "11.4"."""
-    return f"{v // 1000}.{(v % 1000) // 10}"
+def _cuda_str(v: int) -> Version:
+    """cuDriverGetVersion integer 11040 → 11.4."""
+    return Version(f"{v // 1000}.{(v % 1000) // 10}")
 
 
 @rule("driver-too-old-for-cuda", catalogue="F01")
@@ -52,7 +51,7 @@ def driver_too_old(machine: Machine) -> list[Finding]:
     dv = driver_version(machine)
     win = is_windows(machine)
     evidence = grep(machine, _F01_TEXT, 3)
-    consumers: list[tuple[FrameworkInstall, str]] = []
+    consumers: list[tuple[FrameworkInstall, Version]] = []
     for fw in frameworks(machine, "torch", "tensorflow", "jaxlib", "cupy", "onnxruntime", "onnxruntime-gpu"):
         bc = build_cuda(fw)
         if bc:
@@ -60,19 +59,18 @@ def driver_too_old(machine: Machine) -> list[Finding]:
     out: list[Finding] = []
     hard: list[str] = []
     soft: list[str] = []
-    need: str | None = None
+    need: Version | None = None
     for fw, bc in consumers:
-        b = ver(bc)
-        d = ver(driver_cuda)
+        b, d = bc, driver_cuda
         if b and d and b > d:
             if (b.major or 0) > (d.major or 0) or (b.major or 0) < 11:
                 hard.append(f"{fw.name} {fw.version or ''} is built for CUDA {bc}; the driver supports up to CUDA {driver_cuda}")
-                need = bc if need is None or Version(bc) > Version(need) else need
+                need = bc if need is None or bc > need else need
             else:
                 soft.append(f"{fw.name} {fw.version or ''} is built for CUDA {bc}; the driver supports CUDA {driver_cuda}")
         elif b and not d and dv:
             minimum = min_driver_for_cuda(bc, win)
-            if minimum and ver(dv) and Version(dv) < Version(minimum):
+            if minimum and dv and dv < Version(minimum):
                 hard.append(f"{fw.name} {fw.version or ''} needs driver {minimum}+ for CUDA {bc}; installed driver is {dv}")
                 need = bc
     if evidence or hard:
@@ -151,7 +149,7 @@ def forward_compat(machine: Machine) -> list[Finding]:
     ev = list(lines)
     if dv and dc:
         native_min = min_driver_for_cuda(dc)
-        if native_min and ver(dv) and ver(native_min) and Version(dv) < Version(native_min):
+        if native_min and dv and ver(native_min) and dv < Version(native_min):
             ev.append(f"driver {dv} reports CUDA {dc}, which needs driver {native_min}+ natively: a compat library is in use")
     ev.extend(f"compat library: {p}" for p in compat_libs)
     return [
@@ -216,7 +214,7 @@ def fabric_manager(machine: Machine) -> list[Finding]:
 class _ArchVerdict:
     kind: str  # old / new / unknown
     gpu: str
-    cc: str | None = None
+    cc: ComputeCapability | None = None
     arches: list[str] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)
     fw: FrameworkInstall | None = None
@@ -234,15 +232,15 @@ _NO_KERNEL = re.compile(
 )
 
 
-def _highest_cc_for_cuda(cuda: str | None) -> tuple[int, int] | None:
-    t = ver(cuda)
+def _highest_cc_for_cuda(cuda: Version | None) -> ComputeCapability | None:
+    t = cuda
     if not t or t.major_minor is None:
         return None
     t2 = t.major_minor
     for row in compat_table("cuda_arch", "toolkit_targets"):
         lo, hi = Version(row.get("cuda_min")).major_minor, Version(row.get("cuda_max")).major_minor
         if lo and hi and lo <= t2 <= hi:
-            return cc_tuple(row.get("highest_cc"))
+            return ComputeCapability.parse(row.get("highest_cc"))
     return None
 
 
@@ -251,46 +249,46 @@ def arch_verdicts(machine: Machine) -> list[_ArchVerdict]:
     out: list[_ArchVerdict] = []
     torches = torch_installs(machine)
     for gpu in machine.nvidia_gpus:
-        cc = cc_tuple(gpu.compute_capability)
+        cc = gpu.compute_capability
         if cc is None:
             continue
         for fw in torches:
             if fw.arch_list:
                 ok = arch_supports(cc, fw.arch_list)
                 if ok is False:
-                    lowest = min((t for t in (cc_tuple(a) for a in fw.arch_list) if t), default=None)
+                    lowest = min((t for t in (ComputeCapability.parse(a) for a in fw.arch_list) if t), default=None)
                     kind = "old" if lowest and cc < lowest else "new"
-                    out.append(_ArchVerdict(kind, gpu_label(gpu), gpu.compute_capability, list(fw.arch_list),
+                    out.append(_ArchVerdict(kind, gpu_label(gpu), cc, list(fw.arch_list),
                                             [f"{gpu_label(gpu)}: compute capability {gpu.compute_capability}",
                                              f"{fw.name} {fw.version or ''} arch list: {' '.join(fw.arch_list)}"],
                                             fw, gpu.index))
                 continue
             hi = _highest_cc_for_cuda(build_cuda(fw))
             if hi and cc > hi:
-                out.append(_ArchVerdict("new", gpu_label(gpu), gpu.compute_capability, [],
+                out.append(_ArchVerdict("new", gpu_label(gpu), cc, [],
                                         [f"{gpu_label(gpu)}: compute capability {gpu.compute_capability}",
                                          f"{fw.name} {fw.version or ''} is built with CUDA {build_cuda(fw)}, "
-                                         f"which targets GPUs up to compute capability {hi[0]}.{hi[1]}"],
+                                         f"which targets GPUs up to compute capability {hi}"],
                                         fw, gpu.index))
     # Literal PyTorch warnings (cheap substring test first: these regexes are costly on long logs).
     text = joined_text(machine).lower()
     for ln in grep(machine, _OLD_WARN, 4) if "which is of cuda capability" in text else []:
         m = _OLD_WARN.search(ln)
         if m:
-            out.append(_ArchVerdict("old", strip_log_prefix(m.group(2)), f"{m.group(3)}.{m.group(4)}", [],
+            out.append(_ArchVerdict("old", strip_log_prefix(m.group(2)), ComputeCapability(int(m.group(3)), int(m.group(4))), [],
                                     [ln] + grep(machine, r"no longer supports this GPU|" + _NO_KERNEL.pattern, 2)))
     for ln in grep(machine, _NOT_COMPAT, 4) if "is not compatible with the current pytorch" in text else []:
         m = _NOT_COMPAT.search(ln)
         if not m:
             continue
-        dev = cc_tuple(m.group(2))
+        dev = ComputeCapability.parse(m.group(2))
         sup = search(machine, _SUPPORTS)
         arches = sup.group(1).split() if sup else []
-        lowest = min((t for t in (cc_tuple(a) for a in arches) if t), default=None)
+        lowest = min((t for t in (ComputeCapability.parse(a) for a in arches) if t), default=None)
         kind = "old" if dev and lowest and dev < lowest else "new"
         ev = [ln] + ([sup.group(0).strip()] if sup else []) + grep(machine, _NO_KERNEL, 1)
         out.append(_ArchVerdict(kind, strip_log_prefix(m.group(1)).lstrip("\"'`: "),
-                                f"{dev[0]}.{dev[1]}" if dev else None, arches, ev))
+                                dev, arches, ev))
     if not out:
         lines = grep(machine, _NO_KERNEL, 2)
         if lines:

@@ -8,7 +8,6 @@ from typing import Any
 from gpusetup.model import Finding, Machine, Severity
 from gpusetup.rules import rule
 from gpusetup.rules._util import (
-    cc_tuple,
     classify_pci_id,
     driver_branch,
     driver_version,
@@ -27,6 +26,7 @@ from gpusetup.rules._util import (
     vmajor,
 )
 from gpusetup.rules.catalogue.data import first_wording
+from gpusetup.versions import GSP_MIN_CC
 
 
 def _flat(text: str) -> str:
@@ -176,8 +176,8 @@ def open_module_pre_turing(machine: Machine) -> list[Finding]:
     mod = nvidia_module(machine)
     if mod is not None and (mod.flavour or "").lower() == "open":
         for g in machine.nvidia_gpus:
-            cc = cc_tuple(g.compute_capability)
-            if cc is not None and cc < (7, 5):
+            cc = g.compute_capability
+            if cc is not None and cc < GSP_MIN_CC:
                 ev.append(f"{gpu_label(g)}: compute capability {g.compute_capability} (needs GSP: 7.5+)")
                 ev.append("nvidia kernel module flavour: open")
                 arch = arch or g.architecture

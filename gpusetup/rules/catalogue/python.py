@@ -6,6 +6,8 @@ import re
 from datetime import datetime
 from pathlib import Path
 
+from packaging.specifiers import SpecifierSet
+
 from gpusetup.model import Finding, FrameworkInstall, Machine, PythonEnv, Severity
 from gpusetup.rules import rule
 from gpusetup.rules._util import (
@@ -27,7 +29,6 @@ from gpusetup.rules._util import (
     search,
     torch_installs,
     ver,
-    vtuple,
 )
 from gpusetup.rules.catalogue.data import first_wording
 from gpusetup.versions import Version
@@ -76,7 +77,7 @@ def torch_cpu(machine: Machine) -> list[Finding]:
            if (is_cpu_build(fw) or (fw.probed and not fw.build_cuda and not fw.build_rocm))
            and (fw.installer or "").lower() != "conda"]
     text = grep(machine, _NOT_COMPILED, 2)
-    win_default = [fw for fw in torch_installs(machine) if is_windows(machine) and fw.version and "+" not in fw.version
+    win_default = [fw for fw in torch_installs(machine) if is_windows(machine) and fw.version and not fw.version.local
                    and not fw.probed and not fw.build_cuda]
     if not text and not (cpu and _gpu_evident(machine)) and not (win_default and _gpu_evident(machine)):
         return []
@@ -176,7 +177,7 @@ def replacement_signs(machine: Machine, env: PythonEnv, fw: FrameworkInstall) ->
     left behind when pip swaps only torch.
     """
     signs = [f"{c.name} {c.version} is still the CUDA build" for c in env.companions
-             if re.search(r"\+cu\d+", c.version or "")]
+             if re.match(r"cu\d+", c.version.local or "")]
     others = {f.name.lower() for f in env.frameworks} - {"torch", "pytorch"}
     wheels = [w for w in machine.cuda.nvidia_wheels if re.match(r"nvidia-(cudnn|cublas|cuda-runtime)-cu\d+", w.name.lower())]
     if wheels and not others and not is_windows(machine):
@@ -221,7 +222,7 @@ def _replaced_from_facts(machine: Machine) -> list[Finding]:
            for c in env.companions if c.installed_at and _later(fw.installed_at, c.installed_at)][:1]
     ev += [g for g in (f"GPU: {machine.nvidia_gpus[0].name}" if machine.nvidia_gpus[0].name else "",
                        f"NVIDIA driver {driver_version(machine)}" if driver_version(machine) else "") if g]
-    plan = "gpusetup plan --framework pytorch" + (f" --python {'.'.join(env.version.split('.')[:2])}"
+    plan = "gpusetup plan --framework pytorch" + (f" --python {'.'.join(map(str, env.version.release[:2]))}"
                                                 if env.version else "")
     target = ""
     exe = Path(env.executable or "")
@@ -343,7 +344,7 @@ def cudnn_old(machine: Machine) -> list[Finding]:
         structured = _cudnn_from_facts(machine)
         if structured:
             return structured
-        majors = {".".join(v.split(".")[:2]) for v in copies}
+        majors = {v.release[:2] for v in copies}
         where = {lib.version: lib.path or lib.source for lib in reversed(machine.cuda.libraries)
                  if lib.name.lower().startswith("libcudnn") and lib.version}
         if len(majors) > 1:
@@ -369,10 +370,10 @@ def cudnn_old(machine: Machine) -> list[Finding]:
                                 wording.strict, evidence)]
 
 
-def _cudnn_text_finding(machine: Machine, tool: str, loaded: str, needed: str, built: str | None,
+def _cudnn_text_finding(machine: Machine, tool: str, loaded: Version, needed: Version, built: Version | None,
                         same_minor: bool, evidence: list[str]) -> Finding:
     """The framework's own words, read with the versions compared (packed 7103 is 7.1.3, 90100 is 9.1.0)."""
-    lv, nv = Version(loaded), Version(needed)  # typed: 8.6 == 8.6.0, 9.10.1 > 9.9
+    lv, nv = loaded, needed  # typed: 8.6 == 8.6.0, 9.10.1 > 9.9
     lt, nt = lv.release or (0,), nv.release or (0,)
     text = joined_text(machine)
     if tool == "tensorflow" and re.search(r"\bjax(?:lib)?\b|external/xla/|XlaRuntimeError", text, re.IGNORECASE):
@@ -436,9 +437,9 @@ def _cudnn_text_finding(machine: Machine, tool: str, loaded: str, needed: str, b
     return make("cudnn-too-old", Severity.ERROR, title, why, find + verb_fix + ". " + how, evidence)
 
 
-def _cudnn_finding(loaded: str, needed: str, evidence: list[str], why: str = "", fix: str = "",
+def _cudnn_finding(loaded: Version, needed: Version, evidence: list[str], why: str = "", fix: str = "",
                    verb: str = "was loaded") -> Finding:
-    major = needed.split(".")[0]
+    major = needed.major
     return make(
         "cudnn-too-old",
         Severity.ERROR,
@@ -449,26 +450,24 @@ def _cudnn_finding(loaded: str, needed: str, evidence: list[str], why: str = "",
         fix or ("Find the copies (`ldconfig -p | grep libcudnn; pip list | grep -i cudnn; conda list cudnn`), "
                 f"remove or reorder the old {loaded} one, and install {needed} or newer of the same major version "
                 f"(e.g. `pip install -U \"nvidia-cudnn-cu12>={needed}\"` for CUDA 12 builds)."
-                if major != "8" else
+                if major != 8 else
                 "Find the copies (`ldconfig -p | grep libcudnn; pip list | grep -i cudnn; conda list cudnn`), "
                 f"remove or reorder the old {loaded} one, and install cuDNN {needed} or a newer 8.x."),
         evidence,
     )
 
 
-def _min_version(specs: list[tuple[str, tuple[int, ...]]]) -> tuple[int, ...] | None:
-    lows = [v for op, v in specs if op in ("==", ">=", "~=", ">")]
+def _min_version(specs: SpecifierSet) -> Version | None:
+    """The lowest version a requirement accepts, from its lower bounds ("==9.1.0.70", ">=9.3,<10")."""
+    lows = [Version(s.version) for s in specs if s.operator in ("==", ">=", "~=", ">")]
     return max(lows) if lows else None
 
 
-def _older(have: tuple[int, ...], want: tuple[int, ...]) -> bool:
-    """Lower than needed, compared on the parts both give (a newer major is a missing library: F22)."""
-    n = min(len(have), len(want), 3)
-    return have[:n] < want[:n]
-
-
-def _dotted_t(t: tuple[int, ...]) -> str:
-    return ".".join(str(p) for p in t)
+def _older(have: Version, want: Version) -> bool:
+    """Lower than needed, compared on the parts both give (libcudnn.so.9 names only the major; a newer major is a
+    missing library: F22)."""
+    n = min(len(have.release), len(want.release), 3)
+    return have.release[:n] < want.release[:n]
 
 
 def _cudnn_from_facts(machine: Machine) -> list[Finding]:
@@ -477,31 +476,31 @@ def _cudnn_from_facts(machine: Machine) -> list[Finding]:
         return []
     wheels = {w.name.lower(): w.version for w in machine.cuda.nvidia_wheels if w.name.lower().startswith("nvidia-cudnn-cu")}
     ld = [lib for lib in machine.cuda.libraries
-          if lib.name.lower().startswith("libcudnn") and lib.source == "LD_LIBRARY_PATH" and vtuple(lib.version)]
+          if lib.name.lower().startswith("libcudnn") and lib.source == "LD_LIBRARY_PATH" and lib.version]
     for fw in [f for env in machine.python_envs for f in env.frameworks]:
         parts = requirement_parts(fw.cudnn_requirement)
         want = _min_version(parts[1]) if parts else None
         label = f"{fw.name} {fw.version}"
         if parts and want:
             pkg = parts[0]
-            need = _dotted_t(want)
+            need = want
             ev = [f"{label} requires {fw.cudnn_requirement}"]
             have = wheels.get(pkg)
-            ht = vtuple(have)
+            ht = have or None
             if ht and _older(ht, want):
                 return [_cudnn_finding(
-                    have or "", need, [*ev, f"installed: {pkg} {have}"],
+                    ht, need, [*ev, f"installed: {pkg} {have}"],
                     "The framework's wheel names the cuDNN it was built with, and the pip cuDNN in this environment "
                     "is older (usually another package's install pinned or downgraded it). The framework refuses "
                     "it or fails in convolution layers.",
                     f"Install the version the framework asks for: `pip install \"{fw.cudnn_requirement}\"` (pip "
                     "then shows which other package wanted the old one).", verb="is installed")]
-            shadow = [lib for lib in ld if (vtuple(lib.version) or (0,))[0] == want[0] and len(
-                vtuple(lib.version) or ()) > 1 and _older(vtuple(lib.version) or (0,), want)]
+            shadow = [lib for lib in ld if lib.version and lib.version.major == want.major
+                      and len(lib.version.release) > 1 and _older(lib.version, want)]
             if shadow and (ht is None or not _older(ht, want)):
                 lib = shadow[0]
                 return [_cudnn_finding(
-                    lib.version or "", need,
+                    lib.version or Version(), need,
                     [*ev, *([f"installed: {pkg} {have}"] if have else []),
                      f"LD_LIBRARY_PATH puts cuDNN {lib.version} first: {lib.path}"],
                     "LD_LIBRARY_PATH is searched before the framework's own pip cuDNN, so an older system copy of "
@@ -510,35 +509,31 @@ def _cudnn_from_facts(machine: Machine) -> list[Finding]:
                     + " from LD_LIBRARY_PATH for this environment (e.g. in ~/.bashrc or the activate script), or "
                     "upgrade that system cuDNN; the pip copy then wins.", verb="comes first on the library path")]
             loaded = cudnn_version(fw.cudnn) if fw.probed and fw.name.lower() in ("torch", "pytorch") else None
-            lt = vtuple(loaded)
-            if lt and len(lt) > 1 and _older(lt, want):
-                return [_cudnn_finding(loaded or "", need, [*ev, f"{fw.name} loaded cuDNN {loaded} (--deep)"])]
+            if loaded and len(loaded.release) > 1 and _older(loaded, want):
+                return [_cudnn_finding(loaded, need, [*ev, f"{fw.name} loaded cuDNN {loaded} (--deep)"])]
         elif fw.name.lower() == "tensorflow" and not wheels:
             tested = _tf_tested_cudnn(fw.version)
-            nt = vtuple(tested)
-            if not tested or not nt:
+            if not tested:
                 continue
             order = ld + [lib for lib in machine.cuda.libraries if lib.name.lower().startswith("libcudnn")
-                          and lib.source == "ldconfig" and vtuple(lib.version)]
-            same = [lib for lib in order if (vtuple(lib.version) or (0,))[0] == nt[0]
-                    and len(vtuple(lib.version) or ()) > 1]
-            if same and _older(vtuple(same[0].version) or (0,), nt):
+                          and lib.source == "ldconfig" and lib.version]
+            same = [lib for lib in order if lib.version and lib.version.major == tested.major
+                    and len(lib.version.release) > 1]
+            if same and same[0].version and _older(same[0].version, tested):
                 lib = same[0]
-                return [_cudnn_finding(lib.version or "", tested, [
+                return [_cudnn_finding(lib.version or Version(), tested, [
                     f"{label} was tested with cuDNN {tested}",
-                    f"first cuDNN {nt[0]} the loader finds ({lib.source}): {lib.version} at {lib.path}"],
+                    f"first cuDNN {tested.major} the loader finds ({lib.source}): {lib.version} at {lib.path}"],
                     verb="is the one the loader finds")]
     return []
 
 
-def _tf_tested_cudnn(version: str | None) -> str | None:
-    t = vtuple(version)
-    if not t or len(t) < 2:
+def _tf_tested_cudnn(version: Version | None) -> Version | None:
+    if not version or len(version.release) < 2:
         return None
     for row in compat_table("tensorflow", "tested_configs"):
-        rt = vtuple(str(row.get("version") or ""))
-        if rt and rt[:2] == t[:2] and row.get("cudnn"):
-            return str(row["cudnn"])
+        if row.get("cudnn") and version.same_series(str(row.get("version") or "")):
+            return Version.parse(str(row["cudnn"]))
     return None
 
 
@@ -549,7 +544,7 @@ def _tf_tested_cudnn(version: str | None) -> str | None:
 def tf_windows(machine: Machine) -> list[Finding]:
     if not is_windows(machine):
         return []
-    tfs = [fw for fw in frameworks(machine, "tensorflow", "tensorflow-gpu") if (vtuple(fw.version) or (0,)) >= (2, 11)]
+    tfs = [fw for fw in frameworks(machine, "tensorflow", "tensorflow-gpu") if fw.version and fw.version >= Version("2.11")]
     if not tfs:
         return []
     tf = tfs[0]
@@ -675,28 +670,27 @@ def toolkit_mismatch(machine: Machine) -> list[Finding]:
     torch = [fw for fw in torch_installs(machine) if build_cuda(fw)]
     tk = _active_toolkit(machine)
     if m:
-        found, built = m.group(1), m.group(2)
+        found, built = Version(m.group(1)), Version(m.group(2))
         sev = Severity.WARNING
         ev = grep(machine, r"detected CUDA version|mismatches the version", 2)
     elif torch and tk and tk.version:
-        built, found = build_cuda(torch[0]) or "", tk.version
-        bt, ft = vtuple(built), vtuple(found)
-        if not bt or not ft or bt[:2] == ft[:2]:
+        built, found = build_cuda(torch[0]) or Version(), tk.version
+        if not built or not found or built.same_series(found):
             return []
         sev = Severity.INFO  # only matters when building extensions; the literal error (above) is the warning
         ev = [f"{torch[0].name} {torch[0].version} built with CUDA {built}",
               f"CUDA toolkit {found} at {tk.path} ({tk.source})"]
     else:
         return []
-    want = ".".join(built.split(".")[:2])
-    match = [t for t in machine.cuda.toolkits if t.version and Version(t.version).same_series(want)]
+    want = ".".join(map(str, built.release[:2]))
+    match = [t for t in machine.cuda.toolkits if t.version and t.version.same_series(built)]
     if match:
         fix = (f"Point builds at the matching toolkit: `export CUDA_HOME={match[0].path} "
                f"PATH={match[0].path}/bin:$PATH`.")
     else:
         fix = (f"Install the CUDA {want} toolkit next to the other one (e.g. `conda install -c nvidia "
                f"cuda-nvcc={want}` in this environment, or NVIDIA's cuda-toolkit-{want.replace('.', '-')} package) "
-               f"and set CUDA_HOME to it; or install the PyTorch build made for CUDA {'.'.join(found.split('.')[:2])}.")
+               f"and set CUDA_HOME to it; or install the PyTorch build made for CUDA {'.'.join(map(str, found.release[:2]))}.")
     return [
         make(
             "toolkit-differs-from-torch-cuda",

@@ -125,7 +125,7 @@ def test_probe_over_full_captures(path: Path) -> None:
     (g,) = m.gpus
     driver = path.name.split("__")[2]
     assert m.driver.version == driver and m.driver.nvml_version == ".".join(driver.split(".")[:2])
-    assert g.compute_capability in {"7.5", "8.9", "9.0"} and g.compute_capability_source == "nvml"
+    assert str(g.compute_capability) in {"7.5", "8.9", "9.0"} and g.compute_capability_source == "nvml"
     assert g.name and g.name.startswith("NVIDIA ") and g.memory_total_mib
     assert g.mig_mode == ("Enabled" if "-mig__" in path.name else ("Disabled" if "-h" in path.name else None))
     if "-mig__" in path.name:

@@ -108,7 +108,7 @@ def test_ld_library_path_and_real_versions(tmp_path):
     )
     m = Machine()
     probe(_ctx(tmp_path, env={"LD_LIBRARY_PATH": "/opt/nv::/missing"}), m)
-    got = {(lib.name, lib.version) for lib in m.cuda.libraries if lib.source == "LD_LIBRARY_PATH"}
+    got = {(lib.name, str(lib.version)) for lib in m.cuda.libraries if lib.source == "LD_LIBRARY_PATH"}
     assert got == {("libcudnn", "9.1.0"), ("libnccl", "2.21.5")}
 
 

@@ -1,0 +1,187 @@
+"""Python environments the framework proof can run in ("Check another Python environment…").
+
+:func:`known` lists what is on this computer: the environment gpusetup installed, the interpreters the
+Python finder knows (``gpusetup.install.python``), conda environments, virtual environments in the usual
+folders and the one detection saw — each with its version and the frameworks installed in it (read from the
+package metadata; nothing is imported). :func:`check` validates what the user picked (a python executable or
+an environment's folder) and says, as a message, whether the proof can run there and, if not, why: not a
+Python, too old for the check, or no framework installed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpusetup.install.python import candidates as interpreters
+from gpusetup.messages import msg
+from gpusetup.model import Machine, Message
+from gpusetup.probe import ProbeContext, pyenv
+from gpusetup.runner import Runner, SubprocessRunner
+from gpusetup.versions import Version
+
+# the framework check (gpusetup/selftest/fwcheck.py) runs in the chosen environment and supports Python 3.8+
+MIN_PYTHON = (3, 8)
+DEFAULT_FRAMEWORKS = ("torch", "tensorflow", "jax")
+# import name → installed distribution names (normalised) that provide it
+DISTRIBUTIONS = {
+    "torch": re.compile(r"torch"),
+    "tensorflow": re.compile(r"tensorflow|tensorflow-(cpu|gpu|intel|macos|metal)|tf-nightly"),
+    "jax": re.compile(r"jax"),
+    "numpy": re.compile(r"numpy"),
+}
+# where an environment folder keeps its interpreter (POSIX venv/conda, Windows venv, Windows conda)
+_INSIDE = ("bin/python", "bin/python3", "Scripts/python.exe", "python.exe")
+# folders that usually hold virtual environments, under the home folder (one level deep)
+VENV_HOMES = (".virtualenvs", "venvs", ".venvs", "envs", ".local/share/virtualenvs")
+CONDA_ROOTS = ("miniconda3", "anaconda3", "miniforge3", "mambaforge", ".conda", "micromamba")
+MAX_LISTED = 40
+
+
+@dataclass
+class EnvCheck:
+    """One environment: where it is, its interpreter, and whether the proof can run there (``message``)."""
+
+    path: str  # what the user picked, or where it was found
+    python: str | None = None  # the interpreter the proof runs
+    version: str | None = None  # "3.11.2"
+    kind: str = ""  # venv / conda / system
+    found: dict[str, str] = field(default_factory=dict)  # framework (import name) → installed version
+    message: Message = field(default_factory=lambda: msg("envcheck.not-checked"))
+
+    @property
+    def ok(self) -> bool:
+        return self.python is not None and bool(self.found) and self.message.code == "envcheck.ready"
+
+    @property
+    def short(self) -> Message:
+        """A few words for a list row (its version and folder are shown beside them)."""
+        if self.message.code == "envcheck.no-framework":
+            return msg("envcheck.short.no-framework")
+        if self.message.code == "envcheck.too-old":
+            return msg("envcheck.short.too-old", need=self.message.params.get("need"))
+        if self.message.code == "envcheck.ready":
+            return msg("envcheck.short.ready", found=self.message.params.get("found"))
+        return self.message
+
+    @property
+    def frameworks(self) -> list[str]:
+        """The frameworks the proof checks there (those installed, of the ones asked for)."""
+        return list(self.found)
+
+
+def interpreter_in(path: Path) -> Path | None:
+    """The python executable ``path`` is, or the one inside the environment folder ``path``."""
+    if path.is_file():
+        return path
+    if path.is_dir():
+        return next((path / rel for rel in _INSIDE if (path / rel).is_file()), None)
+    return None
+
+
+def check(path: str, frameworks: Sequence[str] = DEFAULT_FRAMEWORKS, runner: Runner | None = None) -> EnvCheck:
+    """Can the proof run in the environment at ``path``? Runs its interpreter once (no imports beyond sys)."""
+    given = Path(os.path.expanduser(path.strip()))
+    out = EnvCheck(path=str(given))
+    if not path.strip() or not given.exists():
+        out.message = msg("envcheck.not-found", path=str(given))
+        return out
+    exe = interpreter_in(given)
+    if exe is None:
+        out.message = msg("envcheck.no-python-inside", path=str(given))
+        return out
+    if not os.access(exe, os.X_OK):
+        out.message = msg("envcheck.not-a-python", path=str(exe))
+        return out
+    ctx = ProbeContext(runner=runner or SubprocessRunner(), python=str(exe), timeout=15.0)
+    info = pyenv.python_info(ctx)
+    if info.error or info.version is None:
+        out.message = msg("envcheck.not-a-python", path=str(exe))
+        return out
+    out.python, out.version = str(exe), info.version
+    out.kind = "conda" if info.is_conda else "venv" if info.is_venv else "system"
+    got = Version.parse(info.version)
+    if got is None or got < MIN_PYTHON:
+        out.message = msg("envcheck.too-old", python=str(exe), version=info.version,
+                          need="{}.{}".format(*MIN_PYTHON))
+        return out
+    dists = pyenv.distributions(info.site_dirs)
+    for name in frameworks:
+        pattern = DISTRIBUTIONS.get(name)
+        hit = next((d for n, d in sorted(dists.items()) if pattern and pattern.fullmatch(n)), None)
+        if hit is not None:
+            out.found[name] = hit.version
+    if not out.found:
+        out.message = msg("envcheck.no-framework", python=str(exe), version=info.version,
+                          wanted=", ".join(frameworks))
+        return out
+    out.message = msg("envcheck.ready", version=info.version,
+                      found=", ".join(f"{k} {v}" for k, v in out.found.items()))
+    return out
+
+
+def candidates(machine: Machine | None = None, installed: Iterable[str] = (), env: dict[str, str] | None = None,
+               runner: Runner | None = None) -> list[str]:
+    """Interpreters (or environment folders) worth offering, most relevant first, without duplicates."""
+    env = dict(os.environ) if env is None else env
+    home = Path(env.get("HOME") or str(Path.home()))
+    out: list[str] = [str(p) for p in installed if p]
+    for pe in (machine.python_envs if machine is not None else []):
+        if pe.executable:
+            out.append(pe.executable)
+    out += _conda_envs(runner or SubprocessRunner(), env)
+    for root in CONDA_ROOTS:
+        with contextlib.suppress(OSError):
+            out += [str(p) for p in sorted((home / root / "envs").glob("*")) if p.is_dir()]
+    for folder in VENV_HOMES:
+        with contextlib.suppress(OSError):
+            out += [str(p.parent) for p in sorted((home / folder).glob("*/pyvenv.cfg"))]
+    with contextlib.suppress(OSError):  # ~/project/.venv, ~/gpu-env: one level under home
+        out += [str(p.parent) for p in sorted(home.glob("*/pyvenv.cfg"))]
+        out += [str(p.parent) for p in sorted(home.glob("*/.venv/pyvenv.cfg"))]
+    with contextlib.suppress(OSError):
+        out += [argv[0] for argv, _ in interpreters(None, env) if len(argv) == 1]
+    seen: set[str] = set()
+    uniq: list[str] = []
+    for p in out:
+        exe = interpreter_in(Path(p))
+        key = os.path.abspath(str(exe or p))
+        if key not in seen:
+            seen.add(key)
+            uniq.append(p)
+    return uniq[:MAX_LISTED]
+
+
+def known(machine: Machine | None = None, installed: Iterable[str] = (), frameworks: Sequence[str] = DEFAULT_FRAMEWORKS,
+          env: dict[str, str] | None = None, runner: Runner | None = None) -> list[EnvCheck]:
+    """Every candidate, checked (those that are not a Python at all are left out); usable ones first."""
+    runner = runner or SubprocessRunner()
+    checked = [check(p, frameworks, runner) for p in candidates(machine, installed, env, runner)]
+    usable = [c for c in checked if c.python is not None]
+    seen: set[str] = set()
+    out = []
+    for c in usable:  # two names for one interpreter (python3 and python3.11 on PATH): listed once
+        key = f"{c.python and os.path.realpath(c.python)}|{c.kind}|{sorted(c.found.items())}" if c.kind == "system" \
+            else os.path.abspath(c.python or c.path)
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return sorted(out, key=lambda c: not c.ok)
+
+
+def _conda_envs(runner: Runner, env: dict[str, str]) -> list[str]:
+    conda = env.get("CONDA_EXE") or runner.which("conda")
+    if not conda:
+        return []
+    res = runner.run([conda, "env", "list", "--json"], timeout=30)
+    if not res.ok:
+        return []
+    try:
+        return [str(p) for p in json.loads(res.stdout).get("envs", []) if isinstance(p, str)]
+    except (ValueError, AttributeError):
+        return []

@@ -1,0 +1,83 @@
+"""The command line speaks English or 简体中文: `--lang`, `GPUSETUP_LANG`, `defaults.language` in the
+configuration file, else the locale. The plan and the self-test printed in Chinese carry no English sentence
+(the same checker the wizard walk uses, tests/gui/beginner_text.py)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from gui.beginner_text import english_runs
+
+from gpusetup import i18n
+from gpusetup.cli import main
+from gpusetup.config import ConfigError, load_config
+from gpusetup.resources import resource
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.mark.parametrize(("option", "env", "configured", "expected"), [
+    ("zh_CN", {"GPUSETUP_LANG": "en"}, "en", "zh_CN"),  # the option wins
+    (None, {"GPUSETUP_LANG": "zh-CN"}, "en", "zh_CN"),  # then the environment
+    (None, {}, "zh_CN", "zh_CN"),  # then the configuration file
+    (None, {"LANG": "zh_CN.UTF-8"}, None, "zh_CN"),  # then the locale
+    (None, {"LC_ALL": "C", "LANG": "zh_CN.UTF-8"}, None, "en"),  # LC_ALL decides before LANG
+    (None, {"LANG": "zh_TW.UTF-8"}, None, "en"),  # traditional Chinese has no catalogue: English
+    (None, {"GPUSETUP_LANG": "fr"}, None, "en"),  # an unknown language falls through
+    ("en", {"LANG": "zh_CN.UTF-8"}, "zh_CN", "en"),
+])
+def test_the_language_comes_from_option_environment_configuration_then_locale(option, env, configured, expected) -> None:
+    assert i18n.choose_language(option, configured, env) == expected
+
+
+def test_the_configuration_file_names_a_language(tmp_path: Path) -> None:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[defaults]\nlanguage = "zh_CN"\n', encoding="utf-8")
+    assert load_config(cfg).language == "zh_CN"
+    cfg.write_text('[defaults]\nlanguage = "klingon"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="defaults.language"):
+        load_config(cfg)
+
+
+def test_a_bad_language_is_refused_with_exit_3(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--lang", "fr", "plan", "--offline"]) == 3
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def _chinese_without_english(text: str) -> None:
+    assert CJK.search(text), text
+    # names that read the same in both languages: this machine's GPUs and the option labels (cu126 …)
+    allowed = ["NVIDIA GeForce RTX 3060 Mobile / Max-Q", "AMD Cezanne [Radeon Vega Series / Radeon Vega Mobile Series]"]
+    runs = [(line, run) for line in text.splitlines() if not line.lstrip().startswith("$")
+            for run in english_runs(line, allowed)]
+    assert not runs, runs
+
+
+@pytest.mark.parametrize("demo", ["rtx3060", "two-gpus", "no-driver", "no-gpu", "a100"])
+def test_plan_for_a_recorded_machine_in_chinese(demo: str, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["plan", "--offline", "--for", str(resource("demo", f"{demo}.json")), "-f", "pytorch", "-f", "jax"]
+    assert main(["--lang", "zh_CN", *argv]) in (0, 1)
+    zh = capsys.readouterr().out
+    _chinese_without_english(zh)
+    assert main(argv) in (0, 1)  # and English again without the option (the language is per command)
+    en = capsys.readouterr().out
+    assert en.startswith("Machine: ") and "\nGPUs: " in en
+    assert not CJK.search(en)
+    # the option also works after the command's name
+    assert main([*argv, "--lang", "zh_CN"]) in (0, 1)
+    assert capsys.readouterr().out == zh
+
+
+def test_selftest_on_this_gpu_less_machine_in_chinese(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """No NVIDIA driver here (none is installed on the test machines): the GPU tier says so, the CPU tier
+    and the framework check (numpy, in this interpreter) run; all of it in Chinese."""
+    monkeypatch.setenv("GPUSETUP_LANG", "zh_CN")
+    monkeypatch.setenv("GPUSETUP_LIBCUDA", "/nonexistent/libcuda.so.1")  # the same on a machine with a driver
+    assert main(["selftest", "--framework", "numpy"]) in (0, 1)
+    out = capsys.readouterr().out
+    assert "gpusetup 显卡测试（快速）— 没有测试 NVIDIA 显卡" in out
+    assert "无法测试 NVIDIA 显卡" in out and "CPU 基准" in out and "结果：" in out
+    _chinese_without_english(out)

@@ -1,0 +1,101 @@
+"""Which Python environment the proof can run in: the core's verdict on a picked path (not found, no Python
+inside, not a Python, too old, no framework, ready) and the list of environments found on this computer.
+Real venvs made here; the framework in them is a stand-in wheel (real dist-info, installed by real pip)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpusetup.install import environments
+from gpusetup.probe import ProbeContext, pyenv
+
+from .stand_ins import build_wheel
+
+
+@pytest.fixture(scope="module")
+def venvs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """(home, a venv with torch 2.9.1+cpu, a venv with nothing), the venvs under home/.virtualenvs."""
+    home = tmp_path_factory.mktemp("home")
+    wheels = tmp_path_factory.mktemp("wheels")
+    build_wheel(wheels, "torch", "2.9.1+cpu")
+    with_torch, empty = home / ".virtualenvs" / "torch-cpu", home / ".virtualenvs" / "empty"
+    for v in (with_torch, empty):
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(v)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(with_torch / "bin" / "python"), "install", "-q",
+                    "--disable-pip-version-check", "--no-index", "--find-links", str(wheels), "torch==2.9.1+cpu"],
+                   check=True, timeout=300)
+    return home, with_torch, empty
+
+
+def test_a_venv_with_a_framework_is_ready_by_folder_or_program(venvs) -> None:
+    _, with_torch, _ = venvs
+    for given in (str(with_torch), str(with_torch / "bin" / "python")):
+        c = environments.check(given)
+        assert c.ok and c.python == str(with_torch / "bin" / "python") and c.kind == "venv", c
+        assert c.found == {"torch": "2.9.1+cpu"} and c.frameworks == ["torch"]
+        assert c.version == sys.version.split()[0]
+        assert (c.message.code, c.message.params["found"]) == ("envcheck.ready", "torch 2.9.1+cpu")
+
+
+def test_why_an_environment_cannot_be_used(venvs, tmp_path: Path) -> None:
+    home, _, empty = venvs
+    c = environments.check(str(empty))
+    assert not c.ok and c.message.code == "envcheck.no-framework" and c.python == str(empty / "bin" / "python")
+    assert c.message.params["wanted"] == "torch, tensorflow, jax" and c.short.code == "envcheck.short.no-framework"
+    assert environments.check(str(tmp_path / "nowhere")).message.code == "envcheck.not-found"
+    assert environments.check("  ").message.code == "envcheck.not-found"
+    assert environments.check(str(home)).message.code == "envcheck.no-python-inside"
+    text = tmp_path / "notes.txt"
+    text.write_text("hello\n")
+    assert environments.check(str(text)).message.code == "envcheck.not-a-python"
+    text.chmod(0o755)  # runs, but is not a Python
+    c = environments.check(str(text))
+    assert c.message.code == "envcheck.not-a-python" and c.python is None
+
+
+def test_a_python_older_than_the_check_supports(tmp_path: Path) -> None:
+    """A stand-in interpreter (no Python 3.7 is installed on the machines the tests run on): a script that
+    answers gpusetup's question about sys.path the way Python 3.7.9 in a venv would."""
+    env = tmp_path / "old"
+    (env / "bin").mkdir(parents=True)
+    (env / "pyvenv.cfg").write_text("home = /usr/bin\nversion = 3.7.9\n")
+    py = env / "bin" / "python"
+    answer = json.dumps({"executable": str(py), "version": "3.7.9", "prefix": str(env), "base_prefix": "/usr",
+                         "path": []})
+    py.write_text(f"#!/bin/sh\necho '{answer}'\n")
+    py.chmod(0o755)
+    c = environments.check(str(env))
+    assert not c.ok and c.message.code == "envcheck.too-old", c
+    assert c.message.params == {"python": str(py), "version": "3.7.9", "need": "3.8"}
+    assert c.short.params == {"need": "3.8"}
+
+
+def test_the_list_has_the_installed_one_first_then_what_is_found(venvs) -> None:
+    home, with_torch, empty = venvs
+    env = {**os.environ, "HOME": str(home)}
+    listed = environments.known(None, [str(empty)], env=env)
+    paths = [c.path for c in listed]
+    assert str(with_torch) in paths and str(empty) in paths
+    assert listed[0].path == str(with_torch), "usable ones first"
+    ready = [c for c in listed if c.ok]
+    assert all(c.found for c in ready) and [c for c in listed if not c.ok][0].path == str(empty)
+    assert len({os.path.abspath(c.python or "") for c in listed if c.kind == "venv"}) == \
+        len([c for c in listed if c.kind == "venv"]), "each environment once"
+
+
+def test_a_venv_of_this_same_python_is_read_as_itself_not_as_this_environment(venvs) -> None:
+    """A venv's python links to its base interpreter, so it is the same *file* as this test's own venv's
+    python: it must still be asked for its own sys.path (before: this environment's was reported)."""
+    _, with_torch, _ = venvs
+    py = with_torch / "bin" / "python"
+    info = pyenv.python_info(ProbeContext(python=str(py)))
+    assert info.prefix == str(with_torch) and info.is_venv
+    assert any(d.startswith(str(with_torch)) for d in info.site_dirs), info.site_dirs
+    assert not pyenv.is_current(ProbeContext(python=str(py)))
+    assert pyenv.is_current(ProbeContext(python=sys.executable))
