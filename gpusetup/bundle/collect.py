@@ -23,6 +23,7 @@ from gpusetup.credentials import scrub
 from gpusetup.model import Machine, Report, to_dict
 from gpusetup.paths import log_dir, state_dir
 from gpusetup.probe import ProbeContext
+from gpusetup.report import available_formats, render
 
 BUNDLE_KIND = "gpusetup-bundle"
 BUNDLE_VERSION = "1"
@@ -58,8 +59,6 @@ def planned_items(
     machine: Machine, report: Report, ctx: ProbeContext, python: str | None = None, show_ids: bool = False
 ) -> list[CollectItem]:
     """Everything the bundle would contain, in priority order (what matters most first, for the size cap)."""
-    from gpusetup.report import available_formats, render
-
     items = [
         CollectItem("report.json", "the full diagnose report: every fact with where it came from", produce=lambda: render(report, "json", show_ids=show_ids), optional=False),
         CollectItem("findings.json", "the problems found and their fixes", produce=lambda: json.dumps([to_dict(f) for f in report.findings], indent=2), optional=False),
@@ -130,8 +129,6 @@ def _index_config(ctx: ProbeContext) -> str:
 
     Credentials are stripped twice: here (every URL's user-info, every secret this process knows) and by the
     bundle's redactor afterwards (secret-named keys, token shapes)."""
-    from gpusetup.credentials import scrub
-
     env = ctx.env
     home = Path(env.get("HOME") or str(Path.home()))
     xdg = Path(env.get("XDG_CONFIG_HOME") or str(home / ".config"))

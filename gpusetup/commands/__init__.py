@@ -43,9 +43,15 @@ def python_executable(text: str) -> str:
     if not path.exists():
         raise argparse.ArgumentTypeError(
             f"{text}: no such file. Give the path of a python executable, e.g. ~/venv/bin/python")
-    if path.is_dir():
-        raise argparse.ArgumentTypeError(
-            f"{text} is a folder. Give the python executable inside it, e.g. {path / 'bin' / 'python'}")
+    if path.is_dir():  # an environment's folder: its interpreter
+        from gpusetup.probe.pyenv import interpreter_in  # lazy: only when a folder is given
+
+        inside = interpreter_in(path)
+        if inside is None:
+            raise argparse.ArgumentTypeError(
+                f"{text} is a folder without a Python environment in it (no bin/python or Scripts\\python.exe). "
+                f"Give the environment's folder or its python executable, e.g. {path / 'bin' / 'python'}")
+        return str(inside)
     return text
 
 

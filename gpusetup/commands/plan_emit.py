@@ -11,12 +11,8 @@ from typing import Any
 
 from gpusetup import credentials
 from gpusetup.config import ConfigError, load_config
-
-# EMIT_KINDS from model, not generate.project: that would bring packaging and all of generate (~40 ms,
-# python -X importtime, issue 13) into every command's start-up.
 from gpusetup.errors import ToolError
-from gpusetup.generate.project import EmitError, Target, emit_project
-from gpusetup.model import EMIT_KINDS
+from gpusetup.model import EMIT_KINDS  # from model, not generate.project (see run_emit)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -49,6 +45,10 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict[str, Any]) -> None:
     """Write the project file (or print it); raise ToolError when it cannot be written."""
+    # lazy: generate.project brings all of generate, the installer and the self-test's spec table: 146 ms of
+    # every `gpusetup plan` (python -X importtime, 2 cores, load average 7.5), needed only with --emit.
+    from gpusetup.generate.project import EmitError, Target, emit_project
+
     try:
         cfg = load_config()  # the shared configuration's mirrors, unless given on the command line
     except ConfigError as exc:

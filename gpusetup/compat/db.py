@@ -8,6 +8,7 @@ Any problem with the user copy falls back to the embedded one, and :attr:`Compat
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import hashlib
 import json
@@ -167,8 +168,6 @@ class CompatDB:
 
 def _age_days(checked: str, today: Any = None) -> int | None:
     """Whole days since the data was last checked (None when the date is unreadable)."""
-    import datetime as dt
-
     try:
         day = dt.date.fromisoformat(checked)
     except (TypeError, ValueError):

@@ -21,6 +21,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from gpusetup.compat import refresh as R
+from gpusetup.compat.db import get_db
+from gpusetup.messages import add_note, msg, render
+from gpusetup.paths import cache_dir
+
 PYPI = "https://pypi.org/simple/"
 CACHE_SECONDS = 6 * 3600
 TIMEOUT = 4.0
@@ -38,8 +43,6 @@ class LiveCheck:
 
     def to_dict(self) -> dict[str, Any]:
         """English words (the JSON document); the plans' note_codes carry the same as codes."""
-        from gpusetup.messages import render
-
         return {"status": self.status, "index": self.index, "notes": [render(n) for n in self.notes],
                 "newer": dict(self.newer),
                 "framework_notes": {k: [render(n) for n in v] for k, v in self.framework_notes.items()}}
@@ -67,8 +70,6 @@ class _Pages:
         self._mem: dict[str, list[str]] = {}
 
     def files(self, index: str, project: str) -> list[str]:
-        from gpusetup.compat import refresh as R
-
         url = R.project_url(index, project)
         if url in self._mem:
             return self._mem[url]
@@ -120,8 +121,6 @@ def _spec(package: str) -> tuple[str, str, bool]:
 
 
 def _matches(name: str, version: str, prefix: bool, local: str | None, python: str | None, platform: str | None) -> bool:
-    from gpusetup.compat import refresh as R
-
     w = R.parse_wheel(R.IndexFile(name, ""))
     if w is None or w.prerelease:
         return False
@@ -135,8 +134,6 @@ def _matches(name: str, version: str, prefix: bool, local: str | None, python: s
 
 
 def _data_newest(db: Any, framework: str) -> str | None:
-    from gpusetup.compat import refresh as R
-
     if framework == "pytorch":
         rows = db.rows("pytorch", "releases")
         vals = [r.get("latest_known") or r["version"] for r in rows]
@@ -185,14 +182,8 @@ def check(
     now: float | None = None,
 ) -> LiveCheck:
     """Check each plan's chosen wheel and the newest release on the index. Never raises for network trouble."""
-    from gpusetup.compat import refresh as R
-    from gpusetup.compat.db import get_db
-    from gpusetup.messages import msg
-
     base = index or os.environ.get("GPUSETUP_LIVE_INDEX") or None
     if cache is None:
-        from gpusetup.paths import cache_dir
-
         cache = cache_dir() / "live-index"
     pages = _Pages(timeout, cache, time.time() if now is None else now)
     db = get_db()
@@ -259,8 +250,6 @@ def check(
 
 def apply(plans: Sequence[Any], live: LiveCheck) -> None:
     """Add the live check's notes to each plan (code + English, so every surface and language shows them)."""
-    from gpusetup.messages import add_note
-
     for p in plans:
         for m in live.framework_notes.get(p.framework, []) + live.notes:
             add_note(p, m)

@@ -21,14 +21,19 @@ from __future__ import annotations
 
 import email.parser
 import html
+import json
 import re
 import struct
+import sys
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from gpusetup import versions
 from gpusetup.versions import Version
@@ -152,8 +157,6 @@ _ATTR = re.compile(r"([\w-]+)\s*=\s*(\"[^\"]*\"|'[^']*')")
 def parse_index_page(body: bytes, page_url: str, content_type: str) -> list[IndexFile]:
     """Files of one project page, PEP 691 JSON or PEP 503 HTML."""
     if "json" in content_type or body.lstrip()[:1] == b"{":
-        import json
-
         doc = json.loads(body)
         out = []
         for f in doc.get("files", []):
@@ -218,8 +221,6 @@ def _platform(tag: str) -> str | None:
 
 def parse_wheel(f: IndexFile) -> Wheel | None:
     """Wheel tags of an index file, or None for sdists and unparsable names."""
-    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-
     if not f.filename.endswith(".whl"):
         return None
     try:
@@ -419,8 +420,6 @@ def wheel_metadata(http: Http, f: IndexFile) -> Metadata:
 def requirements_for(meta: Metadata, *, machine: str = "x86_64", system: str = "Linux",
                      python: str = "3.12", extras: Iterable[str] = ()) -> list[Any]:
     """Requires-Dist entries that apply on this platform (and with these extras)."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
     wanted = [""] + list(extras)
     out = []
     for line in meta.requires_dist:
@@ -527,8 +526,6 @@ def parse_cuobjdump(elf_out: str, ptx_out: str) -> GpuCode:
 
 def find_cuobjdump(runner: Any, explicit: str | None = None) -> str | None:
     """cuobjdump: the given path, else PATH, else the one the nvidia-cuda-cuobjdump wheel installs."""
-    import sys
-
     if explicit:
         return explicit
     found = runner.which("cuobjdump")

@@ -20,6 +20,7 @@ from gpusetup.generate.select import FLAVOURS, FRAMEWORKS, IMAGE_SOURCES, Refusa
 from gpusetup.messages import msg
 from gpusetup.messages import render as render_message
 from gpusetup.model import Finding, Machine, Message, Rejected
+from gpusetup.resources import resource
 
 __all__ = ["FLAVOURS", "FRAMEWORKS", "IMAGE_SOURCES", "GenerateError", "GeneratedSetup", "generate_setup",
            "host_check", "render_files"]
@@ -73,8 +74,6 @@ _OPTION_NAMES = {"gpus", "runtime", "image_source", "flavour", "cuda", "allow_un
 def render_files(machine: Machine, sel: Selection, opts: render.Options,
                  host_findings: list[Finding]) -> dict[str, str]:
     """Every file of the set-up as {relative path: text} (README last, since it lists the others)."""
-    from gpusetup.resources import resource
-
     drv = str(machine.driver.version) if machine.driver.version else None
     files: dict[str, str] = {
         "Dockerfile": render.dockerfile(sel, opts, drv),

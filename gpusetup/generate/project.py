@@ -26,6 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from gpusetup.generate.yamlout import scalar
 from gpusetup.model import EMIT_KINDS, Choice, FrameworkPlan
 from gpusetup.versions import version_key
 
@@ -344,8 +345,6 @@ def _requirements(picks: list[_Pick], target: Target, name: str, index_url: str 
 
 
 def _conda(picks: list[_Pick], target: Target, name: str, index_url: str | None, comments: list[str]) -> str:
-    from gpusetup.generate.yamlout import scalar
-
     py = _python_pin(target, picks)
     out = [_comment([*comments, "",
                      "conda: `conda env create -f environment.yml` (or mamba / micromamba). conda installs the",

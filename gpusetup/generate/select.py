@@ -19,6 +19,7 @@ from gpusetup.generate import facts
 from gpusetup.generate.facts import GpuTarget, fmt, mm, vt
 from gpusetup.messages import msg, render
 from gpusetup.model import Machine, Message, Rejected
+from gpusetup.selftest.peaks import load_specs
 from gpusetup.versions import ComputeCapability, Version, kernel_coverage
 
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
@@ -507,8 +508,6 @@ def _forward_compat(machine: Machine, row: dict[str, Any], gpus: list[GpuTarget]
     but only on data-centre GPUs and only on the driver branches the image's release notes list (kept in
     the row's ``forward_compat``, with its source). Consumer and workstation GPUs need the full driver.
     """
-    from gpusetup.selftest.peaks import load_specs
-
     fc = row.get("forward_compat")
     specs = load_specs()
     not_dc = [g for g in gpus if (spec := specs.find(g.name)) is None or spec.segment != "datacenter"]

@@ -465,11 +465,26 @@ class Services:
         from gpusetup.selftest import SelfTestEnv  # lazy: see _core
 
         env = SelfTestEnv(python=python)
+        env.frameworks = self._checked_frameworks(frameworks)
+        result = run_selftest(machine, mode=mode, progress=progress, cancel=cancel, env=env)
+        if not self.demo:  # how long it took here, for the next run's announcement
+            from gpusetup.selftest import timing  # lazy: see _core
+
+            timing.record(self.wizard_dir, result, env.frameworks)
+        return result
+
+    def _checked_frameworks(self, frameworks: Sequence[str] | None) -> tuple[str, ...]:
+        from gpusetup.selftest import SelfTestEnv  # lazy: see _core
+
         if frameworks:
-            env.frameworks = tuple(frameworks)
-        elif self.selftest_frameworks is not None:
-            env.frameworks = self.selftest_frameworks
-        return run_selftest(machine, mode=mode, progress=progress, cancel=cancel, env=env)
+            return tuple(frameworks)
+        return tuple(self.selftest_frameworks) if self.selftest_frameworks is not None else tuple(SelfTestEnv().frameworks)
+
+    def selftest_estimate(self, frameworks: Sequence[str] | None = None, mode: str = "quick") -> Message:
+        """What to announce before the self-test: how long it took here before (measured), else its bound."""
+        from gpusetup.selftest import timing  # lazy: see _core
+
+        return timing.estimate(self.wizard_dir, mode, self._checked_frameworks(frameworks))
 
     # "Check another Python environment…": what is on this computer, and whether the proof can run there
     def proof_frameworks(self) -> tuple[str, ...]:

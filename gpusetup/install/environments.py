@@ -22,6 +22,7 @@ from gpusetup.install.python import candidates as interpreters
 from gpusetup.messages import msg
 from gpusetup.model import Machine, Message
 from gpusetup.probe import ProbeContext, pyenv
+from gpusetup.probe.pyenv import interpreter_in
 from gpusetup.runner import Runner, SubprocessRunner
 from gpusetup.versions import Version
 
@@ -35,8 +36,6 @@ DISTRIBUTIONS = {
     "jax": re.compile(r"jax"),
     "numpy": re.compile(r"numpy"),
 }
-# where an environment folder keeps its interpreter (POSIX venv/conda, Windows venv, Windows conda)
-_INSIDE = ("bin/python", "bin/python3", "Scripts/python.exe", "python.exe")
 # folders that usually hold virtual environments, under the home folder (one level deep)
 VENV_HOMES = (".virtualenvs", "venvs", ".venvs", "envs", ".local/share/virtualenvs")
 CONDA_ROOTS = ("miniconda3", "anaconda3", "miniforge3", "mambaforge", ".conda", "micromamba")
@@ -73,15 +72,6 @@ class EnvCheck:
     def frameworks(self) -> list[str]:
         """The frameworks the proof checks there (those installed, of the ones asked for)."""
         return list(self.found)
-
-
-def interpreter_in(path: Path) -> Path | None:
-    """The python executable ``path`` is, or the one inside the environment folder ``path``."""
-    if path.is_file():
-        return path
-    if path.is_dir():
-        return next((path / rel for rel in _INSIDE if (path / rel).is_file()), None)
-    return None
 
 
 def check(path: str, frameworks: Sequence[str] = DEFAULT_FRAMEWORKS, runner: Runner | None = None) -> EnvCheck:

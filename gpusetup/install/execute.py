@@ -25,7 +25,7 @@ from gpusetup import credentials
 from gpusetup.cancel import CancelToken, Progress
 from gpusetup.install import snippets
 from gpusetup.install.journal import LOG, PLAN, InstallLock, Journal, LockBusy, default_state_dir
-from gpusetup.install.net import check_index
+from gpusetup.install.net import check_index, pip_config_value
 from gpusetup.install.plan import InstallPlan
 from gpusetup.install.progress import PipProgress
 from gpusetup.install.stream import StreamResult, run_streaming
@@ -206,8 +206,6 @@ def execute(
 
 def _remember_configured() -> None:
     """Secrets where the user configured them (pip's settings and environment): --resume finds them there."""
-    from gpusetup.install.net import pip_config_value
-
     for key in ("index-url", "extra-index-url", "proxy"):
         for url in (pip_config_value(key) or "").split():
             credentials.remember(url)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gpusetup.credentials import scrub
-from gpusetup.paths import open_private, private_dir
+from gpusetup.paths import open_private, private_dir, state_dir
 from gpusetup.probe.platform.host import lock_exclusive
 
 JOURNAL = "journal.jsonl"
@@ -30,8 +30,6 @@ def default_state_dir() -> Path:
     override = os.environ.get("GPUSETUP_STATE_DIR")
     if override:
         return Path(override)
-    from gpusetup.paths import state_dir
-
     return state_dir() / "install"
 
 

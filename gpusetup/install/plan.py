@@ -15,12 +15,15 @@ from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from gpusetup import credentials
+from gpusetup.config import ConfigError, load_config
 from gpusetup.install import python as pyfind
 from gpusetup.install import snippets
+from gpusetup.install.net import pip_config_value
 from gpusetup.messages import add_note, message_of, msg, render
 from gpusetup.model import Choice, FrameworkPlan, Machine, Message, Plan, Step
 from gpusetup.probe import current_os
 from gpusetup.resources import resource
+from gpusetup.selftest.peaks import load_specs
 from gpusetup.versions import GSP_MIN_CC, Version
 
 PYTORCH_INDEX_PREFIX = "https://download.pytorch.org/whl"
@@ -95,8 +98,6 @@ def build_plan(
     pip. ``conda_envs`` lists existing conda env names (``conda env list``), so an absent one is created.
     """
     if index_url is None or pytorch_mirror is None:  # the shared configuration file's mirrors (CLI and wizard)
-        from gpusetup.config import ConfigError, load_config
-
         try:
             cfg = load_config()
         except ConfigError as exc:
@@ -508,15 +509,11 @@ def _platform_tags(machine: Machine) -> list[str]:
 
 def _pip_config(key: str) -> str | None:
     """A value from the user's pip configuration (env var or pip.conf), so checks match what pip will do."""
-    from gpusetup.install.net import pip_config_value
-
     return pip_config_value(key)
 
 
 def _all_data_centre(machine: Machine) -> bool:
     """Every NVIDIA GPU is a data-centre model (gpu_specs.json segment), so the -server driver branch fits."""
-    from gpusetup.selftest.peaks import load_specs
-
     gpus = machine.nvidia_gpus
     if not gpus:
         return False

@@ -24,9 +24,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpusetup import paths
+from gpusetup.compat.db import get_db
+from gpusetup.compat.resolver import resolve
 from gpusetup.install import snippets, uvfetch
 from gpusetup.messages import msg
 from gpusetup.model import Message, Step
+from gpusetup.probe import ProbeContext
 from gpusetup.probe.pyenv import frozen, own_interpreter
 from gpusetup.runner import Runner, SubprocessRunner
 from gpusetup.versions import Version
@@ -107,8 +111,6 @@ def fetch_uv_step(index_url: str | None) -> Step:
 
 def managed_dir() -> Path:
     """Per-user folder for the Pythons gpusetup provides (``<data dir>/python``)."""
-    from gpusetup import paths
-
     return paths.data_dir() / "python"
 
 
@@ -150,8 +152,6 @@ def candidates(want: str | None, env: dict[str, str] | None = None) -> list[tupl
         found = shutil.which(name, path=env.get("PATH"))
         if found:
             out.append(([found], "PATH"))
-    from gpusetup.probe import ProbeContext
-
     ctx = ProbeContext(env=env)
     with contextlib.suppress(OSError):
         out += [(c, "platform") for c in ctx.platform.python_candidates(ctx, want)]
@@ -238,8 +238,6 @@ def no_python_message(want: str | None, found_unusable: list[str]) -> Message:
 
 def _python_versions() -> list[str]:
     """Every Python minor the compat data names as a bound (python_min/python_max), oldest first."""
-    from gpusetup.compat.db import get_db
-
     found: set[tuple[int, int]] = set()
     files = get_db().files
     for name in ("pytorch", "tensorflow", "jax"):
@@ -257,8 +255,6 @@ def newer_python_offer(machine: object, fplans: list, here: str | Version | None
     """When this Python holds a framework back (Python 3.9 gets PyTorch 2.8), the nearest newer Python that
     gets every chosen framework at least as new and one of them newer — as a note the plan shows, instead of
     settling silently. gpusetup finds that Python on the machine or provides it with uv."""
-    from gpusetup.compat.resolver import resolve
-
     cur = _minor(str(here) if here else None)
     chosen = [fp for fp in fplans if fp.choice is not None]
     if not cur or not chosen:

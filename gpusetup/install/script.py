@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from gpusetup import credentials
 from gpusetup.install.plan import InstallPlan, installers_dir
 from gpusetup.model import Plan
 
@@ -49,8 +50,6 @@ _NO_PASSWORD = ("The package index needs a login: gpusetup never writes password
 
 
 def render_script(plan: Plan, shell: str = "bash") -> str:
-    from gpusetup import credentials
-
     if shell in ("bash", "sh"):
         text = _bash(plan)
         mark = "#"

@@ -33,7 +33,7 @@ from typing import Any
 from packaging.tags import Tag, sys_tags
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from gpusetup import credentials
+from gpusetup import credentials, paths
 from gpusetup.install import net
 from gpusetup.versions import Version
 
@@ -66,8 +66,6 @@ def program_name() -> str:
 
 def default_dest() -> Path:
     """Where the fetched program lives: ``<data dir>/uv/uv`` (per user; removed with gpusetup's data)."""
-    from gpusetup import paths
-
     return paths.data_dir() / "uv" / program_name()
 
 

@@ -24,6 +24,7 @@ from gpusetup.driver_readings import (
     driver_mismatch,
 )
 from gpusetup.model import Evidence, KernelModule, Reading
+from gpusetup.probe import find_or_add_gpu
 from gpusetup.versions import as_version
 
 if TYPE_CHECKING:
@@ -208,8 +209,6 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
 
 
 def _read_gpu_information(ctx: ProbeContext, machine: Machine) -> None:
-    from gpusetup.probe import find_or_add_gpu
-
     base = ctx.path(PROC_GPUS)
     try:
         entries = sorted(base.iterdir()) if base.is_dir() else []

@@ -19,6 +19,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from gpusetup.model import Clocks, Ecc, Evidence, Gpu, GpuProcess, Machine, PcieLink, Reading
+from gpusetup.probe import find_or_add_gpu
 from gpusetup.probe.nvtypes import (
     ARCHITECTURES,
     DRIVER_MODELS,
@@ -27,6 +28,7 @@ from gpusetup.probe.nvtypes import (
     decode_throttle_reasons,
     describe_mig,
 )
+from gpusetup.probe.smi import split_pci_device_id
 from gpusetup.versions import ComputeCapability, as_version
 
 if TYPE_CHECKING:
@@ -631,9 +633,6 @@ def _init_failed(machine: Machine, err: NvmlError) -> None:
 
 def _probe_device(nv: Any, index: int, machine: Machine) -> Gpu | None:
     """Fill one GPU. Returns the placeholder GPU when it could not even be opened (None otherwise)."""
-    from gpusetup.probe import find_or_add_gpu
-    from gpusetup.probe.smi import split_pci_device_id
-
     try:
         h = nv.handle(index)
         bus, dev_id, sub_id = nv.pci_info(h)

@@ -100,6 +100,19 @@ def is_current(ctx: ProbeContext) -> bool:
         return False
 
 
+# where an environment folder keeps its interpreter (POSIX venv/conda, Windows venv, Windows conda)
+ENV_INTERPRETERS = ("bin/python", "bin/python3", "Scripts/python.exe", "python.exe")
+
+
+def interpreter_in(path: Path) -> Path | None:
+    """The python executable ``path`` is, or the one inside the environment folder ``path`` (None: neither)."""
+    if path.is_file():
+        return path
+    if path.is_dir():
+        return next((path / rel for rel in ENV_INTERPRETERS if (path / rel).is_file()), None)
+    return None
+
+
 def _in_venv(python: str) -> bool:
     """``python`` is inside a virtual environment (its folder's parent holds pyvenv.cfg)."""
     return os.path.isfile(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(python))), "pyvenv.cfg"))

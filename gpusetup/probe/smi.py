@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpusetup.model import Clocks, Ecc, Evidence, Gpu, GpuProcess, PcieLink, PciInfo, Reading
+from gpusetup.probe import find_or_add_gpu, normalize_pci_address
 from gpusetup.probe.nvtypes import THROTTLE_NAME_BITS, THROTTLE_TEXT_LABELS, MigInfo, describe_mig
 from gpusetup.versions import ComputeCapability, as_version
 
@@ -269,8 +270,6 @@ def parse_smi_xml(text: str) -> SmiSnapshot:
 
 
 def _gpu_from_xml(g: ET.Element, index: int, migs: list[MigInfo]) -> Gpu:
-    from gpusetup.probe import normalize_pci_address
-
     gpu = Gpu(vendor="nvidia", index=index)
     gpu.name = _x(g, "product_name")
     gpu.architecture = _x(g, "product_architecture")
@@ -474,8 +473,6 @@ def _indent_tree(text: str) -> _Node:
 
 def parse_smi_q(text: str) -> SmiSnapshot:
     """Parse ``nvidia-smi -q`` text (also abridged copies with ``[...]``). Never raises."""
-    from gpusetup.probe import normalize_pci_address
-
     snap = SmiSnapshot(kind="q")
     if not isinstance(text, str) or not text.strip():
         snap.error = "nvidia-smi printed nothing"
@@ -738,8 +735,6 @@ _ROW1 = re.compile(r"^\s*(?P<idx>\d+)\s+(?P<name>.*?)\s+(?P<status>On|Off|WDDM|T
 
 
 def _gpu_from_table_block(block: list[str], status_col: str) -> Gpu | None:
-    from gpusetup.probe import normalize_pci_address
-
     cells = [ln.strip().strip("|").split("|") for ln in block]
     if not cells or len(cells[0]) < 3:
         return None
@@ -906,8 +901,6 @@ def gpus_from_csv(rows: list[dict[str, str | None]]) -> list[Gpu]:
     This is the one nvidia-smi output that carries ``compute_cap``. Field names follow
     ``nvidia-smi --help-query-gpu`` (both ``name`` and ``gpu_name`` spellings).
     """
-    from gpusetup.probe import normalize_pci_address
-
     out = []
     for pos, r in enumerate(rows):
 
@@ -1133,8 +1126,6 @@ def _nvml_gave_data(machine: Machine) -> bool:
 
 def probe(ctx: ProbeContext, machine: Machine) -> None:
     """Fallback: run ``nvidia-smi -q -x`` only when NVML produced no NVIDIA device data."""
-    from gpusetup.probe import find_or_add_gpu
-
     if _nvml_gave_data(machine):
         return
     exe = ctx.runner.which("nvidia-smi")

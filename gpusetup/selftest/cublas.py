@@ -14,6 +14,7 @@ import ctypes
 import ctypes.util
 import glob
 import os
+import struct
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -131,8 +132,6 @@ def _value_of(raw: int, size: int, dtype: str) -> float:
         return ctypes.c_float.from_buffer_copy(raw.to_bytes(4, "little")).value
     if dtype == "bf16":
         return ctypes.c_float.from_buffer_copy((raw << 16).to_bytes(4, "little")).value
-    import struct
-
     return struct.unpack("<e", raw.to_bytes(2, "little"))[0]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from importlib import resources
 from pathlib import Path
 
 from gpusetup.messages import msg, render
@@ -28,8 +29,6 @@ def run(runner: Runner, python: str, frameworks: Sequence[str], n: int, timeout:
     if SCRIPT.is_file():
         argv = [python, str(SCRIPT), str(n), *frameworks]
     else:  # frozen build without loose .py files: pass the script's text instead
-        from importlib import resources
-
         source = resources.files("gpusetup.selftest").joinpath("fwcheck.py").read_text(encoding="utf-8")
         argv = [python, "-c", source, str(n), *frameworks]
     res = runner.run(argv, timeout=timeout)

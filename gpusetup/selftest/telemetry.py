@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from gpusetup.probe.nvml import Nvml
+
 log = logging.getLogger("gpusetup.selftest.telemetry")
 
 
@@ -102,6 +104,4 @@ TelemetryFactory = Callable[[str | None, int], Telemetry]
 
 
 def default_telemetry(pci_bus_id: str | None, index: int) -> Telemetry:
-    from gpusetup.probe.nvml import Nvml
-
     return NvmlTelemetry(Nvml(), pci_bus_id, index)

@@ -13,6 +13,7 @@ import unicodedata
 from gpusetup.i18n import output_language
 from gpusetup.messages import msg, render, render_notes, render_parts
 from gpusetup.model import Measurement, Message, SelfTestResult
+from gpusetup.selftest.proof import framework_proof
 
 LABELS: dict[str, Message] = {
     "h2d_pinned": msg("selftest.label.h2d-pinned"),
@@ -142,8 +143,6 @@ def format_text(r: SelfTestResult, language: str | None = None) -> str:
 
 def proof_line(r: SelfTestResult, language: str | None = None) -> str:
     """One sentence: is the framework proven in the environment that was checked?"""
-    from gpusetup.selftest.proof import framework_proof
-
     lang = output_language(language)
     p = framework_proof(r)
     names = ", ".join(p.frameworks)

@@ -1180,10 +1180,6 @@
       <translation>框架检查在本程序自带的 Python 里进行。</translation>
     </message>
     <message>
-      <source>Testing… this takes a few seconds; checking a framework can take up to half a minute.</source>
-      <translation>正在测试……通常只需几秒钟；检查框架最多可能需要半分钟。</translation>
-    </message>
-    <message>
       <source>Frameworks found</source>
       <translation>找到的框架</translation>
     </message>

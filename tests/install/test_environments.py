@@ -99,3 +99,21 @@ def test_a_venv_of_this_same_python_is_read_as_itself_not_as_this_environment(ve
     assert any(d.startswith(str(with_torch)) for d in info.site_dirs), info.site_dirs
     assert not pyenv.is_current(ProbeContext(python=str(py)))
     assert pyenv.is_current(ProbeContext(python=sys.executable))
+
+
+def test_the_cli_takes_an_environment_folder_for_python(venvs, tmp_path: Path) -> None:
+    """`gpusetup selftest --python FOLDER` checks the environment in that folder (its bin/python)."""
+    import argparse
+
+    from gpusetup.commands import python_executable
+
+    home, with_torch, _ = venvs
+    assert python_executable(str(with_torch)) == str(with_torch / "bin" / "python")
+    with pytest.raises(argparse.ArgumentTypeError, match="is a folder without a Python environment in it"):
+        python_executable(str(home))
+    out = subprocess.run([sys.executable, "-m", "gpusetup", "selftest", "--json", "--python", str(with_torch),
+                          "--framework", "torch"], capture_output=True, text=True, timeout=300)
+    report = json.loads(out.stdout)
+    st = report["selftest"]
+    assert st["framework_python"] == str(with_torch / "bin" / "python"), out.stderr[-1500:]
+    assert any(n.startswith(f"Frameworks checked with {with_torch / 'bin' / 'python'} (Python ") for n in st["notes"])

@@ -185,7 +185,8 @@ class VerifyPage(BasePage):
             return
         clear_layout(self.results_layout)
         self.rows = []
-        self.status.set("busy", tr("Testing… this takes a few seconds; checking a framework can take up to half a minute."))
+        picked_fws = self.picked.frameworks if self.picked is not None else None
+        self.status.set("busy", render(self.services.selftest_estimate(picked_fws), current_language()))
         self.progress.setVisible(True)
         self.progress.update_progress(tr("Starting…"), 0.0)
         self.cancel_button.setVisible(True)

@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpusetup import pcidb
 from gpusetup.model import Cpu, Evidence, KernelModule, PcieLink, PciInfo, System
 from gpusetup.probe import normalize_pci_address
 from gpusetup.probe.platform import LoginEntry
@@ -299,8 +300,6 @@ _CLASS_BY_NAME = {
 
 def _split_vendor_device(info: PciInfo, text: str) -> None:
     """``NVIDIA Corporation GA106M [GeForce …]`` → vendor name + device name (longest known vendor prefix)."""
-    from gpusetup import pcidb
-
     db = pcidb.pci_ids()
     names = db.vendor_names
     if info.vendor_id and info.vendor_id in names:

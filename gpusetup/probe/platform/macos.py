@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpusetup.model import Cpu, Evidence, KernelModule, PcieLink, PciInfo, System
 from gpusetup.probe.platform import LoginEntry
+from gpusetup.probe.platform.linux import disk_free, unix_python_candidates
 from gpusetup.versions import as_version
 
 if TYPE_CHECKING:
@@ -103,8 +104,6 @@ class MacPlatform:
         mem = _int(vals.get("hw.memsize"))
         s.ram_total_mib = mem // 2**20 if mem else None
         s.evidence.append(Evidence("sysctl / sw_vers", ok=bool(vals), error=None if vals else res.error))
-        from gpusetup.probe.platform.linux import disk_free
-
         s.disk_free_mib = disk_free(ctx)
         return s
 
@@ -132,8 +131,6 @@ class MacPlatform:
         return LoginEntry(Path(home) / "Library" / "LaunchAgents" / f"{LAUNCH_AGENT}.plist", launch_agent(argv))
 
     def python_candidates(self, ctx: ProbeContext, want: str | None) -> list[list[str]]:
-        from gpusetup.probe.platform.linux import unix_python_candidates
-
         fw = f"/Library/Frameworks/Python.framework/Versions/{want}/bin" if want else \
             "/Library/Frameworks/Python.framework/Versions/Current/bin"
         return unix_python_candidates(ctx, want, ("/opt/homebrew/bin", "/usr/local/bin", fw, "/usr/bin"))

@@ -15,9 +15,11 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpusetup import pcidb
 from gpusetup.model import Cpu, Evidence, KernelModule, PcieLink, PciInfo, System
 from gpusetup.probe import normalize_pci_address
 from gpusetup.probe.platform import LoginEntry
+from gpusetup.probe.platform.linux import disk_free
 from gpusetup.versions import as_version
 
 if TYPE_CHECKING:
@@ -212,8 +214,6 @@ class WindowsPlatform:
             cpu.cores_logical = _to_int(ctx.env.get("NUMBER_OF_PROCESSORS"))
         cpu.flags = _windows_cpu_flags()
         s.cpu = cpu
-        from gpusetup.probe.platform.linux import disk_free
-
         s.disk_free_mib = disk_free(ctx)
         s.evidence.append(
             Evidence(
@@ -224,8 +224,6 @@ class WindowsPlatform:
 
     # ------------------------------------------------------------------------------------------ PCI
     def pci_display_devices(self, ctx: ProbeContext) -> list[PciInfo]:
-        from gpusetup import pcidb
-
         out = []
         for info, rec in parse_video_controllers(self.cim(ctx).get("VideoControllers")):
             if info.vendor_id and info.device_id:

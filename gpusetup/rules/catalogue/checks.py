@@ -12,6 +12,7 @@ from typing import Any
 
 from gpusetup.model import Machine, Severity
 from gpusetup.rules._util import joined_text
+from gpusetup.rules.catalogue.data import check, entries
 from gpusetup.versions import Version
 
 _UNITS = {"b": 1 / 2**20, "bytes": 1 / 2**20, "kib": 1 / 1024, "kb": 1 / 1024, "mib": 1.0, "mb": 1.0, "gib": 1024.0, "gb": 1024.0,
@@ -30,8 +31,6 @@ def _gib(mib: float) -> str:
 
 
 def _register() -> None:
-    from gpusetup.rules.catalogue.data import check
-
     # ------------------------------------------------------------------------------------------ F36
 
     @check("memory-held-by-program")
@@ -126,8 +125,6 @@ def _register() -> None:
 
     @check("amd-gfx-override")
     def gfx_override(machine: Machine, m: re.Match[str] | None) -> dict[str, Any] | None:
-        from gpusetup.rules.catalogue.data import entries
-
         text = joined_text(machine)
         gfx = (m.groupdict().get("gfx") if m else None) or _gfx_in(text) or next(
             (g.gfx_target for g in machine.gpus if g.gfx_target), None)
@@ -178,8 +175,6 @@ _register()
 
 
 def _register_more() -> None:
-    from gpusetup.rules.catalogue.data import check, entries
-
     # ------------------------------------------------------------------------------------------ F44
 
     @check("macos-for-mps")
@@ -214,8 +209,6 @@ _register_more()
 
 def _register_live() -> None:
     """Checks on live facts (NVML / nvidia-smi, /etc/prime-discrete): they fire from ``diagnose`` alone."""
-    from gpusetup.rules.catalogue.data import check, entries
-
     def _label(g: Any) -> str:
         return f"GPU {g.index if g.index is not None else '?'} ({g.name or 'NVIDIA GPU'})"
 

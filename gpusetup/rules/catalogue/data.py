@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Any
 
 from gpusetup.model import Finding, Machine, Severity
+from gpusetup.resources import resource
 from gpusetup.rules import rule
 from gpusetup.rules._util import joined_text, make, text_lines
 
@@ -93,8 +94,6 @@ def _wording(w: dict[str, Any]) -> Wording:
 
 
 def _files() -> list[tuple[str, dict[str, Any]]]:
-    from gpusetup.resources import resource
-
     out = []
     folder = resource("diagnostics")
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
