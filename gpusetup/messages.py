@@ -26,7 +26,7 @@ from functools import cache
 from typing import Any
 
 from gpusetup.i18n import normalise_language
-from gpusetup.model import Message
+from gpusetup.model import Message, Step
 from gpusetup.resources import resource
 
 log = logging.getLogger("gpusetup.messages")
@@ -134,6 +134,31 @@ def add_note(target: Any, message: Message, *, index: int | None = None) -> None
     else:
         target.note_codes.insert(index, message)
         target.notes.insert(index, text)
+
+
+def outcome_text(outcome: Any, language: str | None = None) -> str:
+    """An install result's message (ExecResult / the wizard's InstallOutcome) in ``language``: from its data
+    (``said``) when it has it, else its English ``message``."""
+    said = getattr(outcome, "said", None)
+    return render(said, language) if said is not None else str(getattr(outcome, "message", "") or "")
+
+
+def worded_step(sid: str, title: Message, explain: Message, **fields: Any) -> Step:
+    """An install step whose title and explanation are data (codes) beside their English words."""
+    return Step(id=sid, title=render(title), explain=render(explain), title_code=title, explain_code=explain,
+                **fields)
+
+
+def step_title(step: Step, language: str | None = None) -> str:
+    """A step's title in ``language`` (its English title when it carries no code: a plan saved earlier)."""
+    return render(step.title_code, language) if step.title_code is not None and lang_code(language) != SOURCE_LANGUAGE \
+        else step.title
+
+
+def step_explain(step: Step, language: str | None = None) -> str:
+    """What a step does and why, in ``language`` (its English text when it carries no code)."""
+    return render(step.explain_code, language) if step.explain_code is not None and lang_code(language) != SOURCE_LANGUAGE \
+        else step.explain
 
 
 def _value(v: Any, lang: str) -> str:

@@ -460,6 +460,8 @@ class Step:
     kind: str = "command"  # command / venv / pip / script / reboot / manual / python
     subject: str = ""  # what the step acts on (a path, the packages, a driver branch): shown beside a translated title
     env: dict[str, str] = field(default_factory=dict)  # extra environment variables for argv (no secrets)
+    title_code: Message | None = None  # ``title`` as data (a gpusetup.messages code), to word it in any language
+    explain_code: Message | None = None  # ``explain`` as data
 
 
 @dataclass

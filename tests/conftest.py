@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -15,6 +16,12 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["GPUSETUP_LIVE"] = "off"  # no plan-time index check against the real PyPI (tests/compat/test_live.py turns it on)
 os.environ["GPUSETUP_LANG"] = "en"  # the CLI's words do not follow the tester's locale (tests/cli/test_language.py)
 sys.path.insert(0, str(ROOT / "tests"))  # `from fakes.runner import FakeRunner`
+# A run started in the background by a non-interactive shell (`nohup ... &`, some CI launchers) inherits SIGINT
+# ignored; Python then installs no KeyboardInterrupt handler, here or in the gpusetup processes the Ctrl-C tests
+# start (an ignored signal stays ignored across exec). Those tests are about gpusetup, not about how pytest was
+# launched: give this process Python's normal handler, so its children start with the default disposition too.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture

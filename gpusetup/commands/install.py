@@ -28,6 +28,7 @@ from gpusetup.compat.resolver import resolve
 from gpusetup.config import ConfigError, load_config
 from gpusetup.credentials import scrub
 from gpusetup.errors import EXIT_ERROR, EXIT_OK, EXIT_TOOL, EXIT_WARN, ToolError
+from gpusetup.i18n import output_language
 from gpusetup.install import (
     PlanError,
     build_plan,
@@ -39,7 +40,8 @@ from gpusetup.install import (
     rollback,
 )
 from gpusetup.install.python import find_uv, newer_python_offer
-from gpusetup.messages import add_note
+from gpusetup.messages import add_note, msg, render, render_notes, step_explain, step_title
+from gpusetup.model import Message
 from gpusetup.probe import detect
 from gpusetup.runner import SubprocessRunner
 
@@ -208,30 +210,31 @@ def _script_preview(step: Any, machine: Any, foreign: bool) -> list[str]:
 
 
 def render_plan(plan: Any, machine: Any, *, state_dir: Path, foreign: bool = False) -> str:
+    lang = output_language()
     n = len(plan.steps)
-    out = [f"Install plan for {plan.target or 'this machine'} ({n} step{'s' if n != 1 else ''})"]
-    for note in plan.notes:
-        out.append(f"  Note: {note}")
-    checks = []
+    out = [render(msg("install.cli.plan-head-one" if n == 1 else "install.cli.plan-head", target=plan.target or msg("install.cli.this-machine"), count=n), lang)]
+    for note in render_notes(plan.notes, plan.note_codes, lang):
+        out.append("  " + render(msg("install.cli.note", note=note), lang))
+    checks: list[Message] = []
     if plan.indexes and not plan.offline:
-        checks.append("check that " + ", ".join(plan.indexes) + " can be reached")
+        checks.append(msg("install.cli.check-reach", indexes=", ".join(plan.indexes)))
     need = plan.download_mib + plan.installed_mib
     if need and plan.space_path:
-        checks.append(f"check for about {need / 1024:.1f} GB free at {plan.space_path}")
+        checks.append(msg("install.cli.check-space", need=f"{need / 1024:.1f}", path=plan.space_path))
     if checks:
-        out.append("  Before changing anything: " + "; ".join(checks) + ".")
+        out.append("  " + render(msg("install.cli.before", checks=checks), lang))
     for i, s in enumerate(plan.steps, 1):
-        root = " [needs administrator rights]" if s.needs_root else ""
-        out.append(f"  {i}. {s.title}{root}")
+        root = render(msg("install.cli.needs-root"), lang) if s.needs_root else ""
+        out.append(f"  {i}. {step_title(s, lang)}{root}")
         if s.argv:
             out.append(f"     $ {display_argv(s.argv, s.needs_root)}")
         for line in _script_preview(s, machine, foreign):
             out.append(f"       | {line}")
         if s.explain:
-            out.append(f"     Why: {s.explain}")
+            out.append("     " + render(msg("install.cli.why", why=step_explain(s, lang)), lang))
         if s.undo:
-            out.append(f"     Undo: {display_argv(s.undo, s.needs_root)}")
-    out.append(f"  Journal and log: {state_dir}")
+            out.append("     " + render(msg("install.cli.undo", command=display_argv(s.undo, s.needs_root)), lang))
+    out.append("  " + render(msg("install.cli.journal", path=str(state_dir)), lang))
     return "\n".join(out) + "\n"
 
 
@@ -246,7 +249,7 @@ def run(args: argparse.Namespace) -> int:
     if args.rollback or args.resume:
         what = "Undo the last install (only what it created)" if args.rollback else "Continue the last install"
         if not _confirm(what + "?", args.yes):
-            print("Nothing was changed. (Without a terminal, add --yes to confirm.)", file=sys.stderr)
+            print(render(msg("install.cli.not-confirmed-resume"), output_language()), file=sys.stderr)
             return EXIT_TOOL
         if args.rollback:
             res = _run_job(lambda tok, pr: rollback(state_dir, progress=pr, cancel=tok))
@@ -270,13 +273,13 @@ def run(args: argparse.Namespace) -> int:
 
     sys.stdout.write(scrub(render_plan(plan, machine, state_dir=state_dir, foreign=foreign)))
     if args.dry_run:
-        print("Dry run: nothing was changed.")
+        print(render(msg("install.cli.dry-run"), output_language()))
         return EXIT_OK
     if foreign and not args.download_only:
         raise ToolError("--for plans for another machine: use it with --dry-run, --script FILE or "
                         "--download-only DIR, not to install here.")
     if not _confirm("Run these steps now?", args.yes):
-        print("Nothing was changed. To run without a question (scripts, CI), add --yes.", file=sys.stderr)
+        print(render(msg("install.cli.not-confirmed"), output_language()), file=sys.stderr)
         return EXIT_TOOL
     res = _run_job(lambda tok, pr: execute(plan, journal_dir=state_dir, progress=pr, cancel=tok,
                                            check_network=not args.no_network_check))
@@ -353,20 +356,21 @@ def _add_live_notes(args: argparse.Namespace, fplans: list[Any], machine: Any, p
 
 def _report(res: Any, args: argparse.Namespace, state_dir: Path, ok: int, warn: int, err: int, tool: int,
             plan: Any = None) -> int:
+    lang = output_language()
     stream = sys.stdout if res.ok else sys.stderr
-    print(scrub(res.message), file=stream)
+    words = render(res.said, lang) if getattr(res, "said", None) is not None else res.message
+    print(scrub(words), file=stream)
     if res.log_path and res.log_path not in res.message:
-        print(f"Log: {res.log_path}", file=stream)
+        print(render(msg("install.cli.log", path=res.log_path), lang), file=stream)
     if res.ok:
         if plan is not None and plan.target.startswith("venv:") and plan.python:
             py = Path(plan.python[0])
             act = py.parent / ("activate" if os.name != "nt" else "Activate.ps1")
-            print(f"Use it: source {act}   (or run {py} directly)")
+            print(render(msg("install.cli.use-it", activate=str(act), python=str(py)), lang))
             if any(st.id == "protect" for st in plan.steps):
                 cons = Path(str(py)).parent.parent / "gpusetup-constraints.txt"
-                print(f"Protected: pip in this environment keeps these exact builds ({cons}). With uv, "
-                      f"use: UV_CONSTRAINT={cons} uv pip install ...")
-            print("Then prove the GPU works: gpusetup selftest")
+                print(render(msg("install.cli.protected", file=str(cons)), lang))
+            print(render(msg("install.cli.then-selftest"), lang))
         return ok
     if res.reboot_needed:
         return warn
@@ -374,5 +378,6 @@ def _report(res: Any, args: argparse.Namespace, state_dir: Path, ok: int, warn: 
         return tool if res.failed_step is None else err
     if not args.rollback and res.journal_dir and _confirm("Undo what this install did so far (rollback)?", False):
         back = _run_job(lambda tok, pr: rollback(Path(res.journal_dir), progress=pr, cancel=tok))
-        print(back.message, file=sys.stdout if back.ok else sys.stderr)
+        print(render(back.said, lang) if back.said is not None else back.message,
+              file=sys.stdout if back.ok else sys.stderr)
     return err

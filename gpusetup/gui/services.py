@@ -64,6 +64,7 @@ class InstallOutcome:
     needs_reboot: bool = False
     raw: Any = None
     fix: str | None = None  # what the user can change: disk-space / network / python-mirror (ExecResult.fix)
+    said: Message | None = None  # ``message`` as data (ExecResult.said), to word it in the interface's language
 
 
 @dataclass
@@ -541,6 +542,7 @@ def _outcome(result: Any) -> InstallOutcome:
         needs_reboot=bool(getattr(result, "reboot_needed", False) or getattr(result, "needs_reboot", False)),
         raw=result,
         fix=getattr(result, "fix", None),
+        said=getattr(result, "said", None),
     )
 
 

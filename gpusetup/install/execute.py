@@ -29,7 +29,8 @@ from gpusetup.install.net import check_index, pip_config_value
 from gpusetup.install.plan import InstallPlan
 from gpusetup.install.progress import PipProgress
 from gpusetup.install.stream import StreamResult, run_streaming
-from gpusetup.model import Plan, Step, from_dict, to_dict
+from gpusetup.messages import msg, render
+from gpusetup.model import Message, Plan, Step, from_dict, to_dict
 from gpusetup.paths import open_private, write_private
 
 STEP_TIMEOUT = 3 * 3600.0  # a multi-GB download on a slow line; cancel is always available
@@ -43,7 +44,7 @@ FreeSpace = Callable[[str], int]  # path → free bytes
 class ExecResult:
     ok: bool
     failed_step: str | None = None
-    message: str = ""
+    message: str = ""  # English (the log, older readers); ``said`` words it in any language
     cancelled: bool = False
     reboot_needed: bool = False
     log_path: str | None = None
@@ -52,6 +53,11 @@ class ExecResult:
     # what the user can change to get past this failure: "disk-space" (another folder), "network" (a package
     # mirror or a proxy), "python-mirror" (where Python builds come from); None when nothing specific helps
     fix: str | None = None
+    said: Message | None = None  # ``message`` as data (a gpusetup.messages code and its parameters)
+
+    def __post_init__(self) -> None:
+        if self.said is not None and not self.message:
+            self.message = render(self.said)
 
 
 _SNIPPET_NAMES = {
@@ -78,12 +84,12 @@ def _existing_parent(path: str) -> Path:
     return p
 
 
-def _where_hint(plan: InstallPlan) -> str:
+def _where_hint(plan: InstallPlan) -> Message | str:
     """How the user picks another place, by the kind of target (the flag differs)."""
     if plan.target.startswith("download:"):
-        return " with --download-only DIR"
+        return msg("install.exec.hint-download-dir")
     if plan.target.startswith("venv:"):
-        return " with --target venv:PATH"
+        return msg("install.exec.hint-venv-path")
     return ""
 
 
@@ -184,7 +190,7 @@ def execute(
             journal = Journal(jdir)
             status = journal.status()
             if status == "unfinished":
-                return ExecResult(ok=False, journal_dir=str(jdir), message=_unfinished_message(journal))
+                return ExecResult(ok=False, journal_dir=str(jdir), said=_unfinished_message(journal))
             if status != "none":
                 journal.archive()
             # the plan holds masked URLs (credentials.remember); scrub is the belt to those braces
@@ -195,13 +201,13 @@ def execute(
             try:
                 failure = _preflight(run, free_space or free_bytes, check_network)
                 if failure:
-                    journal.append("finished", ok=False, reason="preflight", message=failure)
-                    return run.result(False, failed_step="preflight", message=failure, fix=run.fix)
+                    journal.append("finished", ok=False, reason="preflight", message=render(failure))
+                    return run.result(False, failed_step="preflight", said=failure, fix=run.fix)
                 return _run_steps(run, 0, {}, boot_id or read_boot_id)
             finally:
                 run.close()
     except LockBusy as exc:
-        return ExecResult(ok=False, journal_dir=str(jdir), message=str(exc))
+        return ExecResult(ok=False, journal_dir=str(jdir), said=msg("install.exec.busy", owner=exc.owner))
 
 
 def _remember_configured() -> None:
@@ -220,32 +226,28 @@ def _lock_note(run: _Run, lock: InstallLock) -> None:
         run.progress(lock.note, None)
 
 
-def _unfinished_message(journal: Journal) -> str:
+def _unfinished_message(journal: Journal) -> Message:
     last = [r for r in journal.read() if r["event"] in ("start", "end", "paused")]
-    where = f" (it stopped at step '{last[-1].get('step')}')" if last else ""
-    return (f"An earlier install did not finish{where}. Run `gpusetup install --resume` to continue it, or "
-            "`gpusetup install --rollback` to undo what it did; then start again.")
+    where = msg("install.exec.stopped-at", step=last[-1].get("step")) if last else ""
+    return msg("install.exec.unfinished", where=where)
 
 
-def _preflight(run: _Run, free_space: FreeSpace, check_network: bool) -> str | None:
+def _preflight(run: _Run, free_space: FreeSpace, check_network: bool) -> Message | None:
     plan = run.plan
     need = plan.download_mib + plan.installed_mib
     if plan.space_path:
         where = _existing_parent(plan.space_path)
         if not os.access(where, os.W_OK):
             run.fix = "disk-space"
-            return (f"Cannot write to {where}: the folder or its disk is read-only, or you have no permission "
-                    f"there, so {plan.space_path} cannot be created. Choose a folder you can write to"
-                    f"{_where_hint(plan)}. Nothing was changed.")
+            return msg("install.exec.cannot-write", where=str(where), path=plan.space_path, hint=_where_hint(plan))
     if need and plan.space_path:
         run.progress("Checking free disk space", None)
         free = free_space(plan.space_path) // MIB
         run.log_fh.write(f"disk: {free} MiB free at {plan.space_path}, about {need} MiB needed\n")
         if free < need:
             run.fix = "disk-space"
-            return (f"Not enough free disk space at {plan.space_path}: {free / 1024:.1f} GB free, about "
-                    f"{need / 1024:.1f} GB needed (downloads plus the installed packages). Free some space or "
-                    f"choose a folder on another disk{_where_hint(plan)}. Nothing was changed.")
+            return msg("install.exec.no-space", path=plan.space_path, free=f"{free / 1024:.1f}",
+                       need=f"{need / 1024:.1f}", hint=_where_hint(plan))
     if check_network and plan.indexes and not plan.offline:
         for url in plan.indexes:
             run.progress(f"Checking that {url} can be reached", None)
@@ -253,7 +255,7 @@ def _preflight(run: _Run, free_space: FreeSpace, check_network: bool) -> str | N
             run.log_fh.write(credentials.scrub(f"network: {url}: {'ok' if chk.ok else chk.message}\n"))
             if not chk.ok:
                 run.fix = "network"
-                return credentials.scrub(chk.message) + " Nothing was changed."
+                return msg("install.exec.network", error=credentials.scrub(chk.message))
     return None
 
 
@@ -301,7 +303,7 @@ def _run_steps(run: _Run, start: int, carried: dict[str, dict[str, Any]],
         if run.cancel.cancelled:
             run.journal.append("stopped", step=step.id, reason="cancelled")
             return run.result(False, cancelled=True, failed_step=step.id, done=done,
-                              message=_cancel_message(step, run))
+                              said=_cancel_message(step, run))
         run.progress(label, i / n)
         if step.kind == "reboot":
             asked = any(r.get("reboot_needed") for r in run.journal.read() if r["event"] == "end")
@@ -311,9 +313,8 @@ def _run_steps(run: _Run, start: int, carried: dict[str, dict[str, Any]],
                 done.append(step.id)
                 continue
             run.journal.append("paused", step=step.id, reason="reboot", boot_id=boot_id())
-            return run.result(False, reboot_needed=True, failed_step=step.id, done=done, message=(
-                "Restart the computer now so the new driver loads. After the restart, run "
-                "`gpusetup install --resume` to finish (it checks that the driver loaded)."))
+            return run.result(False, reboot_needed=True, failed_step=step.id, done=done,
+                              said=msg("install.exec.restart-now"))
         if step.kind == "manual" or not step.argv:
             run.journal.append("end", step=step.id, rc=0, ok=True, undo=[], notes=[step.explain])
             done.append(step.id)
@@ -345,15 +346,15 @@ def _run_steps(run: _Run, start: int, carried: dict[str, dict[str, Any]],
         if res.cancelled:
             run.journal.append("stopped", step=step.id, reason="cancelled")
             return run.result(False, cancelled=True, failed_step=step.id, done=done,
-                              message=_cancel_message(step, run))
+                              said=_cancel_message(step, run))
         if not res.ok:
             run.journal.append("stopped", step=step.id, reason="failed")
-            return run.result(False, failed_step=step.id, done=done, message=_failure_message(step, res, run),
+            return run.result(False, failed_step=step.id, done=done, said=_failure_message(step, res, run),
                               fix={"python": "python-mirror", "download": "network"}.get(step.kind))
         done.append(step.id)
     run.progress("Done", 1.0)
     run.journal.append("finished", ok=True)
-    return run.result(True, done=done, message=f"All {n} steps finished. Log: {run.log_path}")
+    return run.result(True, done=done, said=msg("install.exec.finished", count=n, log=str(run.log_path)))
 
 
 class _Heartbeat:
@@ -376,29 +377,32 @@ class _Heartbeat:
         self._thread.join(timeout=5)
 
 
-def _cancel_message(step: Step, run: _Run) -> str:
-    return (f"Cancelled during '{step.title}'; that step was stopped and nothing after it ran. To undo what "
-            f"this install did so far: gpusetup install --rollback. To continue later: gpusetup install "
-            f"--resume. Log: {run.log_path}")
+def step_title(step: Step) -> Message | str:
+    """A step's title as data when the planner worded it so (a plan saved by an older version: its English)."""
+    return step.title_code if step.title_code is not None else step.title
 
 
-def _failure_message(step: Step, res: StreamResult, run: _Run) -> str:
+def _cancel_message(step: Step, run: _Run) -> Message:
+    return msg("install.exec.cancelled", step=step_title(step), log=str(run.log_path))
+
+
+def _failure_message(step: Step, res: StreamResult, run: _Run) -> Message:
+    what: Message | str
     if res.error:
         what = res.error
     elif res.timed_out:
-        what = f"it took longer than {run.timeout:g} s and was stopped"
+        what = msg("install.exec.timed-out", seconds=f"{run.timeout:g}")
     else:
-        what = f"exit code {res.returncode}"
-    tail = "\n".join("    " + line for line in res.tail[-12:]) or "    (no output)"
-    hint = ""
-    if step.kind == "python":
-        hint = ("  Python could not be downloaded. Where the internet is filtered, set GPUSETUP_PYTHON_MIRROR "
-                "(or --python-mirror) to a mirror of the Python builds, or install that Python version yourself "
-                "and plan again.\n")
-    return (f"Step '{step.title}' failed ({what}).\n  Command: {display_argv(step.argv, step.needs_root)}\n"
-            f"  Last lines of its output:\n{tail}\n{hint}  Full log: {run.log_path}\n"
-            "Nothing after this step was run. Undo what was done: gpusetup install --rollback; or fix the "
-            "cause and continue: gpusetup install --resume.")
+        what = msg("install.exec.exit-code", code=res.returncode)
+    tail = "\n".join("    " + line for line in res.tail[-12:]) or "    " + render(msg("install.exec.no-output"))
+    hint = msg("install.exec.python-download-hint") if step.kind == "python" else ""
+    return msg("install.exec.step-failed", step=step_title(step), what=what,
+               command=display_argv(step.argv, step.needs_root), tail=tail, hint=hint, log=str(run.log_path))
+
+
+def _lines(items: list[Message]) -> Message | str:
+    """Messages one per indented line, in whatever language the whole is rendered."""
+    return msg("install.exec.line", text=items[0], more=_lines(items[1:])) if items else ""
 
 
 # ------------------------------------------------------------------------------------------- resume
@@ -434,12 +438,10 @@ def resume(
         with InstallLock(jdir) as lock:
             journal = Journal(jdir)
             if journal.status() != "unfinished":
-                return ExecResult(ok=False, journal_dir=str(jdir), message="There is no unfinished install to "
-                                  "resume. Start one with `gpusetup install`.")
+                return ExecResult(ok=False, journal_dir=str(jdir), said=msg("install.exec.nothing-to-resume"))
             plan = _load(jdir)
             if plan is None:
-                return ExecResult(ok=False, journal_dir=str(jdir), message=f"The saved plan in {jdir} is "
-                                  "missing or damaged, so the install cannot be resumed. Use --rollback.")
+                return ExecResult(ok=False, journal_dir=str(jdir), said=msg("install.exec.plan-damaged", dir=str(jdir)))
             recs = journal.read()
             ok_ids = {r["step"] for r in recs if r["event"] == "end" and r.get("ok")}
             carried: dict[str, dict[str, Any]] = {}
@@ -451,8 +453,7 @@ def resume(
                 now = boot()
                 if now is not None and now == paused[-1].get("boot_id"):
                     return ExecResult(ok=False, reboot_needed=True, journal_dir=str(jdir),
-                                      failed_step=paused[-1]["step"], message="The computer has not been "
-                                      "restarted yet. Restart it, then run `gpusetup install --resume`.")
+                                      failed_step=paused[-1]["step"], said=msg("install.exec.not-restarted"))
                 journal.append("reboot-done", step=paused[-1]["step"], boot_id=now)
                 ok_ids.add(paused[-1]["step"])
             for r in recs:
@@ -468,7 +469,8 @@ def resume(
                 missing = credentials.unknown([a for s in plan.steps[start:] for a in s.argv])
             if missing:
                 return ExecResult(ok=False, journal_dir=str(jdir), failed_step="preflight",
-                                  message=credentials.missing_message(missing) + " Nothing was changed.")
+                                  said=msg("install.exec.missing-credentials", urls=", ".join(missing),
+                                           first=missing[0].replace(credentials.MASK, "PASSWORD")))
             journal.append("resume", from_step=plan.steps[start].id if start < len(plan.steps) else None)
             run = _Run(plan, jdir, progress, cancel, log, elevate, step_timeout)
             _lock_note(run, lock)
@@ -478,12 +480,12 @@ def resume(
                     failure = _preflight(run, lambda p: sys.maxsize, True)
                     if failure:
                         journal.append("stopped", step=remaining[0].id, reason="preflight")
-                        return run.result(False, failed_step="preflight", message=failure, fix=run.fix)
+                        return run.result(False, failed_step="preflight", said=failure, fix=run.fix)
                 return _run_steps(run, start, carried, boot)
             finally:
                 run.close()
     except LockBusy as exc:
-        return ExecResult(ok=False, journal_dir=str(jdir), message=str(exc))
+        return ExecResult(ok=False, journal_dir=str(jdir), said=msg("install.exec.busy", owner=exc.owner))
 
 
 # ----------------------------------------------------------------------------------------- rollback
@@ -505,9 +507,8 @@ def rollback(
             journal = Journal(jdir)
             status = journal.status()
             if status in ("none", "rolled-back"):
-                return ExecResult(ok=False, journal_dir=str(jdir), message="There is no install to roll back"
-                                  + (" (the last one was already rolled back)." if status == "rolled-back"
-                                     else "."))
+                return ExecResult(ok=False, journal_dir=str(jdir), said=msg(
+                    "install.exec.nothing-to-undo-again" if status == "rolled-back" else "install.exec.nothing-to-undo"))
             plan = _load(jdir) or InstallPlan()
             by_id = {s.id: s for s in plan.steps}
             recs = journal.read()
@@ -529,7 +530,7 @@ def rollback(
                     by_id.get(sid) is not None and by_id[sid].kind == "venv"
                     and not (starts[sid].get("pre") or {}).get("existed") for sid in order
                 )
-                failures: list[str] = []
+                failures: list[Message] = []
                 notes: list[str] = []
                 todo = list(reversed(order))
                 for k, sid in enumerate(todo):
@@ -550,23 +551,21 @@ def rollback(
                     journal.append("rollback-end", step=sid, argv=undo, rc=res.returncode, ok=res.ok,
                                    tail=res.tail[-10:])
                     if not res.ok:
-                        failures.append(f"'{step.title}': {display_argv(undo, step.needs_root)} → "
-                                        f"{res.error or res.returncode}; last line: "
-                                        f"{res.tail[-1] if res.tail else '(none)'}")
+                        failures.append(msg("install.exec.undo-failed", step=step_title(step),
+                                            command=display_argv(undo, step.needs_root),
+                                            error=res.error or res.returncode,
+                                            last=res.tail[-1] if res.tail else msg("install.exec.no-output")))
                     if res.cancelled:
                         break
                 if failures:
                     journal.append("stopped", reason="rollback-failed")
-                    return run.result(False, failed_step="rollback", message="Some undo steps failed:\n  "
-                                      + "\n  ".join(failures) + f"\nLog: {run.log_path}")
+                    return run.result(False, failed_step="rollback", said=msg(
+                        "install.exec.undo-failures", failures=_lines(failures), log=str(run.log_path)))
                 journal.append("rolled-back", ok=True, notes=notes)
                 run.progress("Rolled back", 1.0)
-                msg = "Rolled back: everything this install created was removed; what you had before was " \
-                      "left alone."
-                if notes:
-                    msg += "\n  " + "\n  ".join(notes)
-                return run.result(True, message=msg)
+                return run.result(True, said=msg("install.exec.rolled-back",
+                                                 notes=("\n  " + "\n  ".join(notes)) if notes else ""))
             finally:
                 run.close()
     except LockBusy as exc:
-        return ExecResult(ok=False, journal_dir=str(jdir), message=str(exc))
+        return ExecResult(ok=False, journal_dir=str(jdir), said=msg("install.exec.busy", owner=exc.owner))

@@ -91,7 +91,12 @@ class Journal:
 
 
 class LockBusy(Exception):
-    pass
+    """Another install holds the lock; ``owner`` is its process id (or "unknown")."""
+
+    def __init__(self, owner: str) -> None:
+        self.owner = owner
+        super().__init__(f"Another gpusetup install is running (process {owner}). Wait for it to finish, or "
+                         "cancel it; only one install can run at a time.")
 
 
 class InstallLock:
@@ -112,10 +117,7 @@ class InstallLock:
             fh.seek(0)
             owner = fh.read().strip() or "unknown"
             fh.close()
-            raise LockBusy(
-                f"Another gpusetup install is running (process {owner}). Wait for it to finish, or cancel "
-                "it; only one install can run at a time."
-            ) from None
+            raise LockBusy(owner) from None
         fh.seek(0)
         previous = fh.read().strip()
         if previous.isdigit() and int(previous) != os.getpid():

@@ -19,8 +19,8 @@ from gpusetup.config import ConfigError, load_config
 from gpusetup.install import python as pyfind
 from gpusetup.install import snippets
 from gpusetup.install.net import pip_config_value
-from gpusetup.messages import add_note, message_of, msg, render
-from gpusetup.model import Choice, FrameworkPlan, Machine, Message, Plan, Step
+from gpusetup.messages import add_note, message_of, msg, render, worded_step
+from gpusetup.model import Choice, FrameworkPlan, Machine, Message, Plan
 from gpusetup.probe import current_os
 from gpusetup.resources import resource
 from gpusetup.selftest.peaks import load_specs
@@ -168,15 +168,11 @@ def build_plan(
         _plan_driver(plan, machine, driver_actions)
     if container_toolkit:
         _plan_script(plan, "container-toolkit", "nvidia-container-toolkit.sh", ["--runtime", "docker"],
-                     "Install the NVIDIA Container Toolkit",
-                     "Adds NVIDIA's package repository, installs nvidia-container-toolkit, registers the "
-                     "nvidia runtime with Docker (nvidia-ctk runtime configure) and restarts Docker, so "
-                     "containers can use the GPU with --gpus all.", machine)
+                     msg("step.title.container-toolkit"), msg("step.explain.container-toolkit"), machine)
     if cuda_toolkit:
         args = ["--version", cuda_toolkit] + (["--cudnn"] if cudnn else [])
-        _plan_script(plan, "cuda-toolkit", "cuda-toolkit.sh", args, f"Install the CUDA toolkit {cuda_toolkit}",
-                     "Only needed to compile CUDA code yourself (nvcc, custom extensions); the framework "
-                     "wheels bring their own CUDA libraries.", machine)
+        _plan_script(plan, "cuda-toolkit", "cuda-toolkit.sh", args, msg("step.title.cuda-toolkit", version=cuda_toolkit),
+                     msg("step.explain.cuda-toolkit"), machine)
     return plan
 
 
@@ -212,9 +208,9 @@ def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host
             add_note(plan, msg("install.note.existing-venv", venv=str(venv)))
         elif portable:
             base = base_python or ("python" if windows else (f"python{want_py}" if want_py else "python3"))
-            _venv_step(plan, base, venv, with_pip or portable)
+            _venvworded_step(plan, base, venv, with_pip or portable)
         elif base_python:
-            _venv_step(plan, base_python, venv, with_pip)
+            _venvworded_step(plan, base_python, venv, with_pip)
         else:
             _provide_python(plan, want_py, str(venv), with_pip, python_mirror, index_url)
         hp = _host_pip_version()
@@ -230,24 +226,20 @@ def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host
         plan.space_path = str(Path.home())
         if conda_envs is not None and name not in conda_envs:
             pyver = _target_python_version(machine) or f"{sys.version_info.major}.{sys.version_info.minor}"
-            plan.steps.append(Step(
-                id="create-conda-env", title=f"Create the conda environment {name}", kind="venv", subject=name,
-                argv=["conda", "create", "-y", "-n", name, f"python={pyver}", "pip"],
-                explain="A separate conda environment for the framework; pip installs the framework inside "
-                        "it (PyTorch no longer publishes conda packages).",
+            plan.steps.append(worded_step(
+                "create-conda-env", msg("step.title.create-conda-env", name=name), msg("step.explain.create-conda-env"),
+                kind="venv", subject=name, argv=["conda", "create", "-y", "-n", name, f"python={pyver}", "pip"],
                 undo=["conda", "env", "remove", "-y", "-n", name],
             ))
     else:
         raise PlanError(msg("plan-error.bad-target", target=repr(target)))
 
 
-def _venv_step(plan: InstallPlan, base: str, venv: Any, with_pip: bool) -> None:
+def _venvworded_step(plan: InstallPlan, base: str, venv: Any, with_pip: bool) -> None:
     argv = [base, "-m", "venv", str(venv)] + ([] if with_pip else ["--without-pip"])
-    plan.steps.append(Step(
-        id="create-venv", title=f"Create the virtual environment {venv}", argv=argv, kind="venv", subject=str(venv),
-        explain="A separate Python environment keeps this install away from your system Python and "
-                "other projects; deleting the folder removes it completely.",
-        undo=[base, "-c", snippets.RMTREE_VENV, str(venv)],
+    plan.steps.append(worded_step(
+        "create-venv", msg("step.title.create-venv", venv=str(venv)), msg("step.explain.create-venv"),
+        argv=argv, kind="venv", subject=str(venv), undo=[base, "-c", snippets.RMTREE_VENV, str(venv)],
     ))
 
 
@@ -263,7 +255,7 @@ def _provide_python(plan: InstallPlan, want: str | None, venv: str, with_pip: bo
         if found.source != "running":
             add_note(plan, msg("install.note.python-found", version=found.version, path=found.executable))
         plan.base_pip = found.pip or ""
-        _venv_step(plan, found.executable, venv, with_pip)
+        _venvworded_step(plan, found.executable, venv, with_pip)
         return
     uv = pyfind.find_uv()
     if uv is None and index_url is not None:
@@ -339,13 +331,11 @@ def _plan_pip_upgrade(plan: InstallPlan, index_url: str | None, wheelhouse: str 
     _add_index(plan, index_url, ["pip"])
     plan.probe_package = fallback  # the framework's project stays the fallback (the PyTorch index has no pip)
     want = "pip>={}.{}".format(*PIP_RAW)
-    plan.steps.append(Step(
-        id="upgrade-pip", title="Update pip in the new environment", kind="pip",
-        subject=f"pip {plan.base_pip or '?'} → {want.removeprefix('pip')}",
+    plan.steps.append(worded_step(
+        "upgrade-pip", msg("step.title.upgrade-pip"),
+        msg("step.explain.upgrade-pip", pip=plan.base_pip or msg("step.explain.pip-version-unknown")),
+        kind="pip", subject=f"pip {plan.base_pip or '?'} → {want.removeprefix('pip')}",
         argv=[*plan.pip, "install", "--disable-pip-version-check", *source, want],
-        explain=f"The new environment's pip ({plan.base_pip or 'its version is not known yet'}) cannot report "
-                "download progress in bytes; pip 24.1 and newer can, so the framework's download shows its size, "
-                "speed and time left. About 2 MB from the same package index.",
     ))
 
 
@@ -358,23 +348,21 @@ def _plan_pip(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]], in
         names = ", ".join(reqs)
         if wheelhouse is not None:
             source = ["--no-index", "--find-links", str(wheelhouse)]
-            where = f"from the local wheelhouse {wheelhouse} (no network)"
+            where: Message = msg("step.where.wheelhouse", path=str(wheelhouse))
             plan.offline = True
             plan.download_mib = 0
         else:
             source = ["--index-url", url] if url else []
-            where = f"from {url}" if url else "from PyPI (or the index in your pip configuration)"
+            where = msg("step.where.index", url=url) if url else msg("step.where.pypi")
             _add_index(plan, url, reqs)
         if uv and plan.python and plan.python[0] != "conda":
             argv = [uv, "pip", "install", "--python", plan.python[0], *source, *reqs]
         else:
             progress = ["--progress-bar", "raw"] if _pip_supports_raw(plan) else []
             argv = [*plan.pip, "install", "--disable-pip-version-check", *progress, *source, *reqs]
-        plan.steps.append(Step(
-            id=f"pip-install-{i + 1}" if i else "pip-install", title=f"Install {names}", argv=argv, kind="pip",
-            subject=names,
-            explain=f"Downloads and installs exactly {names} {where}. pip's exit code is checked; a failure "
-                    "stops here.",
+        plan.steps.append(worded_step(
+            f"pip-install-{i + 1}" if i else "pip-install", msg("step.title.pip-install", names=names),
+            msg("step.explain.pip-install", names=names, where=where), argv=argv, kind="pip", subject=names,
             undo=[*plan.pip, "uninstall", "-y", *[_req_name(r) for r in reqs]],
         ))
 
@@ -431,32 +419,23 @@ def _plan_runtime_env(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choi
     if not env:
         return
     pairs = [f"{k}={v}" for k, v in sorted(env.items())]
-    plan.steps.append(Step(
-        id="runtime-env", title="Set the build's runtime settings on activation", kind="command",
-        argv=[*plan.python, "-I", "-c", snippets.ACTIVATE_ENV, *pairs], subject=", ".join(pairs),
-        explain=f"Adds {', '.join(pairs)} to the environment's activation scripts (venv: activate, activate.fish, "
-                "Activate.ps1; conda: etc/conda/activate.d), so they are set whenever the environment is "
-                "activated. `gpusetup plan` says why each one is needed.",
+    plan.steps.append(worded_step(
+        "runtime-env", msg("step.title.runtime-env"), msg("step.explain.runtime-env", pairs=", ".join(pairs)),
+        kind="command", argv=[*plan.python, "-I", "-c", snippets.ACTIVATE_ENV, *pairs], subject=", ".join(pairs),
         undo=[*plan.python, "-I", "-c", snippets.ACTIVATE_ENV],
     ))
 
 
 def _plan_verify_protect(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]]) -> None:
     pins = [pin for _, ch in choices for pin in expected_pins(ch)]
-    plan.steps.append(Step(
-        id="verify", title="Check that the installed builds are the planned ones", kind="verify",
+    plan.steps.append(worded_step(
+        "verify", msg("step.title.verify"), msg("step.explain.verify"), kind="verify",
         argv=[*plan.python, "-I", "-c", snippets.VERIFY, *pins],
-        explain="Reads the installed versions from the environment's package metadata and compares them "
-                "with the plan, so a silently substituted build (e.g. +cpu instead of +cu126) is caught now, "
-                "not when your first training run is slow.",
     ))
     names = sorted({_req_name(p) for p in pins})
-    plan.steps.append(Step(
-        id="protect", title="Protect the installed build with a constraints file", kind="constraints",
-        argv=[*plan.python, "-I", "-c", snippets.PROTECT, CONSTRAINTS_NAME, *names],
-        explain=f"Writes {CONSTRAINTS_NAME} (exact versions of {', '.join(names)}) into the environment and "
-                "points the environment's pip.conf at it, so a later `pip install something` cannot swap "
-                "the framework for another build. With uv, set UV_CONSTRAINT to the same file.",
+    plan.steps.append(worded_step(
+        "protect", msg("step.title.protect"), msg("step.explain.protect", file=CONSTRAINTS_NAME, names=", ".join(names)),
+        kind="constraints", argv=[*plan.python, "-I", "-c", snippets.PROTECT, CONSTRAINTS_NAME, *names],
         undo=[*plan.python, "-I", "-c", snippets.REMOVE_OURS, CONSTRAINTS_NAME,
               "pip.ini" if plan.os == "windows" else "pip.conf"],
     ))
@@ -487,13 +466,11 @@ def _plan_download(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]
     for i, (url, reqs) in enumerate(_groups(choices, index_url, pytorch_mirror).items()):
         plan.packages.extend(reqs)
         _add_index(plan, url, reqs)
-        plan.steps.append(Step(
-            id=f"download-{i + 1}" if i else "download", title=f"Download {', '.join(reqs)} into {dest}",
-            subject=f"{', '.join(reqs)} → {dest}",
+        plan.steps.append(worded_step(
+            f"download-{i + 1}" if i else "download", msg("step.title.download", names=", ".join(reqs), dest=str(dest)),
+            msg("step.explain.download", dest=str(dest)), subject=f"{', '.join(reqs)} → {dest}",
             kind="pip", argv=[*pip, "download", "--disable-pip-version-check", "--dest", str(dest),
                               *(["--index-url", url] if url else []), *extra, *reqs],
-            explain="Fetches the wheels and all their dependencies into a folder you can copy to a machine "
-                    f"without internet; there run: gpusetup install --wheelhouse {dest}",
         ))
 
 
@@ -536,16 +513,13 @@ def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> Non
     if (sysinfo.os or "").lower() == "windows":
         min_version = next((a.min_version for a in actions if a.min_version), None)
         args = (["-Branch", branch] if branch else []) + (["-MinVersion", min_version] if min_version else [])
-        plan.steps.append(Step(
-            id="driver", title="Install the NVIDIA driver (Windows)", needs_root=True, kind="script",
-            argv=["powershell", "-NoProfile", "-ExecutionPolicy", "Bypass", "-File",
-                  str(installers_dir() / "nvidia-driver.ps1"), *args],
-            explain="Checks the installed driver; installs the NVIDIA App with winget when winget offers it, "
-                    "otherwise prints the exact download page and version and stops here until you have "
-                    "installed it (then: gpusetup install --resume).",
+        plan.steps.append(worded_step(
+            "driver", msg("step.title.driver-windows"), msg("step.explain.driver-windows"), needs_root=True,
+            kind="script", argv=["powershell", "-NoProfile", "-ExecutionPolicy", "Bypass", "-File",
+                                 str(installers_dir() / "nvidia-driver.ps1"), *args],
         ))
-        plan.steps.append(Step(id="reboot", title="Restart Windows", kind="reboot",
-                               explain="The new driver is active after a restart."))
+        plan.steps.append(worded_step("reboot", msg("step.title.reboot-windows"), msg("step.explain.reboot-windows"),
+                                kind="reboot"))
         return
     ccs = [g.compute_capability for g in machine.nvidia_gpus if g.compute_capability]
     flavour = "auto"
@@ -560,36 +534,24 @@ def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> Non
         args.append("--server")
     if sysinfo.secure_boot is not None:
         args += ["--secure-boot", "on" if sysinfo.secure_boot else "off"]
-    why = {"open": "your GPU is Turing or newer, so NVIDIA's open kernel modules are used (the default since 560)",
-           "proprietary": "your GPU is older than Turing, which the open kernel modules do not support",
-           "auto": "the kernel-module flavour is chosen by the distribution's tool"}[flavour]
+    why = {"open": msg("step.why.open-modules"), "proprietary": msg("step.why.proprietary-modules"),
+           "auto": msg("step.why.distribution-modules")}[flavour]
     _plan_script(plan, "driver", "nvidia-driver.sh", args,
-                 "Install the NVIDIA driver" + (f" (branch {branch})" if branch else ""),
-                 f"Needs administrator rights. Installs the driver from your distribution's packages; {why}. "
-                 + ("Data-centre GPUs get the -server driver branch; on NVSwitch systems the script also installs "
-                    "the fabric manager of exactly the driver's version, and it enables the persistence daemon. "
-                    if server else "")
-                 +
-                 "Secure Boot is checked first (signed modules are preferred; otherwise it explains the "
-                 "one-time key enrolment). nouveau is switched off.", machine)
+                 msg("step.title.driver-branch", branch=branch) if branch else msg("step.title.driver"),
+                 msg("step.explain.driver", why=why, server=msg("step.explain.driver-server") if server else ""),
+                 machine)
     if branch:
         plan.steps[-1].subject = branch
-    plan.steps.append(Step(
-        id="reboot", title="Restart the computer", kind="reboot",
-        explain="The new driver loads at the next start. Afterwards run `gpusetup install --resume` "
-                "to finish (it checks that the driver loaded).",
-    ))
-    plan.steps.append(Step(
-        id="check-driver", title="Check that the driver is loaded", kind="command",
+    plan.steps.append(worded_step("reboot", msg("step.title.reboot"), msg("step.explain.reboot"), kind="reboot"))
+    plan.steps.append(worded_step(
+        "check-driver", msg("step.title.check-driver"), msg("step.explain.check-driver"), kind="command",
         argv=["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-        explain="nvidia-smi answers only when the driver is loaded and matches its libraries.",
     ))
 
 
-def _plan_script(plan: InstallPlan, sid: str, script: str, args: list[str], title: str, explain: str,
+def _plan_script(plan: InstallPlan, sid: str, script: str, args: list[str], title: Message, explain: Message,
                  machine: Machine) -> None:
     path = str(installers_dir() / script)
-    plan.steps.append(Step(
-        id=sid, title=title, argv=["bash", path, *args], needs_root=True, kind="script", explain=explain,
-        undo=["bash", path, "--undo"],
-    ))
+    plan.steps.append(worded_step(sid, title, explain, argv=["bash", path, *args], needs_root=True, kind="script",
+                            undo=["bash", path, "--undo"]))
+

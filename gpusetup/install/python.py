@@ -28,7 +28,7 @@ from gpusetup import paths
 from gpusetup.compat.db import get_db
 from gpusetup.compat.resolver import resolve
 from gpusetup.install import snippets, uvfetch
-from gpusetup.messages import msg
+from gpusetup.messages import msg, worded_step
 from gpusetup.model import Message, Step
 from gpusetup.probe import ProbeContext
 from gpusetup.probe.pyenv import frozen, own_interpreter
@@ -99,14 +99,10 @@ def fetch_uv_step(index_url: str | None) -> Step:
     """A step that fetches uv from the package index (sha256-checked) into the data folder; ``subject`` is
     where the program will be, for the steps after it."""
     dest = uvfetch.default_dest()
-    where = index_url or "PyPI (or the index in your pip configuration)"
+    where = index_url or "PyPI"  # or the index in pip's configuration, which the program reads itself
     argv = [*uvfetch.command(), "--dest", str(dest)] + (["--index-url", index_url] if index_url else [])
-    return Step(id="get-uv", title=f"Download uv, the tool that installs Python, from {where}", kind="download",
-                argv=argv, subject=str(dest),
-                explain="No suitable Python was found, and the tool that downloads one (uv, a download of about 17 MB) is not "
-                        "part of GPU Setup's own download: it is fetched once from the same package index as "
-                        "the framework, checked against the index's sha256, and kept in your own folder.",
-                undo=[*uvfetch.command(), "--remove", "--dest", str(dest)])
+    return worded_step("get-uv", msg("step.title.get-uv", index=where), msg("step.explain.get-uv"), kind="download",
+                       argv=argv, subject=str(dest), undo=[*uvfetch.command(), "--remove", "--dest", str(dest)])
 
 
 def managed_dir() -> Path:
@@ -209,23 +205,17 @@ def provide_steps(want: str, venv: str, uv: str, *, install_dir: Path | None = N
         get += ["--mirror", mirror_url]
     py = str(Path(venv) / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
     return [
-        Step(id="get-python", title=f"Download Python {minor} (managed by uv) into {idir}", kind="python",
-             argv=get, env=env, subject=f"Python {minor} → {idir}",
-             explain=f"No Python {minor} that can create environments was found on this computer, so uv downloads "
-                     "a standalone Python build into a folder of your own (nothing system-wide changes). Set "
-                     "GPUSETUP_PYTHON_MIRROR to a mirror of the Python builds where the default host cannot be "
-                     "reached.",
-             undo=[uv, "python", "uninstall", "--install-dir", idir, minor]),
-        Step(id="create-venv", title=f"Create the virtual environment {venv} with Python {minor}", kind="venv",
-             subject=f"{venv} (Python {minor})",
-             argv=[uv, "venv", "--no-config", "--managed-python", "--no-python-downloads", "--python", minor, venv],
-             env=env,
-             explain="A separate Python environment keeps this install away from other projects; deleting the "
-                     "folder removes it completely.",
-             undo=[py, "-I", "-c", snippets.RMTREE_VENV, venv]),
-        Step(id="seed-pip", title="Put pip into the new environment", kind="command", subject=venv,
-             argv=[py, "-I", "-m", "ensurepip", "--default-pip"],
-             explain="pip comes from the new Python's own copy (ensurepip), so this needs no network."),
+        worded_step("get-python", msg("step.title.get-python", version=minor, dir=idir),
+                    msg("step.explain.get-python", version=minor), kind="python",
+                    argv=get, env=env, subject=f"Python {minor} → {idir}",
+                    undo=[uv, "python", "uninstall", "--install-dir", idir, minor]),
+        worded_step("create-venv", msg("step.title.create-venv-python", venv=venv, version=minor),
+                    msg("step.explain.create-venv-uv"), kind="venv", subject=f"{venv} (Python {minor})",
+                    argv=[uv, "venv", "--no-config", "--managed-python", "--no-python-downloads", "--python", minor,
+                          venv],
+                    env=env, undo=[py, "-I", "-c", snippets.RMTREE_VENV, venv]),
+        worded_step("seed-pip", msg("step.title.seed-pip"), msg("step.explain.seed-pip"), kind="command",
+                    subject=venv, argv=[py, "-I", "-m", "ensurepip", "--default-pip"]),
     ]
 
 

@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPushButton, QWidget
 
-from gpusetup.gui.i18n import tr
+from gpusetup.gui.i18n import current_language, tr
 from gpusetup.gui.pages.base import BasePage
 from gpusetup.gui.pages.choose import FRAMEWORK_NAMES
 from gpusetup.gui.services import Unavailable
 from gpusetup.gui.widgets import Card, StatusLine, label, open_folder
 from gpusetup.gui.workers import JobContext
+from gpusetup.messages import outcome_text
 from gpusetup.model import Report, Severity
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ class DonePage(BasePage):
         elif out.cancelled:
             add("info", tr("The installation was cancelled and undone."))
         else:
-            add("fail", tr("The installation did not finish: {error}").format(error=out.message))
+            add("fail", tr("The installation did not finish: {error}").format(error=outcome_text(out, current_language())))
         st = self.state.selftest
         if st is not None and not st.cancelled:
             kind = {"pass": "pass", "warn": "warn", "fail": "fail"}.get(st.verdict, "info")

@@ -42,7 +42,7 @@ from gpusetup.gui.widgets import (
 )
 from gpusetup.gui.workers import JobContext
 from gpusetup.i18n import finding_text
-from gpusetup.messages import render
+from gpusetup.messages import outcome_text, render
 from gpusetup.model import Message, Severity, Step
 
 if TYPE_CHECKING:
@@ -366,7 +366,7 @@ class InstallPage(BasePage):
                 where = tr("Step {n} “{title}” failed.").format(n=failed_i + 1, title=self.rows[failed_i].display_title) + " "
             self.status.set(
                 "fail",
-                where + (outcome.message or tr("The installation did not finish."))
+                where + (outcome_text(outcome, current_language()) or tr("The installation did not finish."))
                 + " " + tr("You can undo what was done, try again, or read the log below."),
             )
             self.log_section.set_expanded(True)

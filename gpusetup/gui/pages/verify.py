@@ -295,7 +295,12 @@ class VerifyPage(BasePage):
             if current_language() == "en":
                 for n in result.notes:
                     notes.body.addWidget(label("• " + n))
-            else:  # the self-test words its notes in English: the headline in this language, the rest one click away
+            elif len(result.note_codes) == len(result.notes):  # worded as data: every note in this language
+                for n in render_notes(result.notes, result.note_codes, current_language()):
+                    notes.body.addWidget(label("• " + n))
+                if (more_notes := details_section(["• " + n for n in result.notes])) is not None:
+                    notes.body.addWidget(more_notes)
+            else:  # an older result with English notes only: the headline in this language, the rest one click away
                 if result.headline is not None:
                     notes.body.addWidget(label(render(result.headline, current_language())))
                 else:
