@@ -37,7 +37,8 @@ def _linux_prctl() -> Any:
     with _lock:
         if not _prctl_checked:
             _prctl_checked = True
-            from gpusetup.probe.platform.host import current_os  # here: runner → children → probe → runner
+            # lazy: a cycle (runner → children → gpusetup.probe, whose __init__ imports the runner)
+            from gpusetup.probe.platform.host import current_os
 
             if current_os() == "linux":
                 try:
@@ -69,7 +70,7 @@ def popen_kwargs() -> dict[str, Any]:
 
 def adopt(proc: subprocess.Popen[Any]) -> None:
     """Windows: put ``proc`` into our kill-on-close Job object. Elsewhere nothing (popen_kwargs did it)."""
-    from gpusetup.probe.platform.host import is_windows
+    from gpusetup.probe.platform.host import is_windows  # lazy: the same cycle as in popen_kwargs
 
     if not is_windows():
         return
@@ -86,7 +87,7 @@ def _windows_job() -> Any:
     global _job
     with _lock:
         if _job is None:
-            from ctypes import wintypes
+            from ctypes import wintypes  # lazy: Windows-only types, only on Windows
 
             class IoCounters(ctypes.Structure):
                 _fields_ = [(n, ctypes.c_ulonglong) for n in (

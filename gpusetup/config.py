@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import platformdirs
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
@@ -75,8 +77,6 @@ def config_path() -> Path:
     home = os.environ.get("GPUSETUP_HOME")
     if home:
         return Path(home).expanduser() / "config" / "config.toml"
-    import platformdirs
-
     return Path(platformdirs.user_config_dir("gpusetup", appauthor=False)) / "config.toml"
 
 

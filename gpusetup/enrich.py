@@ -72,8 +72,10 @@ def classify_pci_device(gpu: Gpu) -> None:
     """Chip rule on what the PCI bus showed (pci.ids device name, else the id); a driver's values are kept.
     Records why not when the id is unknown, and that the chip has no CUDA support when so."""
     cls = pcidb.classify_nvidia(gpu.pci.device_name or "") if gpu.pci.device_name else None
+    how = f"chip rule on {gpu.pci.device_name!r}"
     if cls is None and gpu.pci.vendor_id and gpu.pci.device_id:
         cls = pcidb.classify_pci(gpu.pci.vendor_id, gpu.pci.device_id)
+        how = f"PCI id {gpu.pci.vendor_id}:{gpu.pci.device_id}"
     if cls is None:
         gpu.evidence.append(
             Evidence(
@@ -83,11 +85,19 @@ def classify_pci_device(gpu: Gpu) -> None:
             )
         )
         return
+    _apply(gpu, cls, how)
+
+
+def _apply(gpu: Gpu, cls: pcidb.ChipClass, how: str) -> None:
+    """What the chip rule says, for the facts no driver reported; ``how`` is kept as the evidence's detail."""
     gpu.chip = gpu.chip or cls.chip
     gpu.architecture = gpu.architecture or cls.architecture
     if gpu.compute_capability is None and cls.compute_capability is not None:
         gpu.compute_capability = ComputeCapability.parse(cls.compute_capability)
         gpu.compute_capability_source = CHIP_RULE_SOURCE
+        gpu.evidence.append(Evidence(CHIP_RULE_SOURCE, detail=how))
+    if gpu.cuda_supported is None and cls.cuda is False:
+        gpu.cuda_supported = False
     if cls.cuda is False:
         gpu.evidence.append(
             Evidence(
@@ -118,6 +128,10 @@ def enrich(machine: Machine) -> Machine:
             continue
         if gpu.pci.device_name or (gpu.pci.pci_id and pcidb.lookup(gpu.pci.vendor_id or "", gpu.pci.device_id or "")[1]):
             classify_pci_device(gpu)
-        if gpu.compute_capability is None and gpu.name:
+        if gpu.compute_capability is None and gpu.cuda_supported is None:
+            found, how = chip_class(gpu, by_name=False)  # a chip codename in the chip or name field
+            if found is not None and how:
+                _apply(gpu, found, how)
+        if gpu.compute_capability is None and gpu.cuda_supported is None and gpu.name:
             classify_by_name(gpu)
     return machine

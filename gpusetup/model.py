@@ -190,6 +190,7 @@ class Gpu:
     evidence: list[Evidence] = field(default_factory=list)
     mig_mode_pending: str | None = None  # what MIG mode becomes after the next GPU reset (Enabled / Disabled)
     process_list: list[GpuProcess] = field(default_factory=list)  # who holds the GPU's memory, biggest first
+    cuda_supported: bool | None = None  # False: the chip rule says no current CUDA release runs this chip (enrich)
 
     def __post_init__(self) -> None:
         cc = self.compute_capability

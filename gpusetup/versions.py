@@ -24,9 +24,10 @@ from packaging.version import Version as _PkgVersion
 __all__ = [
     "ComputeCapability",
     "Coverage",
-    "GSP_MIN_CC",
     "Version",
+    "cubin_runs",
     "kernel_coverage",
+    "ptx_runs",
     "arch_list_coverage",
     "as_version",
     "version_key",
@@ -244,10 +245,6 @@ def _parse_cc(text: str) -> ComputeCapability | None:
     return None
 
 
-# NVIDIA's open kernel modules drive a GPU through its GSP, which GPUs have from Turing (7.5) on: older ones need
-# the proprietary modules (rules F10 and the driver install step both ask this).
-GSP_MIN_CC = ComputeCapability(7, 5)
-
 Coverage = Literal["sass", "ptx"]
 
 
@@ -266,13 +263,23 @@ def kernel_coverage(
         return None
     for s in sass:
         k = ComputeCapability.parse(s)
-        if k is not None and k.major == c.major and c.minor >= k.minor:
+        if k is not None and cubin_runs(k, c):
             return "sass"
     for p in [ptx] if isinstance(ptx, str) else (ptx or ()):
         k = ComputeCapability.parse(p)
-        if k is not None and c >= k:
+        if k is not None and ptx_runs(k, c):
             return "ptx"
     return None
+
+
+def cubin_runs(cubin: ComputeCapability, gpu: ComputeCapability) -> bool:
+    """Does a cubin (SASS) built for sm_XY run on a GPU of this compute capability? Same major, minor ≥ Y."""
+    return cubin.major == gpu.major and gpu.minor >= cubin.minor
+
+
+def ptx_runs(ptx: ComputeCapability, gpu: ComputeCapability) -> bool:
+    """Can the driver JIT-compile PTX for compute_XY on a GPU of this compute capability? Any CC ≥ X.Y."""
+    return gpu >= ptx
 
 
 def arch_list_coverage(

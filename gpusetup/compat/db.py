@@ -21,7 +21,7 @@ from typing import Any
 
 from gpusetup.paths import data_dir
 from gpusetup.resources import resource
-from gpusetup.versions import Version
+from gpusetup.versions import ComputeCapability, Version
 
 log = logging.getLogger("gpusetup.compat")
 
@@ -119,6 +119,17 @@ class CompatDB:
             return None
         candidates = [c for c in (self.family_minimum(v.major, driver_os), self.toolkit_driver(v, driver_os)) if c]
         return min(candidates, key=Version) if candidates else None
+
+    def kernel_modules(self, cc: ComputeCapability | None) -> str | None:
+        """Which NVIDIA kernel modules drive a GPU of compute capability ``cc``: "open" (Turing and newer: they
+        need the GPU's GSP) or "proprietary"; None when unknown (driver_branches/kernel_modules)."""
+        if cc is None:
+            return None
+        for row in self.rows("driver_branches", "kernel_modules"):
+            lo, hi = ComputeCapability.parse(row.get("cc_min")), ComputeCapability.parse(row.get("cc_max"))
+            if lo is not None and lo <= cc and (hi is None or cc <= hi):
+                return str(row["modules"])
+        return None
 
     @property
     def version(self) -> str:
@@ -237,7 +248,8 @@ def verified_files(user: Path) -> tuple[dict[str, dict[str, Any]], str]:
     Ed25519 key, every file against the sha256 the signed manifest records. Raises :class:`UnverifiedData`
     (or :class:`DataError` for unreadable files) — a folder written later, or pointed to by
     ``GPUSETUP_COMPAT_DIR``, is never trusted on its word."""
-    from gpusetup.compat import update as upd  # the trust model lives there; imported here to avoid a cycle
+    # lazy: a cycle (update imports db); the trust model lives there
+    from gpusetup.compat import update as upd
 
     try:
         raw = _read_capped(user / MANIFEST, upd.MAX_MANIFEST_BYTES)

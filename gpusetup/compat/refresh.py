@@ -55,7 +55,7 @@ class Http:
     """A small bounded HTTP client (requests) with a timeout; every read has a size limit."""
 
     def __init__(self, timeout: float = 30.0, session: Any = None) -> None:
-        import requests
+        import requests  # lazy: 82-185 ms (python -X importtime); only a refresh downloads
 
         self.timeout = timeout
         self.session = session or requests.Session()
@@ -66,7 +66,7 @@ class Http:
     def get(self, url: str, *, accept: str | None = None, limit: int = MAX_PAGE_BYTES,
             byte_range: tuple[int, int] | None = None) -> tuple[bytes, str, str]:
         """(body, final URL, content type). ``byte_range`` is inclusive (start, end)."""
-        import requests
+        import requests  # lazy: 82-185 ms (python -X importtime); only a refresh downloads
 
         headers = {}
         if accept:
@@ -95,7 +95,7 @@ class Http:
 
     def size(self, url: str) -> int:
         """The length of a remote file, from a one-byte range request."""
-        import requests
+        import requests  # lazy: 82-185 ms (python -X importtime); only a refresh downloads
 
         self.requests += 1
         try:

@@ -19,7 +19,7 @@ from itertools import combinations
 from typing import Any
 
 from gpusetup.compat.db import CompatDB, DataError, get_db
-from gpusetup.enrich import CHIP_RULE_SOURCE, NAME_MATCH_SOURCE, chip_class
+from gpusetup.enrich import CHIP_RULE_SOURCE, NAME_MATCH_SOURCE
 from gpusetup.messages import add_note, msg, render
 from gpusetup.model import Action, Choice, FrameworkPlan, Gpu, Machine, Message, Rejected
 from gpusetup.versions import ComputeCapability, Version, kernel_coverage
@@ -80,22 +80,65 @@ def _span(versions: list[str]) -> str:
 # ------------------------------------------------------------------------------------ the machine
 
 
-@dataclass
-class GpuInfo:
-    """One GPU as the resolver sees it."""
+@dataclass(frozen=True, eq=False)
+class GpuRef:
+    """GPU number ``index`` of the machine (its position in ``Machine.gpus``, what ``--gpu`` names) and the
+    :class:`~gpusetup.model.Gpu` itself: every fact is read from it as detection and the enrich step left it
+    (the resolver derives no compute capability of its own)."""
 
-    index: int  # position in Machine.gpus
-    vendor: str
-    label: str
-    cc: ComputeCapability | None = None
-    architecture: str | None = None
-    gfx: str | None = None
-    cuda_capable: bool | None = True
-    classified_from: str | None = None  # how the CC was found when the report did not carry it
+    index: int
+    gpu: Gpu
 
     @property
-    def cck(self) -> Version:
-        return Version.of(self.cc) if self.cc else Version()
+    def label(self) -> str:
+        g = self.gpu
+        return f"GPU {self.index}: {g.name or g.pci.device_name or g.pci.pci_id or self.vendor}"
+
+    @property
+    def vendor(self) -> str:
+        return (self.gpu.vendor or "other").lower()
+
+    @property
+    def cc(self) -> ComputeCapability | None:
+        return self.gpu.compute_capability
+
+    @property
+    def architecture(self) -> str | None:
+        return self.gpu.architecture
+
+    @property
+    def gfx(self) -> str | None:
+        return (self.gpu.gfx_target or "").lower() or None if self.vendor == "amd" else None
+
+    @property
+    def classified_from(self) -> str | None:
+        """How the enrich step found the compute capability, when no driver reported it."""
+        g = self.gpu
+        if g.compute_capability is None:
+            return None
+        if g.compute_capability_source == CHIP_RULE_SOURCE:
+            return next((e.detail for e in g.evidence if e.source == CHIP_RULE_SOURCE and e.ok and e.detail), None)
+        if g.compute_capability_source == NAME_MATCH_SOURCE:
+            return f"pci.ids name match for {g.name!r}"
+        return None
+
+
+def _cc_in(cc: ComputeCapability | None, lo: str | None, hi: str | None) -> bool:
+    """Is ``cc`` within a data row's [lo, hi] (texts such as "5.0"; a missing bound is open)? False when unknown."""
+    if cc is None:
+        return False
+    low, high = ComputeCapability.parse(lo), ComputeCapability.parse(hi)
+    return (low is None or low <= cc) and (high is None or cc <= high)
+
+
+def _cc_below(cc: ComputeCapability | None, bound: str | None) -> bool:
+    b = ComputeCapability.parse(bound)
+    return cc is not None and b is not None and cc < b
+
+
+def _cc_above(cc: ComputeCapability | None, bound: str | None) -> bool:
+    b = ComputeCapability.parse(bound)
+    return cc is not None and b is not None and cc > b
 
 
 @dataclass
@@ -169,32 +212,8 @@ def _machine_env(machine: Machine, python_version: str | None) -> tuple[Env, lis
     return env, notes
 
 
-def _classify(machine: Machine) -> list[GpuInfo]:
-    out: list[GpuInfo] = []
-    for i, g in enumerate(machine.gpus):
-        vendor = (g.vendor or "other").lower()
-        label = f"GPU {i}: {g.name or g.pci.device_name or g.pci.pci_id or vendor}"
-        info = GpuInfo(index=i, vendor=vendor, label=label, cc=g.compute_capability, architecture=g.architecture)
-        if vendor == "nvidia":
-            _classify_nvidia(g, info)
-        elif vendor == "amd":
-            info.gfx = (g.gfx_target or "").lower() or None
-        out.append(info)
-    return out
-
-
-def _classify_nvidia(g: Gpu, info: GpuInfo) -> None:
-    """How CUDA-capable the GPU is by the chip rule, and where its compute capability came from when no driver
-    reported it (the enrich step already filled it in from pci.ids; the plan says so)."""
-    if info.cc and g.compute_capability_source not in (CHIP_RULE_SOURCE, NAME_MATCH_SOURCE):
-        return
-    found, info.classified_from = chip_class(g)
-    if found is None:
-        info.cuda_capable = None
-        return
-    info.cc = ComputeCapability.parse(found.compute_capability)
-    info.architecture = info.architecture or found.architecture
-    info.cuda_capable = found.cuda if found.compute_capability or found.cuda is False else None
+def _gpus(machine: Machine) -> list[GpuRef]:
+    return [GpuRef(i, g) for i, g in enumerate(machine.gpus)]
 
 
 # ------------------------------------------------------------------------------------ candidates
@@ -243,7 +262,7 @@ def _driver_problem(c: Cand, env: Env, relax: frozenset[str]) -> Message | None:
     return None
 
 
-def _problems(c: Cand, env: Env, gpus: Sequence[GpuInfo], relax: frozenset[str]) -> list[Message]:
+def _problems(c: Cand, env: Env, gpus: Sequence[GpuRef], relax: frozenset[str]) -> list[Message]:
     """Everything that stops this build from working on these GPUs, as messages ([] = it works)."""
     out: list[Message] = []
     if c.platform_bad:
@@ -270,7 +289,7 @@ def _memo(db: CompatDB) -> dict[Any, Any]:
     return memo
 
 
-def _arch_min_driver(db: CompatDB, g: GpuInfo, driver_os: str) -> tuple[str | None, str | None]:
+def _arch_min_driver(db: CompatDB, g: GpuRef, driver_os: str) -> tuple[str | None, str | None]:
     if not g.cc:
         return None, None
     memo = _memo(db)
@@ -278,22 +297,22 @@ def _arch_min_driver(db: CompatDB, g: GpuInfo, driver_os: str) -> tuple[str | No
     if key not in memo:
         memo[key] = (None, None)
         for row in db.rows("driver_branches", "architecture_min_driver"):
-            if vkey(row["cc_min"]) <= g.cck <= vkey(row["cc_max"]):
+            if _cc_in(g.cc, row["cc_min"], row["cc_max"]):
                 memo[key] = (row.get(driver_os), row["architecture"])
                 break
     return memo[key]
 
 
-def _legacy_row(db: CompatDB, g: GpuInfo) -> dict[str, Any] | None:
+def _legacy_row(db: CompatDB, g: GpuRef) -> dict[str, Any] | None:
     if not g.cc:
         return None
     for row in db.rows("driver_branches", "legacy_branches"):
-        if vkey(row["cc_min"]) <= g.cck <= vkey(row["cc_max"]):
+        if _cc_in(g.cc, row["cc_min"], row["cc_max"]):
             return row
     return None
 
 
-def _ceiling(db: CompatDB, gpus: Sequence[GpuInfo], driver_os: str) -> Version:
+def _ceiling(db: CompatDB, gpus: Sequence[GpuRef], driver_os: str) -> Version:
     """The newest driver all these NVIDIA GPUs can run (legacy branches cap it)."""
     ceiling = _UNLIMITED
     for g in gpus:
@@ -307,7 +326,7 @@ def _ceiling(db: CompatDB, gpus: Sequence[GpuInfo], driver_os: str) -> Version:
 
 
 def _needed_driver(
-    db: CompatDB, c: Cand, env: Env, gpus: Sequence[GpuInfo], base: str | None, base_why: Message | None
+    db: CompatDB, c: Cand, env: Env, gpus: Sequence[GpuRef], base: str | None, base_why: Message | None
 ) -> None:
     """Set the candidate's minimum driver: the CUDA family minimum and each GPU's own minimum."""
     need, why = base, base_why
@@ -379,7 +398,7 @@ def _torch_packages(rel: dict[str, Any]) -> list[str]:
     return pkgs
 
 
-def _torch_candidates(db: CompatDB, env: Env, gpus: Sequence[GpuInfo], kind: str) -> list[Cand]:
+def _torch_candidates(db: CompatDB, env: Env, gpus: Sequence[GpuRef], kind: str) -> list[Cand]:
     url = db.rows("pytorch", "indexes")[0]["url"]
     cands: list[Cand] = []
     for order, rel in enumerate(_torch_rows(db)):
@@ -426,13 +445,13 @@ def _kind_word(kind: str) -> Message | str:
     return words.get(kind, kind)
 
 
-def _jetson_block(db: CompatDB, env: Env, gpus: Sequence[GpuInfo]) -> Message | None:
+def _jetson_block(db: CompatDB, env: Env, gpus: Sequence[GpuRef]) -> Message | None:
     """Why server-Arm (SBSA) CUDA wheels cannot be used on this Jetson, or None when they can."""
     if not env.jetson:
         return None
     for g in gpus:
         row = next(
-            (r for r in db.rows("pytorch", "jetson") if g.cc and vkey(r["cc_min"]) <= g.cck <= vkey(r["cc_max"])), None
+            (r for r in db.rows("pytorch", "jetson") if _cc_in(g.cc, r["cc_min"], r["cc_max"])), None
         )
         if row is None or not row["sbsa_wheels"]:
             hint = row["note"] if row else msg("hint.jetson-no-data")
@@ -442,7 +461,7 @@ def _jetson_block(db: CompatDB, env: Env, gpus: Sequence[GpuInfo]) -> Message | 
     return None
 
 
-def _torch_cuda_checks(db: CompatDB, c: Cand, env: Env, gpus: Sequence[GpuInfo]) -> None:
+def _torch_cuda_checks(db: CompatDB, c: Cand, env: Env, gpus: Sequence[GpuRef]) -> None:
     jetson = _jetson_block(db, env, gpus)
     if jetson:
         c.platform_bad = jetson
@@ -465,7 +484,7 @@ def _torch_cuda_checks(db: CompatDB, c: Cand, env: Env, gpus: Sequence[GpuInfo])
         highest = _highest_cc(db, cuda) if how == "ptx" else None
         if how is None:
             c.gpu_bad[g.index] = msg("reason.no-kernels-cc", cc=str(g.cc), gpu=g.label)
-        elif highest and g.cck > vkey(highest):
+        elif _cc_above(g.cc, highest):
             # PTX alone is not enough when the wheel's pinned CUDA libraries (cuBLAS, cuDNN) predate the GPU.
             c.gpu_bad[g.index] = msg("reason.ptx-libraries-too-old", cc=str(g.cc), gpu=g.label, cuda=cuda, highest=highest)
         elif how == "ptx":
@@ -480,7 +499,7 @@ def _torch_cuda_checks(db: CompatDB, c: Cand, env: Env, gpus: Sequence[GpuInfo])
     _needed_driver(db, c, env, gpus, base, why)
 
 
-def _rocm_checks(db: CompatDB, c: Cand, gpus: Sequence[GpuInfo]) -> None:
+def _rocm_checks(db: CompatDB, c: Cand, gpus: Sequence[GpuRef]) -> None:
     row = next((r for r in db.rows("rocm", "index_gfx") if r["index"] == c.variant), None)
     if row is None:
         c.platform_bad = msg("reason.no-gfx-list", variant=c.variant)
@@ -503,7 +522,7 @@ def _rocm_checks(db: CompatDB, c: Cand, gpus: Sequence[GpuInfo]) -> None:
 # --------------------------------------------------------------------------------------- TensorFlow
 
 
-def _tf_candidates(db: CompatDB, env: Env, gpus: Sequence[GpuInfo]) -> list[Cand]:
+def _tf_candidates(db: CompatDB, env: Env, gpus: Sequence[GpuRef]) -> list[Cand]:
     cands: list[Cand] = []
     builds = db.rows("tensorflow", "gpu_builds")
     configs = sorted(db.rows("tensorflow", "tested_configs"), key=lambda r: vkey(r["version"]), reverse=True)
@@ -537,7 +556,7 @@ def _tf_platform_reason(env: Env) -> Message:
     return msg("reason.tf-no-platform-build", where=env.where(), machine=env.machine)
 
 
-def _tf_gpu_checks(db: CompatDB, c: Cand, cfg: dict[str, Any], env: Env, gpus: Sequence[GpuInfo]) -> None:
+def _tf_gpu_checks(db: CompatDB, c: Cand, cfg: dict[str, Any], env: Env, gpus: Sequence[GpuRef]) -> None:
     cuda = cfg["cuda"]
     major = int(cuda.split(".")[0])
     min_cc = next(
@@ -552,12 +571,12 @@ def _tf_gpu_checks(db: CompatDB, c: Cand, cfg: dict[str, Any], env: Env, gpus: S
     for g in gpus:
         if not g.cc or arch is not None:
             continue
-        if min_cc and g.cck < vkey(min_cc["cc_min"]):
+        if min_cc and _cc_below(g.cc, min_cc["cc_min"]):
             c.gpu_bad[g.index] = msg(
                 "reason.cc-too-low" if db.table("tensorflow", "min_cc").verified else "reason.cc-too-low-inferred",
                 min=min_cc["cc_min"], gpu=g.label, cc=str(g.cc),
             )
-        elif highest and g.cck > vkey(highest):
+        elif _cc_above(g.cc, highest):
             # No record of this wheel's GPU code: it could only run through PTX JIT, which users report failing on
             # new GPUs for the releases whose wheels were read (tensorflow/ptx_jit_failures), so it is not offered.
             c.gpu_bad[g.index] = msg("reason.tf-no-ptx-record", cc=str(g.cc), gpu=g.label, cuda=cuda, version=c.version)
@@ -588,7 +607,7 @@ def _tf_arch(db: CompatDB, version: str, env: Env) -> dict[str, Any] | None:
     return memo[key]
 
 
-def _tf_kernel_checks(db: CompatDB, c: Cand, arch: dict[str, Any], gpus: Sequence[GpuInfo]) -> None:
+def _tf_kernel_checks(db: CompatDB, c: Cand, arch: dict[str, Any], gpus: Sequence[GpuRef]) -> None:
     """Which GPUs the wheel's cubins serve, which only its PTX, and where PTX JIT is reported to fail."""
     cubins = ", ".join(arch["cc"])
     ptx = arch.get("ptx") or "none"
@@ -604,12 +623,12 @@ def _tf_kernel_checks(db: CompatDB, c: Cand, arch: dict[str, Any], gpus: Sequenc
                     r
                     for r in _opt_rows(db, "tensorflow", "ptx_jit_failures")
                     if _in_range(vkey(c.version), r["tf_min"], r.get("tf_max"))
-                    and _in_range(g.cck, r["cc_min"], r.get("cc_max"))
+                    and _cc_in(g.cc, r["cc_min"], r.get("cc_max"))
                 ),
                 None,
             )
             if fail:
-                params = {"cc": g.cc, "gpu": g.label, "ptx": ptx, "error": fail["error"], "source": fail["sources"][0]}
+                params = {"cc": str(g.cc), "gpu": g.label, "ptx": ptx, "error": fail["error"], "source": fail["sources"][0]}
                 if fail.get("verified") is False:
                     c.gpu_bad[g.index] = msg("reason.tf-ptx-jit-fails-unverified", **params)
                     c.unverified.append(msg("unverified.tf-ptx-jit", cc=str(g.cc), detail=fail["note"]))
@@ -634,11 +653,11 @@ def _highest_cc(db: CompatDB, cuda: str) -> str | None:
     return None
 
 
-def _cudnn_pin(db: CompatDB, c: Cand, framework: str, major: int, gpus: Sequence[GpuInfo]) -> None:
+def _cudnn_pin(db: CompatDB, c: Cand, framework: str, major: int, gpus: Sequence[GpuRef]) -> None:
     for pin in db.rows("cudnn", "legacy_pins"):
         if framework not in pin["frameworks"] or pin["cuda_major"] != major:
             continue
-        old = [g for g in gpus if g.cc and g.cck < vkey(pin["cc_below"])]
+        old = [g for g in gpus if _cc_below(g.cc, pin["cc_below"])]
         if old:
             if pin.get("verified", db.table("cudnn", "legacy_pins").verified) is False:
                 c.unverified.append(msg("unverified.cudnn-pin", package=pin["package"], version=pin["version"], cc=pin["cc_below"]))
@@ -652,7 +671,7 @@ def _cudnn_pin(db: CompatDB, c: Cand, framework: str, major: int, gpus: Sequence
 # ---------------------------------------------------------------------------------------------- JAX
 
 
-def _jax_candidates(db: CompatDB, env: Env, gpus: Sequence[GpuInfo]) -> list[Cand]:
+def _jax_candidates(db: CompatDB, env: Env, gpus: Sequence[GpuRef]) -> list[Cand]:
     cands: list[Cand] = []
     extras = {r["extra"]: r for r in db.rows("jax", "extras")}
     plat_os = "wsl2" if env.wsl else env.os
@@ -677,7 +696,7 @@ def _jax_candidates(db: CompatDB, env: Env, gpus: Sequence[GpuInfo]) -> list[Can
                 if plat["nvidia"] == "experimental":
                     c.notes.append(msg("note.jax-wsl-experimental"))
                 for g in gpus:
-                    if g.cc and g.cck < vkey(ex["min_cc"]):
+                    if _cc_below(g.cc, ex["min_cc"]):
                         c.gpu_bad[g.index] = msg("reason.cc-too-low", min=ex["min_cc"], gpu=g.label, cc=str(g.cc))
                 base = ex["min_driver_linux"] if env.driver_os == "linux" else db.family_minimum(ex["cuda_major"], "windows")
                 _needed_driver(db, c, env, gpus, base, msg("why.jax-extra-driver", extra=extra))
@@ -693,22 +712,22 @@ def _jax_candidates(db: CompatDB, env: Env, gpus: Sequence[GpuInfo]) -> list[Can
 class _Found:
     cand: Cand
     relax: frozenset[str]
-    gpus: list[GpuInfo]
+    gpus: list[GpuRef]
     env: Env
 
 
 def _search(
-    make: Callable[[Env, Sequence[GpuInfo]], list[Cand]],
+    make: Callable[[Env, Sequence[GpuRef]], list[Cand]],
     db: CompatDB,
     env: Env,
-    gpus: list[GpuInfo],
+    gpus: list[GpuRef],
     relaxations: Sequence[frozenset[str]],
 ) -> _Found | None:
     """First (relaxation, GPU subset) for which some build works; the newest build wins within it."""
-    subsets: list[list[GpuInfo]] = [gpus]
+    subsets: list[list[GpuRef]] = [gpus]
     if len(gpus) > 1:
         # Keep the newest GPUs first when not all can be served by one build.
-        newest_first = sorted(gpus, key=lambda g: (g.cck, g.gfx or ""), reverse=True)
+        newest_first = sorted(gpus, key=lambda g: (g.cc or (0, 0), g.gfx or ""), reverse=True)
         for drop in range(1, len(gpus)):
             for keep in combinations(newest_first, len(gpus) - drop):
                 subsets.append(sorted(keep, key=lambda g: g.index))
@@ -731,7 +750,7 @@ def _search(
     return None
 
 
-def _group_rejections(cands: Sequence[Cand], env: Env, gpus: Sequence[GpuInfo], newer_than: Cand | None) -> list[Rejected]:
+def _group_rejections(cands: Sequence[Cand], env: Env, gpus: Sequence[GpuRef], newer_than: Cand | None) -> list[Rejected]:
     """Every build that does not work, grouped by variant and reason: 'cu130 (torch 2.9–2.15)': why.
 
     With a choice, only builds at least as new as the choice are listed (the older ones are not better);
@@ -828,19 +847,15 @@ def _cpu_choice(db: CompatDB, framework: str, env: Env) -> tuple[Choice | None, 
     return _choice(Cand("jax", rel["version"], "cpu", "cpu", packages=[f"jax=={rel['version']}"]), env), notes
 
 
-def _kernel_modules(db: CompatDB, gpus: Sequence[GpuInfo]) -> str | None:
+def _kernel_modules(db: CompatDB, gpus: Sequence[GpuRef]) -> str | None:
     """'open' when every GPU supports NVIDIA's open kernel modules, else 'proprietary' (driver_branches/kernel_modules)."""
-    flavours = set()
-    for g in gpus:
-        for row in db.rows("driver_branches", "kernel_modules"):
-            if g.cc and vkey(row["cc_min"]) <= g.cck and (row["cc_max"] is None or g.cck <= vkey(row["cc_max"])):
-                flavours.add(row["modules"])
+    flavours = {f for f in (db.kernel_modules(g.cc) for g in gpus) if f}
     if not flavours:
         return None
     return "proprietary" if "proprietary" in flavours else "open"
 
 
-def _driver_branch(db: CompatDB, gpus: Sequence[GpuInfo], need: str | None, driver_os: str) -> Message:
+def _driver_branch(db: CompatDB, gpus: Sequence[GpuRef], need: str | None, driver_os: str) -> Message:
     """The driver branch to install for these GPUs: the legacy branch for old GPUs, else a current one."""
     legacy = [r for r in (_legacy_row(db, g) for g in gpus) if r]
     if legacy:
@@ -882,7 +897,7 @@ def _actions(db: CompatDB, found: _Found, env: Env, framework: str) -> list[Acti
 
 
 def _plan_for(
-    db: CompatDB, framework: str, env: Env, all_gpus: list[GpuInfo], selected: list[GpuInfo], left: dict[int, Message],
+    db: CompatDB, framework: str, env: Env, all_gpus: list[GpuRef], selected: list[GpuRef], left: dict[int, Message],
     base_notes: list[Message],
 ) -> FrameworkPlan:
     plan = FrameworkPlan(framework=framework, ok=False)
@@ -892,7 +907,7 @@ def _plan_for(
     return plan
 
 
-def _legacy_unverified(db: CompatDB, gpus: Sequence[GpuInfo], actions: Sequence[Action]) -> list[Message]:
+def _legacy_unverified(db: CompatDB, gpus: Sequence[GpuRef], actions: Sequence[Action]) -> list[Message]:
     """A driver action naming a legacy branch rests on driver_branches/legacy_branches; say when it is unverified."""
     if not any(a.kind in ("install-driver", "upgrade-driver") for a in actions):
         return []
@@ -911,7 +926,7 @@ def _unverified(c: Cand) -> list[Message]:
 
 
 def _decide(
-    plan: FrameworkPlan, db: CompatDB, framework: str, env: Env, all_gpus: list[GpuInfo], selected: list[GpuInfo],
+    plan: FrameworkPlan, db: CompatDB, framework: str, env: Env, all_gpus: list[GpuRef], selected: list[GpuRef],
     left: dict[int, Message], base_notes: list[Message],
 ) -> list[Message]:
     """Fill ``plan``'s choice, actions and rejections; return its notes, in order."""
@@ -1040,7 +1055,7 @@ def _backend_notes(db: CompatDB, framework: str, c: Cand) -> list[Message]:
     return notes
 
 
-def _why_left_out(cands: Sequence[Cand], chosen: Cand, g: GpuInfo, env: Env) -> Message:
+def _why_left_out(cands: Sequence[Cand], chosen: Cand, g: GpuRef, env: Env) -> Message:
     for c in cands:
         if c.version == chosen.version and c.variant == chosen.variant:
             if g.index in c.gpu_bad:
@@ -1051,13 +1066,13 @@ def _why_left_out(cands: Sequence[Cand], chosen: Cand, g: GpuInfo, env: Env) -> 
     return msg("left.no-single-build")
 
 
-def _backend_kind(selected: Sequence[GpuInfo]) -> str:
+def _backend_kind(selected: Sequence[GpuRef]) -> str:
     if not selected:
         return "none"
     return {"nvidia": "cuda", "amd": "rocm", "intel": "xpu", "apple": "mps"}.get(selected[0].vendor, "none")
 
 
-def _maker(db: CompatDB, framework: str, kind: str) -> Callable[[Env, Sequence[GpuInfo]], list[Cand]] | None:
+def _maker(db: CompatDB, framework: str, kind: str) -> Callable[[Env, Sequence[GpuRef]], list[Cand]] | None:
     if framework == "pytorch":
         if kind in ("cuda", "rocm", "xpu", "mps"):
             return lambda e, g: _torch_candidates(db, e, g, kind)
@@ -1069,7 +1084,7 @@ def _maker(db: CompatDB, framework: str, kind: str) -> Callable[[Env, Sequence[G
     return lambda e, g: _jax_candidates(db, e, g)
 
 
-def _no_backend_reason(framework: str, kind: str, selected: Sequence[GpuInfo], env: Env) -> Message:
+def _no_backend_reason(framework: str, kind: str, selected: Sequence[GpuRef], env: Env) -> Message:
     if not selected:
         return msg("reason.no-usable-gpu")
     vendor = {"rocm": "AMD", "xpu": "Intel", "mps": "Apple"}.get(kind, selected[0].vendor)
@@ -1083,13 +1098,13 @@ def _no_backend_reason(framework: str, kind: str, selected: Sequence[GpuInfo], e
 # ------------------------------------------------------------------------------------------- public
 
 
-def _select(gpus: list[GpuInfo], gpu_index: int | None) -> tuple[list[GpuInfo], dict[int, Message], list[Message]]:
+def _select(gpus: list[GpuRef], gpu_index: int | None) -> tuple[list[GpuRef], dict[int, Message], list[Message]]:
     """Which GPUs to plan for: the one asked for, else the vendor with usable GPUs (NVIDIA first)."""
     left: dict[int, Message] = {}
     notes: list[Message] = []
-    usable: list[GpuInfo] = []
+    usable: list[GpuRef] = []
     for g in gpus:
-        if g.vendor == "nvidia" and g.cuda_capable is False:
+        if g.vendor == "nvidia" and g.gpu.cuda_supported is False:
             left[g.index] = msg("left.gpu-too-old-for-cuda", gpu=g.label, architecture=g.architecture or "pre-Kepler")
         elif g.vendor == "nvidia" and not g.cc:
             usable.append(g)
@@ -1135,7 +1150,7 @@ def resolve(
     """
     db = get_db()
     env, env_notes = _machine_env(machine, python_version)
-    gpus = _classify(machine)
+    gpus = _gpus(machine)
     selected, left, sel_notes = _select(gpus, gpu_index)
     nvidia_sel = [g for g in selected if g.vendor == "nvidia"]
     if nvidia_sel and not env.driver and env.jetson:

@@ -78,6 +78,8 @@ def pinned_keys() -> list[bytes]:
 
 
 def verify_signature(manifest: bytes, signature_b64: bytes, keys: Iterable[bytes]) -> None:
+    # lazy: cryptography costs ~9 ms (python -X importtime) of every command that loads the data (compat.db imports
+    # this module); only an updated copy is verified
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -133,7 +135,7 @@ def check_url(url: str) -> str:
 
 
 def _get(session: Any, url: str, limit: int, timeout: float) -> bytes:
-    import requests
+    import requests  # lazy: 82-185 ms (python -X importtime); only `db update` downloads
 
     try:
         with session.get(url, stream=True, timeout=timeout) as r:
@@ -185,13 +187,13 @@ def _parse_manifest(raw: bytes) -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=32)
 def _validator(schema_path: Path) -> Any:
-    import jsonschema
+    import jsonschema  # lazy: 72 ms (python -X importtime); only downloaded data is validated
 
     return jsonschema.Draft202012Validator(json.loads(schema_path.read_text(encoding="utf-8")))
 
 
 def _validate(name: str, data: bytes) -> None:
-    import jsonschema
+    import jsonschema  # lazy: 72 ms (python -X importtime); only downloaded data is validated
 
     stem = name[: -len(".json")]
     schema_path = resource("schema", "compat", f"{stem}.schema.json")
@@ -239,7 +241,7 @@ def _in_use(dest: Path) -> str:
 
 
 def _update(url: str | None, dest: Path, keys: list[bytes] | None, timeout: float, session: Any) -> UpdateResult:
-    import requests
+    import requests  # lazy: 82-185 ms (python -X importtime); only `db update` downloads
 
     url = url or os.environ.get(URL_ENV)
     if not url:

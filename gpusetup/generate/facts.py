@@ -11,9 +11,8 @@ from typing import Any
 
 from gpusetup.compat.db import DataError as CompatDataError
 from gpusetup.compat.db import get_db
-from gpusetup.enrich import CHIP_RULE_SOURCE, chip_class
 from gpusetup.model import Gpu, Machine
-from gpusetup.versions import Version
+from gpusetup.versions import ComputeCapability, Version, kernel_coverage
 
 
 class DataError(RuntimeError):
@@ -101,12 +100,12 @@ def family_minimum(cuda_major: int, windows: bool = False) -> str | None:
     return (db.family_minimum(cuda_major, "windows") if windows else None) or db.family_minimum(cuda_major, "linux")
 
 
-def cuda_cc_range(cuda: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]] | None:
+def cuda_cc_range(cuda: tuple[int, int]) -> tuple[ComputeCapability, ComputeCapability] | None:
     """Lowest and highest GPU compute capability a CUDA release's libraries support."""
     for row in _compat_table("cuda_arch", "toolkit_targets"):
         lo, hi = mm(row.get("cuda_min")), mm(row.get("cuda_max"))
         if lo and hi and lo <= cuda <= hi:
-            a, b = mm(row.get("lowest_cc")), mm(row.get("highest_cc"))
+            a, b = ComputeCapability.parse(row.get("lowest_cc")), ComputeCapability.parse(row.get("highest_cc"))
             if a and b:
                 return a, b
     return None
@@ -120,40 +119,33 @@ def cuda_supports_cc(cuda: tuple[int, int], cc: tuple[int, int]) -> bool:
     lo, hi = rng
     if cc < lo:
         return False
-    return cc <= hi or cc[0] == hi[0]  # same-major SASS runs on a newer minor
+    return cc <= hi or kernel_coverage(cc, sass=[hi]) is not None  # hi's cubins run on a newer minor
 
 
 # ---------------------------------------------------------------------------------------- GPU facts
 
 
-@dataclass
-class GpuTarget:
-    """One NVIDIA GPU as the generator sees it."""
+@dataclass(frozen=True, eq=False)
+class DeviceRef:
+    """An NVIDIA GPU with the device number a container names it by (the driver's index, else its place among
+    the NVIDIA GPUs). Every fact is read from ``gpu`` as detection and the enrich step left it: the generator
+    derives no compute capability of its own."""
 
     index: int
-    name: str
-    cc: tuple[int, int] | None
-    cc_source: str
+    gpu: Gpu
+
+    @property
+    def name(self) -> str:
+        return self.gpu.name or self.gpu.pci.device_name or f"NVIDIA GPU {self.index}"
+
+    @property
+    def cc(self) -> ComputeCapability | None:
+        return self.gpu.compute_capability
 
 
-def gpu_targets(machine: Machine) -> list[GpuTarget]:
-    """NVIDIA GPUs with their compute capability (from the driver, else from the chip rule)."""
-    out: list[GpuTarget] = []
-    for pos, gpu in enumerate(machine.nvidia_gpus):
-        cc: tuple[int, int] | None = gpu.compute_capability
-        source = gpu.compute_capability_source or "driver"
-        if cc is None:
-            cc, source = _cc_from_chip(gpu)
-        name = gpu.name or gpu.pci.device_name or f"NVIDIA GPU {pos}"
-        out.append(GpuTarget(gpu.index if gpu.index is not None else pos, name, cc, source))
-    return out
-
-
-def _cc_from_chip(gpu: Gpu) -> tuple[tuple[int, int] | None, str]:
-    chip, _how = chip_class(gpu, by_name=False)
-    if chip and chip.compute_capability:
-        return mm(chip.compute_capability), CHIP_RULE_SOURCE
-    return None, "unknown"
+def gpu_targets(machine: Machine) -> list[DeviceRef]:
+    """The NVIDIA GPUs a container can be given."""
+    return [DeviceRef(gpu.index if gpu.index is not None else pos, gpu) for pos, gpu in enumerate(machine.nvidia_gpus)]
 
 
 def host_arch(machine: Machine) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpusetup.generate import facts
-from gpusetup.generate.facts import GpuTarget, fmt, mm, vt
+from gpusetup.generate.facts import DeviceRef, fmt, mm, vt
 from gpusetup.messages import msg, render
 from gpusetup.model import Machine, Message, Rejected
 from gpusetup.selftest.peaks import load_specs
@@ -47,7 +47,7 @@ class Selection:
     extra_packages: list[str] = field(default_factory=list)
     python: tuple[int, int] | None = None
     driver_cuda: tuple[int, int] | None = None
-    gpus: list[GpuTarget] = field(default_factory=list)
+    gpus: list[DeviceRef] = field(default_factory=list)
     coverage: dict[int, str] = field(default_factory=dict)  # gpu index → sass / ptx / min_cc / unknown
     why: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -128,8 +128,8 @@ def coverage(cc: tuple[int, int] | None, kernels: list[str], ptx: list[str], min
     return "unknown"
 
 
-def _cc(g: GpuTarget) -> str:
-    return f"{g.cc[0]}.{g.cc[1]}" if g.cc else "unknown"
+def _cc(g: DeviceRef) -> str:
+    return str(g.cc) if g.cc else "unknown"
 
 
 # --------------------------------------------------------------------------------------- choosing
@@ -222,11 +222,11 @@ def _driver_ok_for_major(machine: Machine, major: int, dcuda: tuple[int, int]) -
     return dcuda[0] >= major, need
 
 
-def _gpu_cover(gpus: list[GpuTarget], kernels: list[str], ptx: list[str], min_cc: str | None) -> dict[int, str]:
+def _gpu_cover(gpus: list[DeviceRef], kernels: list[str], ptx: list[str], min_cc: str | None) -> dict[int, str]:
     return {g.index: coverage(g.cc, kernels, ptx, min_cc) or "" for g in gpus}
 
 
-def _image_supports(gpus: list[GpuTarget], image_cuda: tuple[int, int]) -> list[GpuTarget]:
+def _image_supports(gpus: list[DeviceRef], image_cuda: tuple[int, int]) -> list[DeviceRef]:
     """GPUs the image's CUDA libraries do NOT support."""
     return [g for g in gpus if g.cc is not None and not facts.cuda_supports_cc(image_cuda, g.cc)]
 
@@ -251,7 +251,7 @@ def _superseded(row: dict[str, Any], flavour: str) -> str | None:
 
 
 def _choose_pip(
-    machine: Machine, framework: str, gpus: list[GpuTarget], dcuda: tuple[int, int], limit: tuple[int, int],
+    machine: Machine, framework: str, gpus: list[DeviceRef], dcuda: tuple[int, int], limit: tuple[int, int],
     forced: tuple[int, int] | None, flavour: str, allow_unverified: bool, rejected: list[Rejected],
 ) -> Selection | Refusal:
     arch = facts.host_arch(machine)
@@ -347,7 +347,7 @@ def _why_lower(other: Selection, chosen: Selection, dcuda: tuple[int, int]) -> M
 
 
 def _choose_base(
-    gpus: list[GpuTarget], bcuda: tuple[int, int], limit: tuple[int, int], forced: tuple[int, int] | None,
+    gpus: list[DeviceRef], bcuda: tuple[int, int], limit: tuple[int, int], forced: tuple[int, int] | None,
     flavour: str, build: dict[str, Any], allow_unverified: bool,
 ) -> tuple[dict[str, Any], bool] | None:
     pmin, pmax = mm(build["python_min"]), mm(build["python_max"])
@@ -381,7 +381,7 @@ def _choose_plain(build: dict[str, Any]) -> dict[str, Any] | None:
     return best
 
 
-def _pins(build: dict[str, Any], gpus: list[GpuTarget]) -> list[str]:
+def _pins(build: dict[str, Any], gpus: list[DeviceRef]) -> list[str]:
     pins = build.get("pins_if_cc_below")
     if not pins:
         return []
@@ -431,7 +431,7 @@ def _explain_pip(sel: Selection, machine: Machine, bcuda: tuple[int, int], dcuda
 
 
 def _choose_framework_image(
-    machine: Machine, framework: str, source: str, gpus: list[GpuTarget], dcuda: tuple[int, int],
+    machine: Machine, framework: str, source: str, gpus: list[DeviceRef], dcuda: tuple[int, int],
     limit: tuple[int, int], forced: tuple[int, int] | None, rejected: list[Rejected],
 ) -> Selection | Refusal:
     rows = [r for r in facts.table("framework_images")["rows"] if r["source"] == source]
@@ -501,7 +501,7 @@ def _choose_framework_image(
     return sel
 
 
-def _forward_compat(machine: Machine, row: dict[str, Any], gpus: list[GpuTarget]) -> tuple[Message | None, Message | None]:
+def _forward_compat(machine: Machine, row: dict[str, Any], gpus: list[DeviceRef]) -> tuple[Message | None, Message | None]:
     """(why it runs through forward compatibility, or None; why not, when not).
 
     NGC images carry the CUDA forward-compatibility package, which lets a newer CUDA run on an older driver,
@@ -518,7 +518,7 @@ def _forward_compat(machine: Machine, row: dict[str, Any], gpus: list[GpuTarget]
     dv = vt(machine.driver.version)
     branch = str(dv.major) if dv and dv.major is not None else ""
     for low in fc["min_drivers"]:
-        if low.split(".")[0] == branch and dv is not None and dv >= (vt(low) or ()):
+        if dv is not None and Version(low).major == dv.major and dv >= Version(low):
             return msg("docker.fc.bridges", cuda=row["cuda"], low=low, branch=branch,
                        driver=str(dv), source=fc["source"]), None
     listed = ", ".join(f"R{x.split('.')[0]} from {x}" for x in fc["min_drivers"])
@@ -527,7 +527,7 @@ def _forward_compat(machine: Machine, row: dict[str, Any], gpus: list[GpuTarget]
 
 
 def _refuse(
-    machine: Machine, framework: str, gpus: list[GpuTarget], dcuda: tuple[int, int], rejected: list[Rejected],
+    machine: Machine, framework: str, gpus: list[DeviceRef], dcuda: tuple[int, int], rejected: list[Rejected],
     driver_needs: list[str | None], kernel_blocked: int, image_blocked: int,
 ) -> Refusal:
     title = _FRAMEWORK_TITLE[framework]

@@ -4,15 +4,22 @@ when the language changes (every page is rebuilt in the new language; nothing ha
 from __future__ import annotations
 
 import logging
+import platform
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QSettings
+from PySide6.QtCore import QCoreApplication, QSettings, QTimer, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
+from gpusetup import __version__
+from gpusetup.cli import main as cli_main
+from gpusetup.credentials import ScrubFilter
 from gpusetup.gui import i18n, theme
+from gpusetup.gui.demo import DemoServices
+from gpusetup.gui.pages.base import PAGE_WELCOME
 from gpusetup.gui.services import Services
 from gpusetup.gui.wizard import SetupWizard, app_icon
+from gpusetup.paths import open_private, private_dir
 
 log = logging.getLogger("gpusetup.gui")
 
@@ -33,9 +40,6 @@ def get_app(argv: list[str] | None = None) -> QApplication:
 def setup_file_log(log_dir: Path) -> Path | None:
     """Log to a file: a windowed build has no console (sys.stdout may be None)."""
     try:
-        from gpusetup.credentials import ScrubFilter
-        from gpusetup.paths import open_private, private_dir
-
         private_dir(log_dir)
         path = log_dir / "wizard.log"
         open_private(path, "a").close()  # created (or tightened to) 0600 before logging opens it
@@ -54,12 +58,6 @@ def setup_file_log(log_dir: Path) -> Path | None:
 def log_session_start(services: Services, path: Path | None) -> None:
     """What support needs first: version, system, Python, display platform, demo or real; Qt's own
     warnings (a missing plugin, a font problem) go to the same log."""
-    import platform
-
-    from PySide6.QtCore import QtMsgType, qInstallMessageHandler
-
-    from gpusetup import __version__
-
     app = QApplication.instance()
     log.info("wizard session: gpusetup %s, %s %s, Python %s%s, Qt platform %s, %s, log %s", __version__,
              platform.system(), platform.release(), platform.python_version(),
@@ -132,10 +130,6 @@ def run(
     wiz = WizardApp(services, settings, language, scheme)
     _ = app
     if resume:
-        from PySide6.QtCore import QTimer
-
-        from gpusetup.gui.pages.base import PAGE_WELCOME
-
         QTimer.singleShot(0, lambda: wiz.wizard.pages[PAGE_WELCOME].auto_resume())  # type: ignore[attr-defined]
     return wiz.run()
 
@@ -144,12 +138,7 @@ def session(fake_machine: str | None, services: Services | None = None) -> tuple
     """The services and the settings for one window. A demonstration keeps its settings, state and log in a
     temporary folder of its own: it never reads or writes the real ones (choices, geometry, resume file)."""
     if services is None:
-        if fake_machine:
-            from gpusetup.gui.demo import DemoServices
-
-            services = DemoServices(fake_machine)
-        else:
-            services = Services()
+        services = DemoServices(fake_machine) if fake_machine else Services()
     if services.demo:
         return services, QSettings(str(services.wizard_dir / "demo-settings.ini"), QSettings.Format.IniFormat)
     return services, QSettings()
@@ -157,8 +146,6 @@ def session(fake_machine: str | None, services: Services | None = None) -> tuple
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m gpusetup.gui.app``: same as ``gpusetup gui``."""
-    from gpusetup.cli import main as cli_main
-
     return cli_main(["gui", *(argv if argv is not None else sys.argv[1:])])
 
 

@@ -82,6 +82,8 @@ class DemoServices(Services):
         return copy.deepcopy(self.machine)
 
     def _walk(self, plan: Plan, progress: Progress | None, cancel: CancelToken | None, log_line: LogFn | None) -> InstallOutcome:
+        # lazy: gpusetup.install costs 151 ms before the first paint (python -X importtime over gpusetup.gui.app;
+        # tests/gui/test_first_paint.py keeps the core out until then)
         from gpusetup.install import display_argv
 
         steps = plan.steps
@@ -162,7 +164,7 @@ class DemoServices(Services):
                     add_note(cached, DEMO_SELFTEST_NOTE, index=0)
                     DemoServices._selftest_cache[mode] = cached
             return copy.deepcopy(cached)
-        from gpusetup.selftest.recorded import rate_recorded
+        from gpusetup.selftest.recorded import rate_recorded  # lazy: 19 ms before the first paint (as above)
 
         result = rate_recorded(from_dict(SelfTestResult, recorded), self.machine)
         for i, m in enumerate(result.measurements):

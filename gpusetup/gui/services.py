@@ -252,9 +252,7 @@ class Services:
     ) -> list[FrameworkPlan]:
         resolve = _core("resolve")
         plans = list(resolve(machine, tuple(frameworks), python_version=python_version))
-        from gpusetup.compat import (
-            live,  # lazy: see _core (the plan-time index check; the wizard shows its notes)
-        )
+        from gpusetup.compat import live  # lazy: see _core (the plan-time index check)
 
         if live.enabled() and not self.demo:  # a demonstration (and its screenshots) must not depend on the network
             live.apply(plans, live.check(plans, machine))
@@ -380,12 +378,10 @@ class Services:
 
     def unfinished_install(self) -> bool:
         """True when the installer's journal holds an install that did not finish."""
-        try:
-            # lazy: see _core
-            from gpusetup.install import default_state_dir
-            from gpusetup.install.journal import Journal
-        except ImportError:
-            return False
+        # lazy: see _core
+        from gpusetup.install import default_state_dir
+        from gpusetup.install.journal import Journal
+
         jdir = self.journal_dir or default_state_dir()
         try:
             return Journal(jdir).status() == "unfinished"

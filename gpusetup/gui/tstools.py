@@ -15,6 +15,8 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from gpusetup.resources import resource
+
 CONTEXT = "gpusetup"
 GUI_DIR = Path(__file__).resolve().parent
 
@@ -82,8 +84,6 @@ def lrelease(ts: Path) -> bool:
 
 
 def main() -> int:
-    from gpusetup.resources import resource
-
     ts = resource("translations", "gpusetup_zh_CN.ts")
     missing = write_ts(ts, "zh_CN", extract(), read_ts(ts))
     print(f"{ts}: {len(missing)} untranslated")

@@ -8,7 +8,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QFont, QFontDatabase, QGuiApplication, QIcon, QPainter, QPalette
+from PySide6.QtGui import (
+    QColor,
+    QDesktopServices,
+    QFont,
+    QFontDatabase,
+    QGuiApplication,
+    QIcon,
+    QPainter,
+    QPalette,
+)
 from PySide6.QtWidgets import (
     QDialog,
     QFrame,
@@ -16,6 +25,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPlainTextEdit,
+    QProgressBar,
     QPushButton,
     QScrollArea,
     QSizePolicy,
@@ -56,8 +66,6 @@ def label(text: str = "", *, bold: bool = False, selectable: bool = True, wrap: 
 
 def set_text_color(w: QWidget, color: str) -> None:
     """Colour a label's text through its palette (a per-widget style sheet is much slower to polish)."""
-    from PySide6.QtGui import QColor
-
     pal = w.palette()
     pal.setColor(QPalette.ColorRole.WindowText, QColor(color))
     w.setPalette(pal)
@@ -349,8 +357,6 @@ class Bar(QWidget):
             w = int(r.width() * max(0.0, min(1.0, self.fraction)))
             if w > 0:
                 kind = {"pass": "pass", "warn": "warn", "fail": "fail"}.get(self.verdict, "info")
-                from PySide6.QtGui import QColor
-
                 p.setPen(Qt.PenStyle.NoPen)
                 p.setBrush(QColor(theme.status_color(kind)))
                 p.drawRoundedRect(r.adjusted(0, 0, -(r.width() - w), 0), 5, 5)
@@ -424,8 +430,6 @@ class Busy(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        from PySide6.QtWidgets import QProgressBar
-
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.bar = QProgressBar()

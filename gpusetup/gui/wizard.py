@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import shiboken6
 from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QIcon, QPaintEvent
+from PySide6.QtGui import QCloseEvent, QIcon, QPaintEvent, QPixmap
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget, QWizard
 
 from gpusetup.gui import theme
@@ -31,7 +31,7 @@ from gpusetup.gui.pages.machine import MachinePage
 from gpusetup.gui.pages.plan import PlanPage
 from gpusetup.gui.pages.verify import VerifyPage
 from gpusetup.gui.pages.welcome import WelcomePage
-from gpusetup.gui.services import Services
+from gpusetup.gui.services import FEATURES, Services
 from gpusetup.gui.workers import Job, make_pool
 from gpusetup.resources import resource
 
@@ -104,8 +104,6 @@ class SetupWizard(QWizard):
         self.setWindowIcon(app_icon())
         logo = resource("icons", "gpusetup-64.png")
         if logo.exists():
-            from PySide6.QtGui import QPixmap
-
             pix = QPixmap(str(logo))
             self.setPixmap(QWizard.WizardPixmap.LogoPixmap, pix.scaledToHeight(44, Qt.TransformationMode.SmoothTransformation))
         self.setWizardStyle(QWizard.WizardStyle.ModernStyle)
@@ -179,8 +177,6 @@ class SetupWizard(QWizard):
     def _check_features(self) -> None:
         """Import the core parts in the background while the Welcome page is read (imports take time;
         started after the first paint, so these imports do not hold the interpreter while it is drawn)."""
-        from gpusetup.gui.services import FEATURES
-
         services = self.services
         job = Job(lambda ctx: {f: services.available(f) for f in FEATURES}, name="features")
         features = self._features  # a plain dict: safe to fill even after the window is gone

@@ -15,6 +15,7 @@ from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from gpusetup import credentials
+from gpusetup.compat.db import get_db
 from gpusetup.config import ConfigError, load_config
 from gpusetup.install import python as pyfind
 from gpusetup.install import snippets
@@ -24,7 +25,7 @@ from gpusetup.model import Choice, FrameworkPlan, Machine, Message, Plan
 from gpusetup.probe import current_os
 from gpusetup.resources import resource
 from gpusetup.selftest.peaks import load_specs
-from gpusetup.versions import GSP_MIN_CC, Version
+from gpusetup.versions import Version
 
 PYTORCH_INDEX_PREFIX = "https://download.pytorch.org/whl"
 PYPI_SIMPLE = "https://pypi.org/simple"
@@ -521,10 +522,10 @@ def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> Non
         plan.steps.append(worded_step("reboot", msg("step.title.reboot-windows"), msg("step.explain.reboot-windows"),
                                 kind="reboot"))
         return
-    ccs = [g.compute_capability for g in machine.nvidia_gpus if g.compute_capability]
+    flavours = [get_db().kernel_modules(g.compute_capability) for g in machine.nvidia_gpus if g.compute_capability]
     flavour = "auto"
-    if ccs:
-        flavour = "proprietary" if min(ccs) < GSP_MIN_CC else "open"
+    if flavours:
+        flavour = "proprietary" if "proprietary" in flavours else "open" if "open" in flavours else "auto"
     else:
         hint = " ".join((a.branch or "") for a in actions).lower()
         flavour = "proprietary" if "proprietary" in hint else "open" if "open" in hint else "auto"

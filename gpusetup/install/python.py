@@ -83,6 +83,7 @@ def find_uv(env: dict[str, str] | None = None) -> str | None:
     if given:
         return given if Path(given).is_file() else None
     try:
+        # lazy: asked only when no bundled copy exists; the packaged app has no uv module (it bundles the binary)
         from uv import find_uv_bin  # the PyPI package ships the binary beside its scripts
 
         return str(find_uv_bin())

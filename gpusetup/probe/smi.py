@@ -21,6 +21,7 @@ paste into a support ticket. None of them raises on bad input: each returns its 
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -185,8 +186,6 @@ def _sum(values: list[int | None]) -> int | None:
 
 def _xml_root(text: str) -> tuple[ET.Element | None, str | None]:
     """Parse as much of the document as possible: (root, error). A cut-off document keeps its prefix."""
-    import xml.etree.ElementTree as ET  # here, not at the top: diagnose skips it when smi does not run
-
     if "<!ENTITY" in text:
         return None, "the XML declares entities, which nvidia-smi never does; not read"
     parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start",))

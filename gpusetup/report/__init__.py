@@ -21,17 +21,17 @@ def render(report: Report, fmt: str = "text", *, color: bool = False, show_ids: 
     shown = report if show_ids else mask_identifiers(report)
     if fmt == "json":
         return json.dumps(to_dict(shown), indent=2, ensure_ascii=False) + "\n"
-    # Each renderer is imported when its format is asked for: together they cost `diagnose --json` about
-    # 15 ms of its start-up (python -X importtime, issue 13: html 8.5, text 4.6, markdown 1.1 ms).
+    # lazy: each renderer is imported when its format is asked for: together they cost `diagnose --json` 15-39 ms
+    # of its start-up (python -X importtime; tests/unit/test_diagnose_cli.py keeps them out).
     if fmt == "text":
-        from gpusetup.report import text
+        from gpusetup.report import text  # lazy: see above
 
         return text.render_text(shown, color=color)
     if fmt == "markdown":
-        from gpusetup.report import markdown
+        from gpusetup.report import markdown  # lazy: see above
 
         return markdown.render(shown)
-    from gpusetup.report import html
+    from gpusetup.report import html  # lazy: see above
 
     return html.render(shown)
 

@@ -292,6 +292,14 @@ def min_driver_for_cuda(cuda: Version | str | None, windows: bool = False) -> st
         return None
 
 
+def kernel_modules(cc: ComputeCapability | None) -> str | None:
+    """"open" or "proprietary": the NVIDIA kernel modules a GPU of this compute capability needs (compat data)."""
+    try:
+        return get_db().kernel_modules(cc)
+    except DataError:
+        return None
+
+
 def legacy_branch_for_cc(cc: ComputeCapability | None) -> tuple[int, str] | None:
     """(last driver branch, architecture) for a GPU whose CC is in a legacy range, from compat data."""
     if cc is None:

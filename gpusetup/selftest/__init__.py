@@ -76,6 +76,8 @@ def run_selftest(machine: Machine, *, mode: str = "quick", device: int | None = 
         if "framework" in env.tiers and env.frameworks:
             with _tier_guard(result, "framework"):
                 progress("framework check", None)
+                # lazy: the tiers' modules cost 187 ms (python -X importtime, 2 cores, load average 7) of everything
+                # that imports this package for its spec table (selftest.peaks: generate, install); a self-test loads them
                 from gpusetup.probe.pyenv import own_interpreter
                 from gpusetup.selftest import framework
 
@@ -97,7 +99,7 @@ def run_selftest(machine: Machine, *, mode: str = "quick", device: int | None = 
         cancel.raise_if_cancelled()
         if "cpu" in env.tiers:
             with _tier_guard(result, "cpu"):
-                from gpusetup.selftest import cpu
+                from gpusetup.selftest import cpu  # lazy: see selftest/__init__ run_selftest
 
                 result.measurements.extend(cpu.run(sizes, cancel, progress,
                                                    ram_available_mib=machine.system.ram_available_mib,
@@ -151,7 +153,7 @@ def _speedup(result: SelfTestResult) -> None:
 
 
 def _machine_gpu(machine: Machine, bus_id: str | None, name: str) -> Gpu | None:
-    from gpusetup.selftest.telemetry import _bus_key
+    from gpusetup.selftest.telemetry import _bus_key  # lazy: see selftest/__init__ run_selftest
 
     want = _bus_key(bus_id)
     for g in machine.nvidia_gpus:
@@ -163,6 +165,7 @@ def _machine_gpu(machine: Machine, bus_id: str | None, name: str) -> Gpu | None:
 
 def _gpu_tiers(machine: Machine, env: SelfTestEnv, ctx: RunCtx, result: SelfTestResult,
                device: int | None) -> None:
+    # lazy: see run_selftest
     from gpusetup.selftest import bandwidth, cudadrv, matmul
     from gpusetup.selftest.telemetry import NullTelemetry, default_telemetry
 
@@ -304,7 +307,7 @@ def _host_available(machine: Machine) -> int | None:
 
 
 def _cublas_tier(env: SelfTestEnv, ctx: RunCtx, result: SelfTestResult) -> None:
-    from gpusetup.selftest import cublas
+    from gpusetup.selftest import cublas  # lazy: see selftest/__init__ run_selftest
 
     names = env.cublas_candidates if env.cublas_candidates is not None else cublas.candidates()
     blas = cublas.Cublas.load(env.cublas_loader, names) if names else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ def stream_bytes(sizes: Sizes, llc: int | None, ram_available_mib: int | None) -
 
 def _numpy_here() -> bool:
     try:
-        import numpy  # noqa: F401
+        import numpy  # noqa: F401  # lazy: DESIGN: diagnose never imports numpy; the packaged app has none
     except ImportError:
         return False
     return True
@@ -66,8 +67,6 @@ def _in(python: str, runner: Runner, args: dict[str, int], timeout: float) -> di
     if cpucheck_script.is_file():
         argv = [python, "-I", str(cpucheck_script), json.dumps(args)]
     else:  # frozen build without loose .py files: pass the script's text instead
-        from importlib import resources
-
         source = resources.files("gpusetup.selftest").joinpath("cpucheck.py").read_text(encoding="utf-8")
         argv = [python, "-I", "-c", source, json.dumps(args)]
     res = runner.run(argv, timeout=timeout)

@@ -16,7 +16,7 @@ MARK = "GPUSETUP-CPUCHECK: "
 def measure(n, samples, count, check=None):
     """Raw timings: matmul GFLOP/s samples and STREAM-style copy/triad GB/s samples (``check`` is called
     between samples and may raise to stop)."""
-    import numpy as np
+    import numpy as np  # lazy: the script runs where numpy may be missing, and says so (main)
 
     check = check or (lambda: None)
     rng = np.random.default_rng(1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gpusetup.enrich import enrich
 from gpusetup.generate import facts
 from gpusetup.generate.select import Refusal, Selection, choose, coverage
 from gpusetup.model import Containers, Driver, Gpu, Machine, System
@@ -174,12 +175,15 @@ def test_driver_cuda_is_derived_from_the_driver_version_when_not_reported() -> N
 ])
 def test_real_nvidia_smi_xml_end_to_end(fixtures, fixture: str, want_tag: str, want_cc: tuple[int, int]) -> None:
     """From a recorded `nvidia-smi -q -x` (no compute capability in it) to the chosen image: the GPU's
-    compute capability then comes from the PCI id through the chip rule."""
+    compute capability then comes from the PCI id through the chip rule, applied once by the enrich step that
+    runs after detection (the generator reads the Gpu it filled)."""
     from gpusetup.probe.smi import parse_smi_xml
 
     snap = parse_smi_xml((fixtures / "nvidia-smi-xml" / fixture).read_text(encoding="utf-8"))
     m = Machine(system=System(os="linux", arch="x86_64"), gpus=snap.gpus,
                 driver=Driver(version=snap.driver_version, cuda_driver_version=snap.cuda_version))
+    assert [t.cc for t in facts.gpu_targets(m)] == [None]  # not enriched: the generator does not classify
+    enrich(m)
     targets = facts.gpu_targets(m)
     assert [t.cc for t in targets] == [want_cc]
     sel = choose(m, "pytorch")

@@ -17,7 +17,8 @@ def test_for_profile_with_only_a_pci_id_is_enriched_once_for_every_consumer() ->
     g = m.gpus[0]
     assert (g.chip, g.architecture, g.compute_capability) == ("GP102", "Pascal", "6.1")
     assert g.compute_capability_source == CHIP_RULE_SOURCE
-    assert facts.gpu_targets(m)[0].cc == (6, 1) and facts.gpu_targets(m)[0].cc_source == CHIP_RULE_SOURCE
+    target = facts.gpu_targets(m)[0]
+    assert target.cc == (6, 1) and target.gpu is g  # the generator reads the enriched Gpu itself
     plan = resolve(m, ["pytorch"])[0]
     assert any("GP102 [GeForce GTX 1080 Ti]" in str(n) for n in plan.notes)
 

@@ -53,6 +53,13 @@ def _function_level_imports(path: Path) -> list[tuple[int, str]]:
     return found
 
 
+def test_every_function_level_import_says_why_it_is_lazy() -> None:
+    offenders = [f"{path.relative_to(ROOT)}:{line}: {text}"
+                 for path in sorted(PACKAGE.rglob("*.py")) if path not in STANDALONE
+                 for line, text in _function_level_imports(path)]
+    assert offenders == [], "import at the top, or add a '# lazy: <why>' comment:\n" + "\n".join(offenders)
+
+
 def test_the_checker_finds_an_unexplained_import(tmp_path: Path) -> None:
     sample = tmp_path / "m.py"
     sample.write_text("import os\n\ndef f():\n    import json\n    # lazy: measured\n    import re\n"

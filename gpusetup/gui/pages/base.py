@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import shiboken6
 from PySide6.QtWidgets import QVBoxLayout, QWidget, QWizardPage
 
+from gpusetup.gui.i18n import tr
 from gpusetup.gui.services import DockerOutcome, InstallOutcome, Services, Target, Unavailable
 from gpusetup.gui.widgets import StatusLine, scroll
 from gpusetup.gui.workers import Job, JobContext
@@ -55,8 +56,6 @@ class BasePage(QWizardPage):
         self.content.setSpacing(10)
         if wizard.services.demo:  # say it on every page, screenshots included
             banner = StatusLine()
-            from gpusetup.gui.i18n import tr
-
             banner.set("info", tr("Demonstration on a recorded machine ({what}): nothing on this computer is changed.").format(what=wizard.services.demo_title(wizard.language)))
             banner.setContentsMargins(4, 0, 12, 4)
             outer.addWidget(banner)
@@ -132,8 +131,6 @@ class BasePage(QWizardPage):
 
     @staticmethod
     def unavailable_text(exc: BaseException) -> str:
-        from gpusetup.gui.i18n import tr
-
         if isinstance(exc, Unavailable):
             return tr("This part of gpusetup is not available in this version ({feature}).").format(feature=exc.feature)
         return str(exc)

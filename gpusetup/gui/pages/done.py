@@ -10,11 +10,12 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPushButton, QWidget
 from gpusetup.gui.i18n import current_language, tr
 from gpusetup.gui.pages.base import BasePage
 from gpusetup.gui.pages.choose import FRAMEWORK_NAMES
+from gpusetup.gui.pages.verify import proof_words
 from gpusetup.gui.services import Unavailable
 from gpusetup.gui.widgets import Card, StatusLine, label, open_folder
 from gpusetup.gui.workers import JobContext
 from gpusetup.messages import outcome_text
-from gpusetup.model import Report, Severity
+from gpusetup.model import Machine, Report, Severity
 
 if TYPE_CHECKING:
     from gpusetup.gui.wizard import SetupWizard
@@ -53,8 +54,6 @@ class DonePage(BasePage):
     def report(self) -> Report:
         m = self.state.machine
         if m is None:
-            from gpusetup.model import Machine
-
             m = Machine()
         return Report(machine=m, findings=list(self.state.findings), plans=self.state.chosen_plans(), selftest=self.state.selftest)
 
@@ -101,8 +100,6 @@ class DonePage(BasePage):
             installed_env = (out is not None and out.ok and target is not None
                              and target.kind in ("venv", "python", "conda"))
             if not self.services.demo and (installed_env or self.state.check_only):  # the environment proven
-                from gpusetup.gui.pages.verify import proof_words
-
                 add(*proof_words(st)[:2])
         if target is not None and target.kind == "venv" and out is not None and out.ok and not self.services.demo:
             if m is not None and m.system.os == "windows":

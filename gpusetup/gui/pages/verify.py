@@ -59,6 +59,8 @@ SPEEDUP = "gpu_cpu_speedup"
 def proof_words(result: SelfTestResult | None) -> tuple[str, str, str]:
     """(status kind, sentence, the self-test's own English reason) for the core's verdict on the framework
     in the checked environment. The reason is shown as is in English, behind "Details" otherwise."""
+    # lazy: selftest.proof brings the self-test package: 25 ms before the first paint (python -X importtime over
+    # gpusetup.gui.app; tests/gui/test_first_paint.py)
     from gpusetup.selftest.proof import framework_proof
 
     p = framework_proof(result)
@@ -234,7 +236,7 @@ class VerifyPage(BasePage):
             self.status.set("fail", tr("The test could not run: {error}").format(error=message))
 
     def _done(self, result: SelfTestResult) -> None:
-        from gpusetup.selftest.proof import framework_proof
+        from gpusetup.selftest.proof import framework_proof  # lazy: see proof_words
 
         p = framework_proof(result)
         logging.getLogger("gpusetup.gui.verify").info(
@@ -263,7 +265,7 @@ class VerifyPage(BasePage):
             self.status.set("pass", tr("It works: your graphics card was tested. There is no rated peak to compare these numbers with, so they are shown without a verdict."))
         else:
             self.status.set("info", tr("The graphics card could not be tested; the results below show what was measured."))
-        from gpusetup.selftest.proof import headline
+        from gpusetup.selftest.proof import headline  # lazy: see proof_words
 
         line = headline(result, self.state.machine.gpus[0].name if self.state.machine and self.state.machine.gpus else None)
         if line is not None:  # the core's one-line verdict on the card, in this language

@@ -64,14 +64,17 @@ class Platform(Protocol):
 
 
 def get_platform(ctx: ProbeContext) -> Platform:
+    # lazy: a cycle (each platform module imports gpusetup.probe, whose __init__ imports this package); and
+    # only the running OS's module is needed
     if ctx.os_name == "windows":
-        from gpusetup.probe.platform.windows import WindowsPlatform
+        from gpusetup.probe.platform.windows import WindowsPlatform  # lazy: see above
 
         return WindowsPlatform()
     if ctx.os_name == "macos":
-        from gpusetup.probe.platform.macos import MacPlatform
+        from gpusetup.probe.platform.macos import MacPlatform  # lazy: see above
 
         return MacPlatform()
+    # lazy: see above
     from gpusetup.probe.platform.linux import LinuxPlatform
     from gpusetup.probe.platform.wsl import WslPlatform, is_wsl
 

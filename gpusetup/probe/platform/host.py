@@ -39,11 +39,11 @@ def lock_exclusive(fileno: int) -> None:
     """Take an exclusive, non-blocking lock on an open file (released when it is closed); OSError when another
     process holds it. Windows locks the first byte (msvcrt), elsewhere the whole file (flock)."""
     if sys.platform == "win32":
-        import msvcrt  # Windows-only module: imported where the platform is known
+        import msvcrt  # lazy: a Windows-only module, imported where the platform is known
 
         msvcrt.locking(fileno, msvcrt.LK_NBLCK, 1)
     else:
-        import fcntl  # POSIX-only module
+        import fcntl  # lazy: a POSIX-only module
 
         fcntl.flock(fileno, fcntl.LOCK_EX | fcntl.LOCK_NB)
 

@@ -16,6 +16,7 @@ from gpusetup.rules._util import (
     host_compiler_limit,
     is_windows,
     joined_text,
+    kernel_modules,
     legacy_branch_for_cc,
     make,
     nvidia_module,
@@ -26,7 +27,6 @@ from gpusetup.rules._util import (
     vmajor,
 )
 from gpusetup.rules.catalogue.data import first_wording
-from gpusetup.versions import GSP_MIN_CC
 
 
 def _flat(text: str) -> str:
@@ -177,7 +177,7 @@ def open_module_pre_turing(machine: Machine) -> list[Finding]:
     if mod is not None and (mod.flavour or "").lower() == "open":
         for g in machine.nvidia_gpus:
             cc = g.compute_capability
-            if cc is not None and cc < GSP_MIN_CC:
+            if kernel_modules(cc) == "proprietary":
                 ev.append(f"{gpu_label(g)}: compute capability {g.compute_capability} (needs GSP: 7.5+)")
                 ev.append("nvidia kernel module flavour: open")
                 arch = arch or g.architecture

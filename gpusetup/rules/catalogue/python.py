@@ -49,6 +49,7 @@ def _gpu_evident(machine: Machine) -> bool:
 def _torch_install(machine: Machine) -> str:
     """The resolver's PyTorch install command for this machine when it can give one; else where to get it."""
     try:
+        # lazy: the resolver costs `diagnose` 23-48 ms (python -X importtime) and is needed only when this finding fires
         from gpusetup.compat.resolver import resolve
 
         for plan in resolve(machine, ("pytorch",)):
