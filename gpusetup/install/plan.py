@@ -23,7 +23,7 @@ from gpusetup.install.net import pip_config_value
 from gpusetup.messages import add_note, message_of, msg, render, worded_step
 from gpusetup.model import Choice, FrameworkPlan, Machine, Message, Plan
 from gpusetup.probe import current_os
-from gpusetup.resources import resource
+from gpusetup.resources import installers_dir, resource
 from gpusetup.selftest.peaks import load_specs
 from gpusetup.versions import Version
 
@@ -60,14 +60,6 @@ class InstallPlan(Plan):
     packages: list[str] = field(default_factory=list)  # exact requirement strings that are installed
     os: str = "linux"
     offline: bool = False
-
-
-def installers_dir() -> Path:
-    """The ``installers/`` scripts shipped beside the package (or bundled by PyInstaller)."""
-    frozen = getattr(sys, "_MEIPASS", None)
-    if frozen:
-        return Path(frozen) / "installers"
-    return Path(__file__).resolve().parent.parent.parent / "installers"
 
 
 def build_plan(
