@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gpusetup.cancel import CancelToken
-from gpusetup.commands import gpu_number, python_executable
-from gpusetup.commands.diagnose import prepare_output, write_atomic
+from gpusetup.commands import gpu_number, prepare_output, python_executable, write_atomic
 from gpusetup.i18n import finding_text, output_language
 from gpusetup.messages import msg
 from gpusetup.messages import render as render_message
