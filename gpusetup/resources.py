@@ -33,6 +33,14 @@ def resources_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "resources"
 
 
+def installers_dir() -> Path:
+    """The ``installers/`` scripts shipped beside the package (or bundled by PyInstaller)."""
+    frozen = getattr(sys, "_MEIPASS", None)
+    if frozen:
+        return Path(frozen) / "installers"
+    return Path(__file__).resolve().parent.parent / "installers"
+
+
 def resource(*parts: str) -> Path:
     """The path of a shipped file (for callers that hand the path on: icons, installers, schemas)."""
     return resources_dir().joinpath(*parts)

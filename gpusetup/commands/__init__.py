@@ -1,11 +1,14 @@
-"""One module per CLI sub-command. Each has ``register(subparsers)`` and a handler; the CLI imports only the
+"""One module per CLI sub-command (each has ``register(parser)`` and a handler), and what they share: argparse
+types, ``--for FILE`` and writing an output file. The CLI imports only the
 module of the command that runs (gpusetup/cli.py), so ``gpusetup diagnose`` starts fast and never imports Qt
 or numpy, while each command module imports what it uses at the top."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,3 +70,42 @@ def load_for_file(path: str) -> Machine:
         return load_machine_file(path)
     except ProfileError as exc:
         raise ToolError(f"--for {exc}") from exc
+
+
+def prepare_output(path: Path | str, example: str = "report.txt") -> Path:
+    """Check that ``path`` can be a new file and create its missing folders. A folder given as the file, or a
+    file where a folder should be, becomes a :class:`gpusetup.errors.ToolError` in plain words, before any work."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise ToolError(f"cannot write {path}: it is a folder. Give a file name, e.g. {path / example}")
+    existing = path.parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ToolError(f"cannot write {path}: {existing} is a file, not a folder. Choose another place.")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ToolError(f"cannot write {path}: {exc.strerror or exc}. Nothing was written; choose a folder you "
+                        "can write to.") from exc
+    return path
+
+
+def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
+    """Write via a temporary file and rename, so an interrupted or failed write never leaves half a file,
+    a stray temporary file, or a damaged earlier copy. ``mode`` sets the permissions (e.g. 0o755 for scripts).
+    Raises :class:`gpusetup.errors.ToolError` with the reason in plain words."""
+    path = prepare_output(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        if mode is not None:
+            tmp.chmod(mode)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise ToolError(f"cannot write {path}: {exc.strerror or exc}. Nothing was written; choose a folder you "
+                        "can write to.") from exc
+    finally:
+        if tmp.is_file():  # only after a failure: a successful os.replace moved it
+            with contextlib.suppress(OSError):
+                tmp.unlink()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gpusetup.analyze import analyze_paths, facts_summary, missing_facts
 from gpusetup.analyze.fleet import fleet_rows
-from gpusetup.commands.diagnose import write_atomic
+from gpusetup.commands import write_atomic
 from gpusetup.errors import EXIT_TOOL
 from gpusetup.model import Severity
 from gpusetup.report.fleet import fleet_json, fleet_table

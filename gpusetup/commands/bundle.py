@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 from gpusetup.bundle import build_bundle, planned_items
-from gpusetup.commands import positive_number, python_executable
-from gpusetup.commands.diagnose import prepare_output
+from gpusetup.commands import positive_number, prepare_output, python_executable
 from gpusetup.compat.resolver import resolve
 from gpusetup.errors import ToolError
 from gpusetup.model import Machine, Report

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
 from pathlib import Path
 
 from gpusetup import term
-from gpusetup.commands import positive_number, python_executable
-from gpusetup.errors import EXIT_TOOL, ToolError
+from gpusetup.commands import positive_number, prepare_output, python_executable, write_atomic
+from gpusetup.errors import EXIT_TOOL
 from gpusetup.model import Report
 from gpusetup.probe import ProbeContext, detect
 from gpusetup.report import render
@@ -64,42 +62,3 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return report.worst.exit_code
-
-
-def prepare_output(path: Path | str, example: str = "report.txt") -> Path:
-    """Check that ``path`` can be a new file and create its missing folders. A folder given as the file, or a
-    file where a folder should be, becomes a :class:`gpusetup.cli.ToolError` in plain words, before any work."""
-    path = Path(path).expanduser()
-    if path.is_dir():
-        raise ToolError(f"cannot write {path}: it is a folder. Give a file name, e.g. {path / example}")
-    existing = path.parent
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise ToolError(f"cannot write {path}: {existing} is a file, not a folder. Choose another place.")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ToolError(f"cannot write {path}: {exc.strerror or exc}. Nothing was written; choose a folder you "
-                        "can write to.") from exc
-    return path
-
-
-def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
-    """Write via a temporary file and rename, so an interrupted or failed write never leaves half a file,
-    a stray temporary file, or a damaged earlier copy. ``mode`` sets the permissions (e.g. 0o755 for scripts).
-    Raises :class:`gpusetup.cli.ToolError` with the reason in plain words."""
-    path = prepare_output(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        if mode is not None:
-            tmp.chmod(mode)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise ToolError(f"cannot write {path}: {exc.strerror or exc}. Nothing was written; choose a folder you "
-                        "can write to.") from exc
-    finally:
-        if tmp.is_file():  # only after a failure: a successful os.replace moved it
-            with contextlib.suppress(OSError):
-                tmp.unlink()

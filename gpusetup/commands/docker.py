@@ -12,6 +12,8 @@ from typing import Any
 from gpusetup.commands import load_for_file
 from gpusetup.errors import EXIT_ERROR, EXIT_OK, EXIT_WARN, ToolError
 from gpusetup.generate import GenerateError, generate_setup, host_check
+from gpusetup.i18n import output_language
+from gpusetup.messages import render
 from gpusetup.model import Severity, to_dict
 from gpusetup.probe import detect
 
@@ -113,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
             host_findings=findings,
         )
     except GenerateError as exc:
-        raise ToolError(str(exc)) from exc
+        raise ToolError(render(exc.message, output_language())) from exc
     except OSError as exc:
         raise ToolError(f"cannot write {out}: {exc.strerror or exc}") from exc
 

@@ -21,8 +21,7 @@ from typing import Any
 
 from gpusetup import credentials
 from gpusetup.cancel import CancelToken
-from gpusetup.commands import gpu_number, load_for_file
-from gpusetup.commands.diagnose import write_atomic
+from gpusetup.commands import gpu_number, load_for_file, write_atomic
 from gpusetup.commands.plan import live_check
 from gpusetup.compat.resolver import resolve
 from gpusetup.config import ConfigError, load_config

@@ -12,6 +12,8 @@ from typing import Any
 from gpusetup import credentials
 from gpusetup.config import ConfigError, load_config
 from gpusetup.errors import ToolError
+from gpusetup.i18n import output_language
+from gpusetup.messages import render
 from gpusetup.model import EMIT_KINDS  # from model, not generate.project (see run_emit)
 
 
@@ -67,7 +69,7 @@ def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict
                                index_url=args.index_url or cfg.pypi_mirror,
                                pytorch_mirror=args.pytorch_mirror or cfg.pytorch_mirror, header=header)
     except EmitError as exc:
-        raise ToolError(str(exc)) from exc
+        raise ToolError(render(exc.message, output_language())) from exc
     text = credentials.scrub(emitted.text)  # a project file is committed and shared: never with a password
     if text != emitted.text:
         emitted.text = text

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from gpusetup.cancel import CancelToken
-from gpusetup.commands import gpu_number, python_executable
-from gpusetup.commands.diagnose import prepare_output, write_atomic
+from gpusetup.commands import gpu_number, prepare_output, python_executable, write_atomic
+from gpusetup.i18n import finding_text, output_language
+from gpusetup.messages import msg
+from gpusetup.messages import render as render_message
 from gpusetup.model import Report
 from gpusetup.probe import ProbeContext, detect
 from gpusetup.report import render
@@ -87,9 +89,14 @@ def _findings_text(report) -> str:  # noqa: ANN001 - Report, imported lazily
     """What the measurements mean, in the words of the diagnosis rules (empty when all is well)."""
     if not report.findings:
         return ""
-    lines = ["", "What this means:"]
+    lang = output_language()
+    lines = ["", render_message(msg("selftest.cli.what-this-means"), lang)]
     for f in report.findings:
-        lines.append(f"  {f.severity.value.upper()}: {f.title}" + (f" [{f.catalogue}]" if f.catalogue else ""))
+        translated = finding_text(f, lang)
+        lines.append(f"  {f.severity.value.upper()}: {translated[0] if translated else f.title}"
+                     + (f" [{f.catalogue}]" if f.catalogue else ""))
+        if translated:
+            lines.append(f"    {translated[1]}")
         if f.fix:
-            lines.append(f"    Fix: {f.fix}")
+            lines.append("    " + render_message(msg("selftest.cli.fix", fix=f.fix), lang))
     return "\n".join(lines) + "\n"

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from gpusetup.compat import refresh as R
 from gpusetup.compat.db import get_db
 from gpusetup.messages import add_note, msg, render
 from gpusetup.paths import cache_dir
@@ -70,6 +69,10 @@ class _Pages:
         self._mem: dict[str, list[str]] = {}
 
     def files(self, index: str, project: str) -> list[str]:
+        # lazy: compat.refresh costs 74 ms (python -X importtime, with packaging.requirements) of every plan;
+        # only a live index check needs it (not --offline, not GPUSETUP_LIVE=off)
+        from gpusetup.compat import refresh as R
+
         url = R.project_url(index, project)
         if url in self._mem:
             return self._mem[url]
@@ -121,6 +124,8 @@ def _spec(package: str) -> tuple[str, str, bool]:
 
 
 def _matches(name: str, version: str, prefix: bool, local: str | None, python: str | None, platform: str | None) -> bool:
+    from gpusetup.compat import refresh as R  # lazy: see _Pages.files
+
     w = R.parse_wheel(R.IndexFile(name, ""))
     if w is None or w.prerelease:
         return False
@@ -134,6 +139,8 @@ def _matches(name: str, version: str, prefix: bool, local: str | None, python: s
 
 
 def _data_newest(db: Any, framework: str) -> str | None:
+    from gpusetup.compat import refresh as R  # lazy: see _Pages.files
+
     if framework == "pytorch":
         rows = db.rows("pytorch", "releases")
         vals = [r.get("latest_known") or r["version"] for r in rows]
@@ -182,6 +189,8 @@ def check(
     now: float | None = None,
 ) -> LiveCheck:
     """Check each plan's chosen wheel and the newest release on the index. Never raises for network trouble."""
+    from gpusetup.compat import refresh as R  # lazy: see _Pages.files
+
     base = index or os.environ.get("GPUSETUP_LIVE_INDEX") or None
     if cache is None:
         cache = cache_dir() / "live-index"

@@ -29,12 +29,12 @@ __all__ = ["FLAVOURS", "FRAMEWORKS", "IMAGE_SOURCES", "GenerateError", "Generate
 class GenerateError(ValueError):
     """The request itself cannot be carried out (bad option, files in the way); nothing was written.
 
-    ``message`` is the same as data (a gpusetup.messages message) when it is one a beginner can meet in the
-    wizard, so it can be worded in the interface's language; ``str()`` is the English."""
+    ``message`` is the same as data (a gpusetup.messages message), so the wizard and ``gpusetup --lang``
+    word it in their language; ``str()`` is the English."""
 
-    def __init__(self, text: str | Message) -> None:
-        self.message = text if isinstance(text, Message) else None
-        super().__init__(render_message(text) if isinstance(text, Message) else text)
+    def __init__(self, message: Message) -> None:
+        self.message = message
+        super().__init__(render_message(message))
 
 
 @dataclass
@@ -107,21 +107,23 @@ def generate_setup(machine: Machine, framework: str, out_dir: Path | str, **opti
     """
     unknown = set(options) - _OPTION_NAMES
     if unknown:
-        raise GenerateError(f"unknown option(s): {', '.join(sorted(unknown))}")
+        raise GenerateError(msg("generate.error.unknown-options", options=", ".join(sorted(unknown))))
     if framework not in FRAMEWORKS:
-        raise GenerateError(f"unknown framework {framework!r}; choose one of {', '.join(FRAMEWORKS)}")
+        raise GenerateError(msg("generate.error.unknown-framework", framework=repr(framework),
+                                choices=", ".join(FRAMEWORKS)))
     runtime = options.get("runtime") or "enroot"
     if runtime not in render.RUNTIMES:
-        raise GenerateError(f"unknown Slurm runtime {runtime!r}; choose {' or '.join(render.RUNTIMES)}")
+        raise GenerateError(msg("generate.error.unknown-runtime", runtime=repr(runtime),
+                                choices=" or ".join(render.RUNTIMES)))
     gpus = options.get("gpus")
     if gpus is not None and (not isinstance(gpus, int) or gpus < 1):
-        raise GenerateError(f"--gpus must be a whole number of 1 or more, got {gpus!r}")
+        raise GenerateError(msg("generate.error.bad-gpus", gpus=repr(gpus)))
     try:
         sel = choose(machine, framework, image_source=options.get("image_source") or "cuda",
                      flavour=options.get("flavour") or "base", cuda=options.get("cuda"),
                      allow_unverified=bool(options.get("allow_unverified")))
-    except ValueError as exc:
-        raise GenerateError(str(exc)) from exc
+    except ValueError as exc:  # an option the image chooser refuses (its words are English)
+        raise GenerateError(msg("generate.error.choice", error=str(exc))) from exc
     findings = options.get("host_findings")
     if findings is None:
         findings = host_check(machine)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from gpusetup.generate.facts import vt
 from gpusetup.model import Finding, Machine, Severity
+from gpusetup.resources import installers_dir
 
 _TOOLKIT_APT = (
     "curl -fsSL https://nvidia.github.io/libnvidia-container/gpgkey | sudo gpg --dearmor -o "
@@ -58,10 +59,6 @@ def toolkit_install_commands(machine: Machine) -> str:
 
 def _installer_hint() -> str:
     """Point at gpusetup's own installer step (installers/nvidia-container-toolkit.sh)."""
-    # lazy: gpusetup.install loads its executor: 204 ms of every command that imports generate (plan, docker;
-    # python -X importtime, 2 cores, load average 7), for a hint shown only when the toolkit is missing.
-    from gpusetup.install.plan import installers_dir
-
     if (installers_dir() / "nvidia-container-toolkit.sh").is_file():
         return "\nOr let gpusetup do it (shows the plan first): gpusetup install --container-toolkit"
     return ""

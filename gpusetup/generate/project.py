@@ -27,7 +27,8 @@ from urllib.parse import urlsplit, urlunsplit
 from packaging.requirements import InvalidRequirement, Requirement
 
 from gpusetup.generate.yamlout import scalar
-from gpusetup.model import EMIT_KINDS, Choice, FrameworkPlan
+from gpusetup.messages import msg, render
+from gpusetup.model import EMIT_KINDS, Choice, FrameworkPlan, Message
 from gpusetup.versions import version_key
 
 DEFAULT_FILES = {"uv": "pyproject.toml", "pixi": "pixi.toml", "conda": "environment.yml",
@@ -51,7 +52,12 @@ ENV_WHY = {
 
 
 class EmitError(ValueError):
-    """The plan cannot be written as that kind of file (no build chosen, unknown kind)."""
+    """The plan cannot be written as that kind of file (no build chosen, unknown kind); ``message`` is the
+    same as data (a gpusetup.messages message), ``str()`` the English."""
+
+    def __init__(self, message: Message) -> None:
+        self.message = message
+        super().__init__(render(message))
 
 
 @dataclass
@@ -92,14 +98,14 @@ def emit_project(plans: list[FrameworkPlan], target: Target, kind: str, *, name:
     (the same options as ``gpusetup install``). ``header`` lines are written first, as comments.
     """
     if kind not in EMIT_KINDS:
-        raise EmitError(f"unknown kind {kind!r}; choose one of {', '.join(EMIT_KINDS)}")
+        raise EmitError(msg("emit.error.unknown-kind", kind=repr(kind), choices=", ".join(EMIT_KINDS)))
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
-        raise EmitError(f"project name {name!r} must be letters, digits, '.', '_' or '-'")
+        raise EmitError(msg("emit.error.bad-name", name=repr(name)))
     index_url, login_a = _without_login(index_url)
     pytorch_mirror, login_b = _without_login(pytorch_mirror)
     picks = [pick for pick in (_pick(p, index_url, pytorch_mirror) for p in plans) if pick is not None]
     if not picks:
-        raise EmitError("the plan chose no build to write down (no framework has a build for this machine)")
+        raise EmitError(msg("emit.error.no-build"))
     notes = _notes(picks, target)
     if login_a or login_b:
         notes.append("A mirror here needs a login: gpusetup left the user name and password out of this file "
@@ -180,7 +186,7 @@ def _requirement(req: str) -> Requirement:
     try:
         return Requirement(req)
     except InvalidRequirement as exc:
-        raise EmitError(f"the plan lists a requirement that is not valid: {req!r} ({exc})") from exc
+        raise EmitError(msg("emit.error.bad-requirement", requirement=repr(req), error=str(exc))) from exc
 
 
 def _cuda_version(ch: Choice) -> str | None:
@@ -284,7 +290,8 @@ def _pixi_platform(target: Target) -> str | None:
 def _pixi(picks: list[_Pick], target: Target, name: str, index_url: str | None, comments: list[str]) -> str:
     platform = _pixi_platform(target)
     if platform is None:
-        raise EmitError(f"pixi has no platform for {target.os or 'an unknown OS'} {target.arch or ''}".rstrip())
+        raise EmitError(msg("emit.error.no-pixi-platform", os=target.os or msg("emit.error.unknown-os"),
+                            arch=f" {target.arch}" if target.arch else ""))
     py = _python_pin(target, picks)
     cudas = [c for c in (_cuda_version(p.choice) for p in picks if p.gpu) if c]
     cuda = max(cudas, key=version_key) if cudas else None

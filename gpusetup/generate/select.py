@@ -19,7 +19,6 @@ from gpusetup.generate import facts
 from gpusetup.generate.facts import DeviceRef, fmt, mm, vt
 from gpusetup.messages import msg, render
 from gpusetup.model import Machine, Message, Rejected
-from gpusetup.selftest.peaks import load_specs
 from gpusetup.versions import ComputeCapability, Version, kernel_coverage
 
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
@@ -509,6 +508,9 @@ def _forward_compat(machine: Machine, row: dict[str, Any], gpus: list[DeviceRef]
     the row's ``forward_compat``, with its source). Consumer and workstation GPUs need the full driver.
     """
     fc = row.get("forward_compat")
+    # lazy: the self-test package (for its spec table) costs 16 ms (python -X importtime) of every `docker`
+    from gpusetup.selftest.peaks import load_specs
+
     specs = load_specs()
     not_dc = [g for g in gpus if (spec := specs.find(g.name)) is None or spec.segment != "datacenter"]
     if not_dc:

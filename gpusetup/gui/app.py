@@ -90,7 +90,8 @@ class WizardApp:
         self.wizard = self._build()
 
     def _build(self) -> SetupWizard:
-        return SetupWizard(self.services, self.settings, self.language, self.scheme, on_language=self.set_language)
+        return SetupWizard(self.services, self.settings, self.language, self.scheme, on_language=self.set_language,
+                           lazy_pages=True)
 
     def set_language(self, lang: str) -> None:
         old = self.wizard

@@ -39,6 +39,16 @@ log = logging.getLogger("gpusetup.gui")
 
 INSTALLING = ("install", "rollback", "fix")  # jobs that change the computer
 
+PAGE_FACTORIES: dict[int, Callable[[SetupWizard], BasePage]] = {
+    PAGE_WELCOME: WelcomePage,
+    PAGE_MACHINE: MachinePage,
+    PAGE_CHOOSE: ChoosePage,
+    PAGE_PLAN: PlanPage,
+    PAGE_INSTALL: InstallPage,
+    PAGE_VERIFY: VerifyPage,
+    PAGE_DONE: DonePage,
+}
+
 PAGE_NAMES = {
     PAGE_WELCOME: "welcome",
     PAGE_MACHINE: "machine",
@@ -78,6 +88,7 @@ class SetupWizard(QWizard):
         scheme: str = "auto",
         on_language: Callable[[str], None] | None = None,
         parent: QWidget | None = None,
+        lazy_pages: bool = False,
     ) -> None:
         super().__init__(parent)
         self.services = services
@@ -103,26 +114,53 @@ class SetupWizard(QWizard):
         self.setButtonText(QWizard.WizardButton.CancelButton, tr("Cancel"))
         self.setButtonText(QWizard.WizardButton.FinishButton, tr("&Finish"))
         self.setButtonText(QWizard.WizardButton.CommitButton, tr("&Next >"))
-        self.pages: dict[int, BasePage] = {
-            PAGE_WELCOME: WelcomePage(self),
-            PAGE_MACHINE: MachinePage(self),
-            PAGE_CHOOSE: ChoosePage(self),
-            PAGE_PLAN: PlanPage(self),
-            PAGE_INSTALL: InstallPage(self),
-            PAGE_VERIFY: VerifyPage(self),
-            PAGE_DONE: DonePage(self),
-        }
-        for pid, page in self.pages.items():
-            self.setPage(pid, page)
-            page.setObjectName(PAGE_NAMES[pid])
-        for page in self.pages.values():
-            page.completeChanged.connect(self._apply_busy)  # after QWizard's own update of the buttons
+        self._pages: dict[int, BasePage] = {}
+        # The pages after Welcome are built after the first paint when ``lazy_pages`` (the app does that; ~40 ms
+        # less before the window appears, benchmarks/gui_first_paint.py): one per turn of the event loop, or all
+        # at once as soon as anything asks for them (``pages``, Next).
+        self._pending = [pid for pid in PAGE_FACTORIES if pid != PAGE_WELCOME]
+        self._add_page(PAGE_WELCOME)
+        if not lazy_pages:
+            self.build_pages()
         self.currentIdChanged.connect(self._page_changed)
         self.setMinimumSize(QSize(720, 560))
         self.restore_geometry()
         self._features: dict[str, bool] = {}
         self.painted = False
         self.first_painted.connect(self._check_features)
+        if self._pending:
+            self.first_painted.connect(self._build_next_page)
+
+    # ---------------------------------------------------------------------------------- pages
+
+    def _add_page(self, pid: int) -> None:
+        page = PAGE_FACTORIES[pid](self)
+        page.setObjectName(PAGE_NAMES[pid])
+        self._pages[pid] = page
+        self.setPage(pid, page)
+        page.completeChanged.connect(self._apply_busy)  # after QWizard's own update of the buttons
+
+    def build_pages(self) -> None:
+        """Build every page not built yet (at once; cheap when they all exist)."""
+        while self._pending:
+            self._add_page(self._pending.pop(0))
+
+    def _build_next_page(self) -> None:
+        if self._pending and shiboken6.isValid(self):
+            self._add_page(self._pending.pop(0))
+            if self._pending:
+                QTimer.singleShot(0, self._build_next_page)  # the next one after pending events (input, paint)
+
+    @property
+    def pages(self) -> dict[int, BasePage]:
+        """Every page by id (builds those not built yet)."""
+        self.build_pages()
+        return self._pages
+
+    def nextId(self) -> int:  # noqa: N802 - Qt API; QWizard asks this on Next: the next page must exist then
+        if self._pending and self.painted:
+            self.build_pages()
+        return super().nextId()
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt API
         super().paintEvent(event)

@@ -50,6 +50,7 @@ class EnvCheck:
     python: str | None = None  # the interpreter the proof runs
     version: str | None = None  # "3.11.2"
     kind: str = ""  # venv / conda / system
+    runs: str | None = None  # the interpreter that really runs (sys.executable there; a shim or link resolves to it)
     found: dict[str, str] = field(default_factory=dict)  # framework (import name) → installed version
     message: Message = field(default_factory=lambda: msg("envcheck.not-checked"))
 
@@ -93,7 +94,7 @@ def check(path: str, frameworks: Sequence[str] = DEFAULT_FRAMEWORKS, runner: Run
     if info.error or info.version is None:
         out.message = msg("envcheck.not-a-python", path=str(exe))
         return out
-    out.python, out.version = str(exe), info.version
+    out.python, out.version, out.runs = str(exe), info.version, info.executable
     out.kind = "conda" if info.is_conda else "venv" if info.is_venv else "system"
     got = Version.parse(info.version)
     if got is None or got < MIN_PYTHON:
@@ -156,7 +157,7 @@ def known(machine: Machine | None = None, installed: Iterable[str] = (), framewo
     seen: set[str] = set()
     out = []
     for c in usable:  # two names for one interpreter (python3 and python3.11 on PATH): listed once
-        key = f"{c.python and os.path.realpath(c.python)}|{c.kind}|{sorted(c.found.items())}" if c.kind == "system" \
+        key = os.path.realpath(c.runs or c.python or c.path) if c.kind == "system" \
             else os.path.abspath(c.python or c.path)
         if key not in seen:
             seen.add(key)

@@ -322,7 +322,7 @@ def _run_steps(run: _Run, start: int, carried: dict[str, dict[str, Any]],
         pre = carried.get(step.id) or _pre_state(run, step)
         run.journal.append("start", step=step.id, argv=step.argv, needs_root=step.needs_root,
                            undo=step.undo, pre=pre)
-        parser = PipProgress() if step.kind == "pip" else None
+        parser = PipProgress() if step.kind in ("pip", "download") else None  # download: uvfetch speaks pip's format
         reboot_flag: list[bool] = []
 
         def on_line(line: str, i: int = i, label: str = label, parser: PipProgress | None = parser,
@@ -350,7 +350,7 @@ def _run_steps(run: _Run, start: int, carried: dict[str, dict[str, Any]],
         if not res.ok:
             run.journal.append("stopped", step=step.id, reason="failed")
             return run.result(False, failed_step=step.id, done=done, said=_failure_message(step, res, run),
-                              fix="python-mirror" if step.kind == "python" else None)
+                              fix={"python": "python-mirror", "download": "network"}.get(step.kind))
         done.append(step.id)
     run.progress("Done", 1.0)
     run.journal.append("finished", ok=True)

@@ -80,41 +80,46 @@ class IndexCheck:
     message: str = ""
 
 
+def opener_for(url: str) -> tuple[urllib.request.OpenerDirector, str, dict[str, str]]:
+    """(opener, URL without its login, headers) to GET ``url`` as pip would: through pip's proxy, trusting pip's
+    CA file, with a ``user:password@`` login as an Authorization header (a masked URL is revealed from this
+    process's memory; :class:`credentials.MissingCredential` when it is not known here)."""
+    real = credentials.reveal(url)
+    # user:password@host is not a host name: urllib needs it as an Authorization header
+    parsed = urllib.parse.urlsplit(real)
+    headers = {"User-Agent": "gpusetup"}
+    if parsed.username is not None or parsed.password is not None:
+        netloc = parsed.netloc.rpartition("@")[2]
+        real = urllib.parse.urlunsplit(parsed._replace(netloc=netloc))
+        pair = f"{urllib.parse.unquote(parsed.username or '')}:{urllib.parse.unquote(parsed.password or '')}"
+        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+    proxy = proxy_for(real)
+    handlers: list[urllib.request.BaseHandler] = [
+        urllib.request.ProxyHandler({"http": proxy, "https": proxy} if proxy else {})
+    ]
+    cert = pip_config_value("cert")
+    if real.startswith("https") and cert and Path(cert).exists():
+        handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=cert)))
+    if proxy:
+        credentials.remember(proxy)
+    return urllib.request.build_opener(*handlers), real, headers
+
+
 def check_index(url: str, project: str, timeout: float = 10.0) -> IndexCheck:
     """Fetch ``<index>/<project>/`` (PEP 503) and say in plain words why it failed, if it did."""
     if url.startswith("file:"):
         path = Path(urllib.request.url2pathname(urllib.parse.urlparse(url).path))
         ok = path.is_dir()
         return IndexCheck(url, ok, "" if ok else f"The local index folder {path} does not exist.")
-    try:  # a masked mirror URL (user:****@host): the real one, from this process's memory
-        real = credentials.reveal(url)
+    try:
+        opener, real, headers = opener_for(url)
     except credentials.MissingCredential as exc:
         return IndexCheck(url, False, str(exc))
-    shown = credentials.mask_url(url)
-    # user:password@host is not a host name: urllib needs it as an Authorization header
-    parsed = urllib.parse.urlsplit(real)
-    auth = None
-    if parsed.username is not None or parsed.password is not None:
-        netloc = parsed.netloc.rpartition("@")[2]
-        real = urllib.parse.urlunsplit(parsed._replace(netloc=netloc))
-        pair = f"{urllib.parse.unquote(parsed.username or '')}:{urllib.parse.unquote(parsed.password or '')}"
-        auth = "Basic " + base64.b64encode(pair.encode()).decode()
-    url = shown
+    url = credentials.mask_url(url)
     page = real.rstrip("/") + "/" + project + "/"
     proxy = proxy_for(real)
-    handlers: list[urllib.request.BaseHandler] = [
-        urllib.request.ProxyHandler({"http": proxy, "https": proxy} if proxy else {})
-    ]
-    cert = pip_config_value("cert")
-    if url.startswith("https") and cert and Path(cert).exists():
-        handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=cert)))
-    opener = urllib.request.build_opener(*handlers)
-    if proxy:
-        credentials.remember(proxy)
     via = f" through the proxy {credentials.mask_url(proxy)}" if proxy else " (no proxy configured: HTTPS_PROXY / pip's proxy setting)"
-    headers = {"Accept": "text/html", "User-Agent": "gpusetup"}
-    if auth:
-        headers["Authorization"] = auth
+    headers["Accept"] = "text/html"
     req = urllib.request.Request(page, headers=headers)
     try:
         with opener.open(req, timeout=timeout) as resp:

@@ -23,7 +23,7 @@ from gpusetup.install.net import pip_config_value
 from gpusetup.messages import add_note, message_of, msg, render, worded_step
 from gpusetup.model import Choice, FrameworkPlan, Machine, Message, Plan
 from gpusetup.probe import current_os
-from gpusetup.resources import resource
+from gpusetup.resources import installers_dir, resource
 from gpusetup.selftest.peaks import load_specs
 from gpusetup.versions import Version
 
@@ -60,14 +60,6 @@ class InstallPlan(Plan):
     packages: list[str] = field(default_factory=list)  # exact requirement strings that are installed
     os: str = "linux"
     offline: bool = False
-
-
-def installers_dir() -> Path:
-    """The ``installers/`` scripts shipped beside the package (or bundled by PyInstaller)."""
-    frozen = getattr(sys, "_MEIPASS", None)
-    if frozen:
-        return Path(frozen) / "installers"
-    return Path(__file__).resolve().parent.parent.parent / "installers"
 
 
 def build_plan(
@@ -159,7 +151,7 @@ def build_plan(
     if choices:
         want_py = next((ch.python for _, ch in choices if ch.python), None)
         _plan_env(plan, target, os_name, with_pip, host_pip, portable, base_python, conda_envs, machine, want_py,
-                  python_mirror)
+                  python_mirror, index_url=None if wheelhouse is not None else (index_url or ""))
         _plan_pip(plan, choices, index_url, pytorch_mirror, wheelhouse, uv)
         _plan_verify_protect(plan, choices)
         _plan_runtime_env(plan, choices)
@@ -189,7 +181,7 @@ def _host_pip_version() -> Version | None:
 
 def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host_pip: bool | None,
               portable: bool, base_python: str | None, conda_envs: list[str] | None, machine: Machine,
-              want_py: str | None = None, python_mirror: str | None = None) -> None:
+              want_py: str | None = None, python_mirror: str | None = None, index_url: str | None = "") -> None:
     kind, _, where = target.partition(":")
     if not portable and not pyfind.own_interpreter():
         with_pip, host_pip = True, False  # the packaged app has no pip of its own to lend the environment
@@ -213,7 +205,7 @@ def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host
         elif base_python:
             _venvworded_step(plan, base_python, venv, with_pip)
         else:
-            _provide_python(plan, want_py, str(venv), with_pip, python_mirror)
+            _provide_python(plan, want_py, str(venv), with_pip, python_mirror, index_url)
         hp = _host_pip_version()
         use_host = host_pip if host_pip is not None else (not with_pip)
         if use_host and not portable and hp and hp >= (22, 3) and pyfind.own_interpreter():
@@ -245,8 +237,10 @@ def _venvworded_step(plan: InstallPlan, base: str, venv: Any, with_pip: bool) ->
 
 
 def _provide_python(plan: InstallPlan, want: str | None, venv: str, with_pip: bool,
-                    python_mirror: str | None) -> None:
-    """Create the venv with a Python of the wanted version found here, else one uv downloads; else say why."""
+                    python_mirror: str | None, index_url: str | None = "") -> None:
+    """Create the venv with a Python of the wanted version found here, else one uv downloads (uv itself
+    fetched first from the package index when it is not here); else say why. ``index_url`` None: no index
+    (a wheelhouse install), "" the default one."""
     m = re.match(r"(\d+\.\d+)", want or "")
     minor = m.group(1) if m else None
     found = pyfind.find_interpreter(minor)
@@ -257,6 +251,10 @@ def _provide_python(plan: InstallPlan, want: str | None, venv: str, with_pip: bo
         _venvworded_step(plan, found.executable, venv, with_pip)
         return
     uv = pyfind.find_uv()
+    if uv is None and index_url is not None:
+        fetch = pyfind.fetch_uv_step(index_url or None)
+        plan.steps.append(fetch)
+        uv = fetch.subject
     if uv is None:
         raise PlanError(pyfind.no_python_message(minor, pyfind.unsuitable(minor)))
     version = minor or pyfind.DEFAULT_MANAGED

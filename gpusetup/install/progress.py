@@ -1,7 +1,12 @@
 """pip's output → a fraction and a short label for the progress bar.
 
-pip ≥ 24.1 with ``--progress-bar raw`` prints ``Progress <done> of <total>`` per download; older pips and
-uv only print phase lines (Collecting / Downloading / Installing), which still give a useful label.
+pip ≥ 24.1 with ``--progress-bar raw`` prints ``Progress <done> of <total>`` per download (the plan updates an
+older pip in a new environment first); older pips and uv only print phase lines (Collecting / Downloading /
+Installing), which still give a useful label.
+
+The label is said as a message (``message``: a code and its values, words from the catalogue) and as its
+English text (``label``, what the executor passes on and logs). :func:`message_of` gives back the message
+of a label this module wrote, so the wizard shows it in its own language without guessing at the words.
 """
 
 from __future__ import annotations
@@ -9,12 +14,17 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from typing import Any
+
+from gpusetup.messages import msg, render
+from gpusetup.model import Message
 
 _RAW = re.compile(r"^Progress (\d+) of (\d+)\s*$")
 _DOWNLOADING = re.compile(r"^\s*Downloading (\S+?)(?: \(([\d.]+ [kMG]?B)\))?\s*$")
 _COLLECTING = re.compile(r"^\s*Collecting (\S+)")
 _INSTALLING = re.compile(r"^\s*Installing collected packages: (.*)$")
 _SUCCESS = re.compile(r"^\s*Successfully (installed|downloaded) (.*)$")
+MB = 1_000_000
 
 
 def _short(name: str) -> str:
@@ -22,15 +32,29 @@ def _short(name: str) -> str:
     return name if len(name) <= 60 else name[:57] + "..."
 
 
+def duration(seconds: float) -> Message:
+    """"13 s" / "4 min" / "1.5 h" as a message."""
+    if seconds < 90:
+        return msg("duration.seconds", n=max(1, round(seconds)))
+    if seconds < 90 * 60:
+        return msg("duration.minutes", n=round(seconds / 60))
+    return msg("duration.hours", n=f"{seconds / 3600:.1f}")
+
+
 class PipProgress:
-    """Feed it pip's lines; read ``label`` and ``fraction`` (0..1 within the current pip step, or None)."""
+    """Feed it pip's lines; read ``label``/``message`` and ``fraction`` (0..1 within the current pip step, or None)."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self.label = "Starting pip"
+        self.message: Message = msg("pip.progress.starting")
         self.fraction: float | None = None
         self._file: str | None = None
         self._clock = clock
         self._start: tuple[float, int] | None = None  # (time, bytes) at the first progress line of a download
+
+    @property
+    def label(self) -> str:
+        """The English words of :attr:`message`."""
+        return render(self.message)
 
     def feed(self, line: str) -> bool:
         """True when the label or fraction changed (worth telling the UI)."""
@@ -41,50 +65,88 @@ class PipProgress:
             if total > 0:
                 pct = done / total
                 self.fraction = min(0.9, 0.9 * pct)  # downloading is most of the time; installing the rest
-                self.label = f"Downloading {self._file or 'package'} {pct:.0%}" + self._rate(done, total)
+                self.message = self._bytes(self._file or "package", round(pct * 100), done, total)
                 return True
             return False
         m = _DOWNLOADING.match(line)
         if m:
             self._file = _short(m.group(1))
             self._start = None
-            size = f" ({m.group(2)})" if m.group(2) else ""
-            self.label = f"Downloading {self._file}{size}"
+            self.message = (msg("pip.progress.downloading-size", file=self._file, size=m.group(2)) if m.group(2)
+                            else msg("pip.progress.downloading", file=self._file))
             return True
         m = _COLLECTING.match(line)
         if m:
-            self.label = f"Collecting {m.group(1)}"
+            self.message = msg("pip.progress.collecting", what=m.group(1))
             return True
         m = _INSTALLING.match(line)
         if m:
-            self.label = f"Installing {m.group(1).strip()}"
+            self.message = msg("pip.progress.installing", what=m.group(1).strip())
             self.fraction = 0.92
             return True
         m = _SUCCESS.match(line)
         if m:
-            self.label = f"Successfully {m.group(1)} {m.group(2).strip()}"
+            self.message = msg("pip.progress.installed" if m.group(1) == "installed" else "pip.progress.downloaded",
+                               what=m.group(2).strip())
             self.fraction = 1.0
             return True
         return False
 
-    def _rate(self, done: int, total: int) -> str:
-        """" (120 of 260 MB, 12.3 MB/s, about 11 s left)" from the bytes pip reports and the clock."""
+    def _bytes(self, file: str, percent: int, done: int, total: int) -> Message:
+        """"… 40% (120 of 260 MB, 12.3 MB/s, about 11 s left)" from the bytes pip reports and the clock."""
         now = self._clock()
         if self._start is None or done < self._start[1]:
             self._start = (now, done)
-        mb = 1_000_000
-        text = f" ({done / mb:.0f} of {total / mb:.0f} MB"
+        sizes: dict[str, Any] = {"file": file, "percent": percent, "done": f"{done / MB:.0f}", "total": f"{total / MB:.0f}"}
         elapsed = now - self._start[0]
         if elapsed >= 1.0 and done > self._start[1]:
             speed = (done - self._start[1]) / elapsed
-            left = (total - done) / speed
-            text += f", {speed / mb:.1f} MB/s, about {_duration(left)} left"
-        return text + ")"
+            return msg("pip.progress.bytes-rate", **sizes, speed=f"{speed / MB:.1f}", left=duration((total - done) / speed))
+        return msg("pip.progress.bytes", **sizes)
 
 
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{max(1, round(seconds))} s"
-    if seconds < 90 * 60:
-        return f"{round(seconds / 60)} min"
-    return f"{seconds / 3600:.1f} h"
+# English label → message, for the labels this module writes (the executor passes only the English text on)
+_PARSE = [
+    ("pip.progress.bytes-rate", re.compile(r"^Downloading (?P<file>.+) (?P<percent>\d+)% \((?P<done>\d+) of (?P<total>\d+) MB, "
+                                           r"(?P<speed>[\d.]+) MB/s, about (?P<left>.+) left\)$")),
+    ("pip.progress.bytes", re.compile(r"^Downloading (?P<file>.+) (?P<percent>\d+)% \((?P<done>\d+) of (?P<total>\d+) MB\)$")),
+    ("pip.progress.downloading-size", re.compile(r"^Downloading (?P<file>\S+) \((?P<size>[\d.]+ [kMG]?B)\)$")),
+    ("pip.progress.downloading", re.compile(r"^Downloading (?P<file>\S+)$")),
+    ("pip.progress.collecting", re.compile(r"^Collecting (?P<what>\S+)$")),
+    ("pip.progress.installing", re.compile(r"^Installing (?P<what>.+)$")),
+    ("pip.progress.installed", re.compile(r"^Successfully installed (?P<what>.+)$")),
+    ("pip.progress.downloaded", re.compile(r"^Successfully downloaded (?P<what>.+)$")),
+    ("pip.progress.starting", re.compile(r"^Starting pip$")),
+]
+_DURATION = [("duration.seconds", re.compile(r"^(?P<n>\d+) s$")), ("duration.minutes", re.compile(r"^(?P<n>\d+) min$")),
+             ("duration.hours", re.compile(r"^(?P<n>[\d.]+) h$"))]
+
+
+def message_of(label: str) -> Message | None:
+    """The message of a label :class:`PipProgress` wrote (None for any other text). Only a match whose
+    message renders back to exactly ``label`` counts, so nothing is guessed."""
+    for code, pattern in _PARSE:
+        m = pattern.match(label)
+        if not m:
+            continue
+        params: dict[str, Any] = dict(m.groupdict())
+        if "percent" in params:
+            params["percent"] = int(params["percent"])
+        if "left" in params:
+            left = _duration_of(params["left"])
+            if left is None:
+                continue
+            params["left"] = left
+        said = Message(code=code, params=params)
+        if render(said) == label:
+            return said
+    return None
+
+
+def _duration_of(text: str) -> Message | None:
+    for code, pattern in _DURATION:
+        m = pattern.match(text)
+        if m:
+            n: Any = m.group("n") if code == "duration.hours" else int(m.group("n"))
+            return Message(code=code, params={"n": n})
+    return None

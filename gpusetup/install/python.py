@@ -8,7 +8,9 @@ whether it can create a virtual environment (``venv`` and ``ensurepip``: Debian 
 
 When none fits, the plan gets a step that runs ``uv python install`` into :func:`managed_dir` (a mirror
 from ``GPUSETUP_PYTHON_MIRROR`` or ``UV_PYTHON_INSTALL_MIRROR`` replaces the default download host), then
-creates the environment with that Python. When uv is not there either, :class:`NoPython` says what to do.
+creates the environment with that Python. uv itself is fetched first from the package index when it is not
+here (the packaged app does not carry it: :mod:`gpusetup.install.uvfetch`). Without an index (a wheelhouse
+install) and without uv, :class:`NoPython` says what to do.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 from gpusetup import paths
 from gpusetup.compat.db import get_db
 from gpusetup.compat.resolver import resolve
-from gpusetup.install import snippets
+from gpusetup.install import snippets, uvfetch
 from gpusetup.messages import msg, worded_step
 from gpusetup.model import Message, Step
 from gpusetup.probe import ProbeContext
@@ -47,7 +49,8 @@ _PROBE = (
     "'pip': pip}))"
 )
 _MARK = "GPUSETUP-PY: "
-__all__ = ["Interpreter", "NoPython", "find_interpreter", "find_uv", "frozen", "own_interpreter", "provide_steps"]
+__all__ = ["Interpreter", "NoPython", "fetch_uv_step", "find_interpreter", "find_uv", "frozen", "own_interpreter",
+           "provide_steps"]
 MIRROR_VARS = ("GPUSETUP_PYTHON_MIRROR", "UV_PYTHON_INSTALL_MIRROR")
 # With no version asked for, uv provides the Python this gpusetup itself runs on (built and tested with it).
 DEFAULT_MANAGED = f"{sys.version_info[0]}.{sys.version_info[1]}"
@@ -73,15 +76,12 @@ class Interpreter:
 
 
 def find_uv(env: dict[str, str] | None = None) -> str | None:
-    """The ``uv`` program: $GPUSETUP_UV, the copy bundled with the packaged app, the ``uv`` package, PATH."""
+    """The ``uv`` program: $GPUSETUP_UV, the ``uv`` package, PATH, or the one fetched earlier into the data
+    folder. None: the plan fetches it first (:func:`fetch_uv_step`; the packaged app does not carry uv)."""
     env = dict(os.environ) if env is None else env
     given = env.get("GPUSETUP_UV")
     if given:
         return given if Path(given).is_file() else None
-    exe = "uv.exe" if os.name == "nt" else "uv"
-    bundle = getattr(sys, "_MEIPASS", None)
-    if bundle and (Path(bundle) / exe).is_file():
-        return str(Path(bundle) / exe)
     try:
         # lazy: asked only when no bundled copy exists; the packaged app has no uv module (it bundles the binary)
         from uv import find_uv_bin  # the PyPI package ships the binary beside its scripts
@@ -89,7 +89,21 @@ def find_uv(env: dict[str, str] | None = None) -> str | None:
         return str(find_uv_bin())
     except (ImportError, FileNotFoundError):
         pass
-    return shutil.which("uv")
+    found = shutil.which("uv", path=env.get("PATH"))
+    if found:
+        return found
+    fetched = uvfetch.default_dest()
+    return str(fetched) if fetched.is_file() else None
+
+
+def fetch_uv_step(index_url: str | None) -> Step:
+    """A step that fetches uv from the package index (sha256-checked) into the data folder; ``subject`` is
+    where the program will be, for the steps after it."""
+    dest = uvfetch.default_dest()
+    where = index_url or "PyPI"  # or the index in pip's configuration, which the program reads itself
+    argv = [*uvfetch.command(), "--dest", str(dest)] + (["--index-url", index_url] if index_url else [])
+    return worded_step("get-uv", msg("step.title.get-uv", index=where), msg("step.explain.get-uv"), kind="download",
+                       argv=argv, subject=str(dest), undo=[*uvfetch.command(), "--remove", "--dest", str(dest)])
 
 
 def managed_dir() -> Path:

@@ -80,7 +80,7 @@ def render(report: Report) -> str:
     if report.plans:
         body.append("<h2>Plan</h2>")
         for p in report.plans:
-            t = describe(p)
+            t = describe(p, "en")  # Markdown and HTML are written to be shared (issue trackers): English
             ch = p.choice
             head = t.summary
             items = "".join(f"<li>First: {escape(a.why)}</li>" for a in t.actions)

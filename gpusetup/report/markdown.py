@@ -52,7 +52,7 @@ def render(report: Report) -> str:
     if report.plans:
         out += ["### Plan", ""]
         for p in report.plans:
-            t = describe(p)
+            t = describe(p, "en")  # Markdown and HTML are written to be shared (issue trackers): English
             ch = p.choice
             out.append(f"- **{p.framework}**: " + (f"{ch.version} `{ch.variant}` ({t.status_text})" if ch else t.summary))
             for a in t.actions:

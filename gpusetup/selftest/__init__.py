@@ -102,7 +102,8 @@ def run_selftest(machine: Machine, *, mode: str = "quick", device: int | None = 
                 from gpusetup.selftest import cpu  # lazy: see selftest/__init__ run_selftest
 
                 result.measurements.extend(cpu.run(sizes, cancel, progress,
-                                                   ram_available_mib=machine.system.ram_available_mib))
+                                                   ram_available_mib=machine.system.ram_available_mib,
+                                                   python=env.python, runner=env.runner))
     except Cancelled:
         result.cancelled = True
         add_note(result, msg("selftest.note.cancelled"))

@@ -1,6 +1,7 @@
 """Tier 4: the CPU baseline (performance.md §4): numpy matmul GFLOP/s and STREAM-style memory bandwidth.
 
-This is the only self-test module that imports numpy (lazily, inside :func:`run`). It gives the GPU/CPU
+numpy is imported only by :mod:`.cpucheck`, in this Python when it has numpy, else in the environment under
+test (the packaged app does not carry numpy: that environment's interpreter runs cpucheck). It gives the GPU/CPU
 speed-up measured on this machine, and on a machine without an NVIDIA GPU it is the whole self-test.
 Rated CPU peaks are not reliable (VMs hide the clock and the memory layout), so these are reported, not
 judged. numpy cannot express STREAM's single-pass triad, so "copy" uses ``np.copyto`` with STREAM's
@@ -9,15 +10,22 @@ judged. numpy cannot express STREAM's single-pass triad, so "copy" uses ``np.cop
 
 from __future__ import annotations
 
+import json
 import os
-import time
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from gpusetup.cancel import CancelToken, Progress
 from gpusetup.messages import msg
-from gpusetup.model import Measurement
+from gpusetup.model import Measurement, Message
+from gpusetup.runner import Runner, SubprocessRunner
+from gpusetup.selftest import cpucheck
 from gpusetup.selftest.base import MIB, Sizes, median_spread
 from gpusetup.selftest.peaks import say
+
+cpucheck_script = Path(cpucheck.__file__).with_name("cpucheck.py")
+CHILD_TIMEOUT = 300.0
 
 
 def last_level_cache_bytes(root: Path = Path("/")) -> int | None:
@@ -46,57 +54,60 @@ def stream_bytes(sizes: Sizes, llc: int | None, ram_available_mib: int | None) -
     return max(want, 8 * MIB)
 
 
-def run(sizes: Sizes, cancel: CancelToken, progress: Progress, *, ram_available_mib: int | None = None,
-        root: Path = Path("/")) -> list[Measurement]:
+def _numpy_here() -> bool:
     try:
-        import numpy as np  # lazy: DESIGN: diagnose never imports numpy; optional for the CPU tier (skipped without it)
+        import numpy  # noqa: F401  # lazy: DESIGN: diagnose never imports numpy; the packaged app has none
     except ImportError:
-        return [say(Measurement(name="cpu_matmul_fp32", value=None, unit="GFLOP/s", tier="cpu", verdict="skipped"),
-                    msg("selftest.cpu.no-numpy"))]
-    out: list[Measurement] = []
-    threads = os.cpu_count()
-    # Matmul: best of the samples after one warm-up, like the reference tools' "best N".
-    progress("CPU: matrix multiply", 0.0)
-    n = sizes.cpu_gemm_n
-    rng = np.random.default_rng(1)
-    a = rng.standard_normal((n, n), dtype=np.float32)
-    b = rng.standard_normal((n, n), dtype=np.float32)
-    a @ b
-    samples = []
-    for _ in range(sizes.samples):
-        cancel.raise_if_cancelled()
-        t = time.perf_counter()
-        a @ b
-        samples.append(2.0 * n**3 / (time.perf_counter() - t) / 1e9)
-    med, spread = median_spread(samples)
-    out.append(say(Measurement(
-        name="cpu_matmul_fp32", value=max(samples), unit="GFLOP/s", tier="cpu", verdict="info",
-        samples=[round(x, 2) for x in samples], spread=spread,
-    ), msg("selftest.cpu.matmul", numpy=np.__version__, n=n, count=len(samples), median=f"{med:.4g}",
-           threads=threads)))
-    del a, b
+        return False
+    return True
 
-    progress("CPU: memory bandwidth", 0.5)
+
+def _in(python: str, runner: Runner, args: dict[str, int], timeout: float) -> dict[str, Any]:
+    """cpucheck's result from ``python`` (the environment that was installed); {"missing": why} on failure."""
+    if cpucheck_script.is_file():
+        argv = [python, "-I", str(cpucheck_script), json.dumps(args)]
+    else:  # frozen build without loose .py files: pass the script's text instead
+        source = resources.files("gpusetup.selftest").joinpath("cpucheck.py").read_text(encoding="utf-8")
+        argv = [python, "-I", "-c", source, json.dumps(args)]
+    res = runner.run(argv, timeout=timeout)
+    line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith(cpucheck.MARK)), None)
+    if line is None:
+        return {"missing": res.error or (res.stderr.strip().splitlines() or ["no output"])[-1]}
+    try:
+        return dict(json.loads(line[len(cpucheck.MARK):]))
+    except ValueError as exc:
+        return {"missing": f"unreadable output ({exc})"}
+
+
+def run(sizes: Sizes, cancel: CancelToken, progress: Progress, *, ram_available_mib: int | None = None,
+        root: Path = Path("/"), python: str | None = None, runner: Runner | None = None) -> list[Measurement]:
+    """Measure with numpy in this Python; where it has none (the packaged app), in ``python``'s environment."""
     llc = last_level_cache_bytes(root)
     nbytes = stream_bytes(sizes, llc, ram_available_mib)
-    small = msg("selftest.cpu.small-arrays", llc=llc // MIB) if llc and nbytes < 4 * llc else ""
     count = nbytes // 8
-    x = np.full(count, 1.0)
-    y = np.full(count, 2.0)
-    z = np.empty(count)
-    copy_s, triad_s = [], []
-    for i in range(max(3, sizes.samples + 1)):  # STREAM: best time, first iteration excluded
+    threads = os.cpu_count()
+    progress("CPU: matrix multiply and memory bandwidth", 0.0)
+    if _numpy_here():
+        data: dict[str, Any] = cpucheck.measure(sizes.cpu_gemm_n, sizes.samples, count, cancel.raise_if_cancelled)
+    elif python:
+        data = _in(python, runner or SubprocessRunner(), {"n": sizes.cpu_gemm_n, "samples": sizes.samples,
+                                                          "count": count}, CHILD_TIMEOUT)
         cancel.raise_if_cancelled()
-        t = time.perf_counter()
-        np.copyto(z, x)
-        t1 = time.perf_counter()
-        np.multiply(y, 3.0, out=z)
-        np.add(z, x, out=z)
-        t2 = time.perf_counter()
-        if i:
-            copy_s.append(16 * count / (t1 - t) / 1e9)
-            triad_s.append(24 * count / (t2 - t1) / 1e9)
-    ok = bool(z[0] == 7.0 and z[-1] == 7.0)
+        if "missing" in data:
+            return [_skipped(msg("selftest.cpu.no-numpy-in", python=python, why=data["missing"]))]
+    else:
+        return [_skipped(msg("selftest.cpu.no-numpy"))]
+    samples = data["matmul"]
+    n = sizes.cpu_gemm_n
+    med, spread = median_spread(samples)
+    out = [say(Measurement(
+        name="cpu_matmul_fp32", value=max(samples), unit="GFLOP/s", tier="cpu", verdict="info",
+        samples=[round(x, 2) for x in samples], spread=spread,
+    ), msg("selftest.cpu.matmul", numpy=data["numpy"], n=n, count=len(samples), median=f"{med:.4g}",
+           threads=threads))]
+    progress("CPU: memory bandwidth", 0.5)
+    small = msg("selftest.cpu.small-arrays", llc=llc // MIB) if llc and nbytes < 4 * llc else ""
+    copy_s, triad_s, ok = data["copy"], data["triad"], bool(data["ok"])
     mb = nbytes // MIB
     out.append(say(Measurement(
         name="cpu_copy", value=max(copy_s), unit="GB/s", tier="cpu", verdict="info",
@@ -108,3 +119,7 @@ def run(sizes: Sizes, cancel: CancelToken, progress: Progress, *, ram_available_
         spread=median_spread(triad_s)[1],
     ), msg("selftest.cpu.triad", mib=mb, small=small) if ok else msg("selftest.cpu.triad-wrong")))
     return out
+
+
+def _skipped(why: Message) -> Measurement:
+    return say(Measurement(name="cpu_matmul_fp32", value=None, unit="GFLOP/s", tier="cpu", verdict="skipped"), why)

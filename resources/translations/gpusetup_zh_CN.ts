@@ -121,7 +121,7 @@
     </message>
     <message>
       <source>Already have a framework installed? The test can prove it where it is, without installing anything.</source>
-      <translation>已经装好了框架？测试可以直接在它所在的环境里检验，什么都不用安装。</translation>
+      <translation>已经装好框架了吗？测试可以直接在它所在的环境里检验，不用安装任何东西。</translation>
     </message>
     <message>
       <source>No virtual environment was found. gpusetup installs only into a virtual or conda environment, never into the system's own Python.</source>

@@ -195,7 +195,7 @@ def test_selftest_output_into_a_folder(tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_write_atomic_keeps_the_old_file_when_the_write_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from gpusetup.cli import ToolError
-    from gpusetup.commands.diagnose import write_atomic
+    from gpusetup.commands import write_atomic
 
     target = tmp_path / "report.txt"
     target.write_text("old report")

@@ -54,6 +54,31 @@ def build_wheel(dest: Path, name: str, version: str, requires: tuple[str, ...] =
     return path
 
 
+def uv_wheel(dest: Path) -> Path:
+    """The installed uv package packed back into the wheel PyPI serves for this platform: the real program
+    under ``uv-X.data/scripts/``, the real dist-info (its WHEEL file names the platform tags)."""
+    import importlib.metadata
+
+    dist = importlib.metadata.distribution("uv")
+    tags = [ln.split(": ", 1)[1] for ln in (dist.read_text("WHEEL") or "").splitlines() if ln.startswith("Tag: ")]
+    assert tags, "the installed uv package has no WHEEL tags to rebuild its wheel from"
+    py, abi = tags[0].split("-")[:2]
+    plats = ".".join(t.split("-", 2)[2] for t in tags)
+    path = dest / f"uv-{dist.version}-{py}-{abi}-{plats}.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
+        for f in dist.files or []:
+            src = Path(str(dist.locate_file(f))).resolve()
+            if not src.is_file():
+                continue
+            name = str(f)
+            if name.startswith("../../../bin/"):
+                name = f"uv-{dist.version}.data/scripts/" + name.rsplit("/", 1)[1]
+            elif name.startswith(".."):
+                continue
+            zf.write(src, name)
+    return path
+
+
 def wheel_of_installed(dest: Path, name: str) -> Path:
     """A wheel of a distribution installed in this test environment, rebuilt from its installed files (its
     real code and metadata; no network): e.g. the pip a new environment is updated to. Scripts outside

@@ -3,6 +3,7 @@ message. Real interpreters, real venvs, a real uv binary; the download host is a
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from gpusetup.install import PlanError, build_plan, execute
 from gpusetup.install import python as pyfind
 from gpusetup.probe.platform import linux
 
-from .stand_ins import PLENTY, installed, machine, torch_plan
+from .stand_ins import PLENTY, installed, machine, torch_plan, uv_wheel
 
 MINOR = f"{sys.version_info[0]}.{sys.version_info[1]}"
 
@@ -60,14 +61,61 @@ def test_packaged_app_installs_with_the_python_it_found(index, packaged: Path, t
     assert installed(tmp_path / "env")["torch"] == "2.9.1+cu126"
 
 
-def test_no_python_and_no_uv_says_what_to_do(packaged: Path, tmp_path: Path) -> None:
+def test_no_python_no_uv_and_no_index_says_what_to_do(packaged: Path, tmp_path: Path) -> None:
+    """A wheelhouse install has no package index to fetch uv from: the plan stops before any change."""
+    (tmp_path / "wheels").mkdir()
     fps = torch_plan("http://127.0.0.1:9/whl/cu126")
     fps[0].choice.python = "3.12"
     with pytest.raises(PlanError) as err:
-        build_plan(fps, machine(), f"venv:{tmp_path / 'env'}")
+        build_plan(fps, machine(), f"venv:{tmp_path / 'env'}", wheelhouse=tmp_path / "wheels")
     text = str(err.value)
     assert "gpusetup needs Python 3.12" in text and "pip install uv" in text
     assert err.value.message.code == "plan-error.no-python"
+
+
+@pytest.fixture
+def uv_on_index(index) -> Path:
+    """The stand-in index also serves uv (as PyPI does), with its sha256 on the project page."""
+    if importlib.util.find_spec("uv") is None:
+        pytest.skip("uv is not installed here (pip install uv)")
+    have = [w for w in index.layouts["simple"] if w.name.startswith("uv-")]
+    if not have:
+        have = [uv_wheel(index.root)]
+        index.layouts["simple"].append(have[0])
+    return have[0]
+
+
+def test_uv_wheel_is_picked_for_this_computer_from_a_real_project_page(index, uv_on_index: Path) -> None:
+    from gpusetup.install import uvfetch
+
+    link = uvfetch.find_wheel(f"{index.url}/simple")
+    assert link.filename == uv_on_index.name and link.sha256 and len(link.sha256) == 64
+    assert link.url == f"{index.url}/files/{uv_on_index.name}"
+    others = [("uv-0.7.0-py3-none-manylinux_2_17_x86_64.whl", "u1", "a" * 64),  # below the minimum
+              ("uv-99.0.0rc1-py3-none-any.whl", "u2", "b" * 64),  # a pre-release
+              ("uv-0.13.9-py3-none-win_arm64.whl", "u3", "c" * 64),  # another platform
+              (link.filename, link.url, link.sha256)]
+    assert uvfetch.pick_wheel(others).filename == link.filename
+    # without the release gpusetup is tested with, the newest one (compared as versions: 0.10 > 0.9)
+    plat = link.filename.split("-", 2)[2]
+    older = [(f"uv-0.9.0-{plat}", "u4", "d" * 64), (f"uv-0.10.0-{plat}", "u5", "e" * 64)]
+    assert uvfetch.pick_wheel(older).url == "u5"
+    assert uvfetch.pick_wheel(older, preferred="0.9.0").url == "u4"
+
+
+@pytest.mark.network
+def test_a_changed_file_or_an_unreachable_index_is_refused_in_plain_words(
+        index, uv_on_index: Path, tmp_path: Path, closed_port: int) -> None:
+    from gpusetup.install import uvfetch
+
+    with pytest.raises(uvfetch.FetchError) as err:
+        uvfetch.fetch(f"http://127.0.0.1:{closed_port}/simple", tmp_path / "uv")
+    assert f"127.0.0.1:{closed_port}/simple/uv/" in str(err.value) and "--index-url" in str(err.value)
+    link = uvfetch.find_wheel(f"{index.url}/simple")
+    link.sha256 = "0" * 64  # what a tampering mirror would cause: the bytes differ from the listed hash
+    with pytest.raises(uvfetch.FetchError) as err:
+        uvfetch.download(link, tmp_path, lambda _: None, index.url)
+    assert "does not match the sha256" in str(err.value) and not (tmp_path / link.filename).exists()
 
 
 def _real_uv() -> str | None:
@@ -165,19 +213,17 @@ def _standalone_build(dest: Path) -> tuple[Path, str]:
 
 @pytest.mark.network
 def test_uv_downloads_and_installs_a_python_from_a_local_stand_in(
-        index, packaged: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The download path for real: uv fetches a Python build over HTTP from 127.0.0.1 (described by a
-    downloads list in uv's format), installs it into gpusetup's per-user folder, creates the environment with
-    it, and the framework is installed and checked there."""
+        index, uv_on_index: Path, packaged: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The download path for real, as the packaged app (which carries no uv) takes it: uv is fetched from the
+    package index and checked against its sha256, then fetches a Python build over HTTP from 127.0.0.1
+    (described by a downloads list in uv's format), installs it into gpusetup's per-user folder, creates the
+    environment with it, and the framework is installed and checked there."""
     import hashlib
     import json
     import threading
     from functools import partial
     from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
-    uv = _real_uv()
-    if uv is None:
-        pytest.skip("uv is not installed here (pip install uv)")
     builds = tmp_path / "builds"
     builds.mkdir()
     archive, minor = _standalone_build(builds)
@@ -195,17 +241,23 @@ def test_uv_downloads_and_installs_a_python_from_a_local_stand_in(
             "name": "cpython", "arch": {"family": "x86_64", "variant": None}, "os": "linux", "libc": "gnu",
             "major": major, "minor": mnr, "patch": 99, "prerelease": "", "url": f"{url}/{archive.name}",
             "sha256": hashlib.sha256(archive.read_bytes()).hexdigest(), "variant": None, "build": "20261110"}}))
-        monkeypatch.setenv("GPUSETUP_UV", uv)
         monkeypatch.setenv("UV_PYTHON_DOWNLOADS_JSON_URL", f"{url}/downloads.json")
         fps = torch_plan(f"{index.url}/whl/cu126")
         fps[0].choice.python = minor
-        plan = build_plan(fps, machine(), f"venv:{tmp_path / 'env'}")
-        assert [s.id for s in plan.steps[:3]] == ["get-python", "create-venv", "seed-pip"]
-        res = execute(plan, journal_dir=tmp_path / "state", free_space=PLENTY)
+        plan = build_plan(fps, machine(), f"venv:{tmp_path / 'env'}", index_url=f"{index.url}/simple")
+        assert [s.id for s in plan.steps[:4]] == ["get-uv", "get-python", "create-venv", "seed-pip"]
+        fetched = tmp_path / "gpusetup-home" / "data" / "uv" / "uv"
+        assert plan.steps[1].argv[0] == str(fetched) and not fetched.exists()
+        seen: list[tuple[str, float | None]] = []
+        res = execute(plan, journal_dir=tmp_path / "state", free_space=PLENTY,
+                      progress=lambda label, frac: seen.append((label, frac)))
         assert res.ok, res.message
     finally:
         server.shutdown()
         server.server_close()
+    assert fetched.is_file() and os.access(fetched, os.X_OK)
+    # the fetch showed real progress: the wheel's name, bytes and a fraction, read from its pip-style output
+    assert any(uv_on_index.name[:20] in label and "MB" in label for label, _ in seen), seen[:20]
     managed = tmp_path / "gpusetup-home" / "data" / "python"
     assert any(p.name.startswith(f"cpython-{minor}.99-") for p in managed.iterdir())
     env_py = tmp_path / "env" / "bin" / "python"

@@ -51,6 +51,27 @@ def test_cpu_tier_cancel_stops_before_measuring():
         cpu.run(tiny_sizes(), token, lambda *_: None)
 
 
+def test_without_numpy_here_the_cpu_tier_runs_in_the_environment_under_test(tmp_path, monkeypatch):
+    """The packaged app carries no numpy: the baseline is measured by the target environment's interpreter
+    (here a real child process of this Python, which has numpy), and one without numpy is named plainly."""
+    monkeypatch.setattr(cpu, "_numpy_here", lambda: False)
+    assert cpu.run(tiny_sizes(), CancelToken(), lambda *_: None)[0].code == "selftest.cpu.no-numpy"
+    got = {m.name: m for m in cpu.run(tiny_sizes(), CancelToken(), lambda *_: None, python=sys.executable)}
+    assert got["cpu_matmul_fp32"].value > 0 and got["cpu_copy"].value > 0
+    assert got["cpu_triad_2pass"].verdict == "info"  # the child computed the triad right
+    import numpy
+
+    assert got["cpu_matmul_fp32"].params["numpy"] == numpy.__version__  # measured by numpy, in the child
+    import venv
+
+    bare = tmp_path / "bare"
+    venv.create(bare, with_pip=False)  # a real environment without numpy
+    py = str(bare / "bin" / "python")
+    (skipped,) = cpu.run(tiny_sizes(), CancelToken(), lambda *_: None, python=py)
+    assert skipped.verdict == "skipped" and skipped.code == "selftest.cpu.no-numpy-in"
+    assert py in skipped.reason and "numpy" in skipped.params["why"]
+
+
 def test_last_level_cache_and_stream_size(tmp_path):
     d = tmp_path / "sys/devices/system/cpu/cpu0/cache"
     for i, size in enumerate(["48K", "2048K", "32768K"]):

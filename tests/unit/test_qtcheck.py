@@ -4,6 +4,7 @@ damaged system library is named with its Debian package, and `gpusetup gui` fall
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -181,3 +182,63 @@ def test_as_root_the_missing_packages_are_installed_and_the_check_runs_again(
         assert f"(apt-get install did not work: E: Unable to locate package {genuine[0]})" in problem
     if not (mends and not genuine):
         assert not marker.exists()
+
+
+BOOTSTRAP_APT = """#!/bin/sh
+# stand-in apt-get for bootstrap.sh: records its argv; "update" succeeds; "install" succeeds for packages
+# already installed here (as the real one does) and for the hidden library's package (it takes the empty file
+# off, same mount namespace); any other package it cannot find, as apt-get says it.
+{ printf 'DEBIAN_FRONTEND=%s\\n' "$DEBIAN_FRONTEND"; for a in "$@"; do printf '%s\\n' "$a"; done; echo --; } >> "$APT_LOG"
+[ "$1" = update ] && exit 0
+for a in "$@"; do
+  case "$a" in
+    -*|install) ;;
+    "$HIDDEN_PACKAGE") umount "$HIDDEN_LIB" ;;
+    *) dpkg-query -W -f='${Status}' "$a" 2>/dev/null | grep -q 'install ok installed' \\
+         || { echo "E: Unable to locate package $a" >&2; exit 100; } ;;
+  esac
+done
+"""
+
+
+def test_bootstrap_as_root_installs_what_each_check_names(xvfb: str, tmp_path: Path) -> None:
+    """bootstrap.sh's own root path, for real (`./bootstrap.sh run` with a display, its .venv already made):
+    libxcb-cursor.so.0 is hidden, a stand-in apt-get records its calls. The first round asks for the named
+    package with the base Qt packages, the check runs again and names what else is missing; apt-get is asked
+    for those; when they cannot be had, the text report is shown instead of a window."""
+    import json
+
+    if not (ROOT / ".venv" / "bin" / "python").is_file():
+        pytest.skip("bootstrap.sh has not made its .venv in this checkout")
+    lib = _xcb_lib("libxcb-cursor.so.0")
+    env = {**os.environ, "DISPLAY": xvfb, "QT_QPA_PLATFORM": "xcb"}
+    env.pop("GPUSETUP_QT_INSTALL", None)
+    env.pop("DEBIAN_FRONTEND", None)
+    genuine = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-m", "gpusetup.qtcheck", "--packages",
+                              "--platform", "xcb"], capture_output=True, text=True, env=env, timeout=120).stdout.split()
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "apt-get").write_text(BOOTSTRAP_APT)
+    (bindir / "apt-get").chmod(0o755)
+    log = tmp_path / "apt.log"
+    env.update({"PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "APT_LOG": str(log), "HIDDEN_LIB": str(lib),
+                "HIDDEN_PACKAGE": "libxcb-cursor0", "GPUSETUP_HOME": str(tmp_path / "home")})
+    # `run ARGS`: with a window, `gpusetup ARGS`; without one, `gpusetup diagnose ARGS` (the text report)
+    args = ["--json"] if genuine else ["diagnose", "--json"]
+    res = _hidden(lib, ["bash", str(ROOT / "bootstrap.sh"), "run", *args], env)
+    calls = log.read_text().split("--\n")[:-1]
+    base = re.search(r'^QT_BASE_PACKAGES="([^"]*)"', (ROOT / "bootstrap.sh").read_text(), re.M)
+    assert base is not None
+    assert calls[0] == "DEBIAN_FRONTEND=\nupdate\n-qq\n", calls
+    assert calls[1] == _argv_qq(["libxcb-cursor0", *base.group(1).split()]), calls
+    if genuine:  # the check ran again after the first round and named the rest: one more apt-get run
+        assert calls[2:] == [_argv_qq(genuine)], calls
+        assert "the Qt user interface cannot load" in res.stderr and "showing the text report instead" in res.stderr
+        report = res.stdout[res.stdout.index("{"):]  # after bootstrap's own "installing" lines
+        assert json.loads(report)["machine"], "the report instead of a window"
+    else:  # nothing else was missing: the check passed after the first round
+        assert calls[2:] == [], calls
+
+
+def _argv_qq(packages: list[str]) -> str:
+    return "".join(f"{a}\n" for a in ["DEBIAN_FRONTEND=noninteractive", "install", "-y", "-qq", *packages])

@@ -586,6 +586,9 @@ def progress_text(text: str, titles: dict[str, str]) -> str:
     ``titles`` maps each plan step's English title to the one shown in its row (translated there). Parts the
     wizard does not know (a URL, a package tool's own progress words) stay as they came."""
 
+    # lazy: the gpusetup.install package loads the whole installer, which waits for the first paint (issue 12)
+    from gpusetup.install.progress import message_of as pip_message_of
+
     def title(t: str) -> str:
         for eng in sorted(titles, key=len, reverse=True):  # the longest title that starts the text
             if t == eng or t.startswith(eng + " — "):
@@ -593,7 +596,10 @@ def progress_text(text: str, titles: dict[str, str]) -> str:
                 if not rest:
                     return titles[eng]
                 secs = _SECONDS.match(rest)
-                return titles[eng] + " — " + (tr("{n} s").format(n=secs.group(1)) if secs else rest)
+                if secs:
+                    return titles[eng] + " — " + tr("{n} s").format(n=secs.group(1))
+                said = pip_message_of(rest)  # pip's progress, as the installer's progress module said it
+                return titles[eng] + " — " + (render(said, current_language()) if said is not None else rest)
         return t
 
     m = _STEP_OF.match(text)
