@@ -425,7 +425,7 @@ def _selftest(out: _Out, st: SelfTestResult) -> None:
 
 
 def _probes(out: _Out, m: Machine) -> None:
-    failed = [p for p in m.probes if not p.ok and p.error != "not available in this version"]
+    failed = [p for p in m.probes if not p.ok]
     total = sum(p.duration_ms for p in m.probes)
     out.heading(msg("report.heading.collected"))
     out.kv("probes", out.w(msg("report.probes", count=len(m.probes), ms=f"{total:.0f}", commands=len(m.commands))))
