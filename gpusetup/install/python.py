@@ -172,7 +172,7 @@ def find_interpreter(want: str | None, runner: Runner | None = None,
             continue
         if minor and info.minor != minor:
             continue
-        if not minor and tuple(int(x) for x in info.version.split(".")[:2]) < (3, 9):
+        if not minor and Version(info.version) < Version("3.9"):
             continue
         return info
     return None
