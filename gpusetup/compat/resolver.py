@@ -475,7 +475,7 @@ def _torch_cuda_checks(db: CompatDB, c: Cand, env: Env, gpus: Sequence[GpuRef]) 
             msg("unverified.arch-list", package="torch", version=c.version, variant=c.variant, detail=arch.get("note", ""))
         )
     cuda = _cuda_of_variant(c.variant)
-    major = int(cuda.split(".")[0])
+    major = vkey(cuda).major or 0
     uses_ptx = False
     for g in gpus:
         if not g.cc:
@@ -558,7 +558,7 @@ def _tf_platform_reason(env: Env) -> Message:
 
 def _tf_gpu_checks(db: CompatDB, c: Cand, cfg: dict[str, Any], env: Env, gpus: Sequence[GpuRef]) -> None:
     cuda = cfg["cuda"]
-    major = int(cuda.split(".")[0])
+    major = vkey(cuda).major or 0
     min_cc = next(
         (r for r in db.rows("tensorflow", "min_cc") if _in_range(vkey(c.version), r["tf_min"], r.get("tf_max"))), None
     )

@@ -523,7 +523,7 @@ def _forward_compat(machine: Machine, row: dict[str, Any], gpus: list[DeviceRef]
         if dv is not None and Version(low).major == dv.major and dv >= Version(low):
             return msg("docker.fc.bridges", cuda=row["cuda"], low=low, branch=branch,
                        driver=str(dv), source=fc["source"]), None
-    listed = ", ".join(f"R{x.split('.')[0]} from {x}" for x in fc["min_drivers"])
+    listed = ", ".join(f"R{Version(x).major} from {x}" for x in fc["min_drivers"])
     return None, msg("docker.fc.branches-only", listed=listed,
                      driver=str(dv) if dv else msg("docker.word.unknown"))
 

@@ -255,7 +255,7 @@ def _preflight(run: _Run, free_space: FreeSpace, check_network: bool) -> Message
             run.log_fh.write(credentials.scrub(f"network: {url}: {'ok' if chk.ok else chk.message}\n"))
             if not chk.ok:
                 run.fix = "network"
-                return msg("install.exec.network", error=credentials.scrub(chk.message))
+                return msg("install.exec.network", error=chk.said if chk.said is not None else credentials.scrub(chk.message))
     return None
 
 
@@ -268,17 +268,18 @@ def _pre_state(run: _Run, step: Step) -> dict[str, Any]:
     return {}
 
 
-def _actual_undo(run: _Run, step: Step, pre: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """(undo argv, notes) for a step that ran (fully or partly), from what was there before it."""
+def _actual_undo(run: _Run, step: Step, pre: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]]]:
+    """(undo argv, notes as data — {"code", "params"}, kept in the journal) for a step that ran (fully or
+    partly), from what was there before it."""
     if step.kind == "venv":
         return ([] if pre.get("existed") else list(step.undo)), []
     if step.kind == "pip" and "install" in step.argv:
         before = pre.get("packages")
         after = run.snapshot()
         if before is None or after is None:
-            return list(step.undo), ["could not list the environment's packages; undo uses the plan's list"]
+            return list(step.undo), [to_dict(msg("install.exec.undo-plan-list"))]
         new = sorted(set(after) - set(before))
-        changed = [f"{n} was {before[n]} before (now {after[n]}); to go back: pip install '{n}=={before[n]}'"
+        changed = [to_dict(msg("install.exec.was-before", name=n, before=before[n], now=after[n]))
                    for n in sorted(set(after) & set(before)) if after[n] != before[n]]
         return ([*run.plan.pip, "uninstall", "-y", *new] if new else []), changed
     return list(step.undo), []
@@ -309,14 +310,15 @@ def _run_steps(run: _Run, start: int, carried: dict[str, dict[str, Any]],
             asked = any(r.get("reboot_needed") for r in run.journal.read() if r["event"] == "end")
             if not asked:  # the driver step found the driver already installed: nothing to restart for
                 run.journal.append("end", step=step.id, rc=0, ok=True, undo=[],
-                                   notes=["no restart needed: no step installed anything that needs one"])
+                                   notes=[to_dict(msg("install.exec.no-restart-needed"))])
                 done.append(step.id)
                 continue
             run.journal.append("paused", step=step.id, reason="reboot", boot_id=boot_id())
             return run.result(False, reboot_needed=True, failed_step=step.id, done=done,
                               said=msg("install.exec.restart-now"))
         if step.kind == "manual" or not step.argv:
-            run.journal.append("end", step=step.id, rc=0, ok=True, undo=[], notes=[step.explain])
+            run.journal.append("end", step=step.id, rc=0, ok=True, undo=[],
+                               notes=[to_dict(step.explain_code) if step.explain_code is not None else step.explain])
             done.append(step.id)
             continue
         pre = carried.get(step.id) or _pre_state(run, step)
@@ -400,7 +402,7 @@ def _failure_message(step: Step, res: StreamResult, run: _Run) -> Message:
                command=display_argv(step.argv, step.needs_root), tail=tail, hint=hint, log=str(run.log_path))
 
 
-def _lines(items: list[Message]) -> Message | str:
+def _lines(items: list[Any]) -> Message | str:
     """Messages one per indented line, in whatever language the whole is rendered."""
     return msg("install.exec.line", text=items[0], more=_lines(items[1:])) if items else ""
 
@@ -531,7 +533,7 @@ def rollback(
                     and not (starts[sid].get("pre") or {}).get("existed") for sid in order
                 )
                 failures: list[Message] = []
-                notes: list[str] = []
+                notes: list[Any] = []  # English strings (older journals) or messages as {"code", "params"}
                 todo = list(reversed(order))
                 for k, sid in enumerate(todo):
                     step = by_id.get(sid) or Step(id=sid, title=sid, argv=starts[sid].get("argv", []),
@@ -563,8 +565,7 @@ def rollback(
                         "install.exec.undo-failures", failures=_lines(failures), log=str(run.log_path)))
                 journal.append("rolled-back", ok=True, notes=notes)
                 run.progress("Rolled back", 1.0)
-                return run.result(True, said=msg("install.exec.rolled-back",
-                                                 notes=("\n  " + "\n  ".join(notes)) if notes else ""))
+                return run.result(True, said=msg("install.exec.rolled-back", notes=_lines(notes)))
             finally:
                 run.close()
     except LockBusy as exc:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpusetup import credentials
+from gpusetup.messages import msg, render
+from gpusetup.model import Message
 from gpusetup.probe.platform.host import is_windows
 
 
@@ -77,7 +79,16 @@ def proxy_for(url: str) -> str | None:
 class IndexCheck:
     url: str
     ok: bool
-    message: str = ""
+    message: str = ""  # English; ``said`` is the same as data (a gpusetup.messages code and its parameters)
+    said: Message | None = None
+
+    def __post_init__(self) -> None:
+        if self.said is not None and not self.message:
+            self.message = render(self.said)
+
+
+def _failed(url: str, said: Message) -> IndexCheck:
+    return IndexCheck(url, False, said=said)
 
 
 def opener_for(url: str) -> tuple[urllib.request.OpenerDirector, str, dict[str, str]]:
@@ -110,15 +121,17 @@ def check_index(url: str, project: str, timeout: float = 10.0) -> IndexCheck:
     if url.startswith("file:"):
         path = Path(urllib.request.url2pathname(urllib.parse.urlparse(url).path))
         ok = path.is_dir()
-        return IndexCheck(url, ok, "" if ok else f"The local index folder {path} does not exist.")
+        return IndexCheck(url, ok, said=None if ok else msg("install.net.no-folder", path=str(path)))
     try:
         opener, real, headers = opener_for(url)
     except credentials.MissingCredential as exc:
-        return IndexCheck(url, False, str(exc))
+        first = exc.urls[0] if exc.urls else "the index"
+        return _failed(url, msg("install.net.missing-credential", urls=", ".join(exc.urls),
+                                first=first.replace(credentials.MASK, "PASSWORD")))
     url = credentials.mask_url(url)
     page = real.rstrip("/") + "/" + project + "/"
     proxy = proxy_for(real)
-    via = f" through the proxy {credentials.mask_url(proxy)}" if proxy else " (no proxy configured: HTTPS_PROXY / pip's proxy setting)"
+    via = msg("install.net.via-proxy", proxy=credentials.mask_url(proxy)) if proxy else msg("install.net.no-proxy")
     headers["Accept"] = "text/html"
     req = urllib.request.Request(page, headers=headers)
     try:
@@ -126,27 +139,20 @@ def check_index(url: str, project: str, timeout: float = 10.0) -> IndexCheck:
             status = resp.status
     except urllib.error.HTTPError as exc:
         if exc.code in (401, 403):
-            return IndexCheck(url, False, f"The index {url} refused the login (HTTP {exc.code}): check the user "
-                                          "name and password in the URL or in pip's configuration.")
+            return _failed(url, msg("install.net.login-refused", url=url, code=exc.code))
         if exc.code == 404:
-            return IndexCheck(url, False, f"The index {url} answers but does not have '{project}' "
-                                          "(wrong index URL or an incomplete mirror).")
+            return _failed(url, msg("install.net.no-project", url=url, project=project))
         if exc.code == 407:
-            return IndexCheck(url, False, f"The proxy {credentials.mask_url(proxy or '')} asks for a login (HTTP 407). Put the "
-                                          "credentials into HTTPS_PROXY or pip's proxy setting.")
-        return IndexCheck(url, False, f"The index {url} answered HTTP {exc.code}{via}.")
+            return _failed(url, msg("install.net.proxy-login", proxy=credentials.mask_url(proxy or "")))
+        return _failed(url, msg("install.net.http", url=url, code=exc.code, via=via))
     except urllib.error.URLError as exc:
         reason = exc.reason
         if isinstance(reason, ssl.SSLCertVerificationError):
-            return IndexCheck(url, False, f"The TLS certificate of {url} is not trusted ({reason.verify_message})"
-                                          f"{via}. A company proxy may be intercepting HTTPS: point pip at "
-                                          "its CA with PIP_CERT=/path/to/ca.pem (or `pip config set "
-                                          "global.cert ...`).")
-        return IndexCheck(url, False, f"Cannot reach {url}{via}: {reason}. Check the network or proxy, use a "
-                                      "mirror (--index-url / --pytorch-mirror), or install from a "
-                                      "wheelhouse prepared elsewhere (--download-only / --wheelhouse).")
+            return _failed(url, msg("install.net.tls", url=url, error=credentials.scrub(str(reason.verify_message)),
+                                    via=via))
+        return _failed(url, msg("install.net.unreachable", url=url, via=via, error=credentials.scrub(str(reason))))
     except (TimeoutError, OSError) as exc:
-        return IndexCheck(url, False, f"Cannot reach {url}{via}: {exc}. Check the network or proxy.")
+        return _failed(url, msg("install.net.unreachable-os", url=url, via=via, error=credentials.scrub(str(exc))))
     if status != 200:
-        return IndexCheck(url, False, f"The index {url} answered HTTP {status}{via}.")
+        return _failed(url, msg("install.net.http", url=url, code=status, via=via))
     return IndexCheck(url, True)

@@ -56,7 +56,7 @@ class InstallPlan(Plan):
     download_mib: int = 0
     installed_mib: int = 0
     space_path: str = ""  # where the bytes land (checked for free space)
-    base_pip: str = ""  # pip version a new venv gets from its Python's ensurepip ("" when not known)
+    base_pip: str = ""  # the target's pip: a new venv's from its Python's ensurepip, an existing venv's installed one ("" unknown)
     packages: list[str] = field(default_factory=list)  # exact requirement strings that are installed
     os: str = "linux"
     offline: bool = False
@@ -199,6 +199,7 @@ def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host
             raise PlanError(msg("plan-error.not-a-venv", path=str(venv)))
         if exists:
             add_note(plan, msg("install.note.existing-venv", venv=str(venv)))
+            plan.base_pip = _installed_pip(Path(str(venv)))  # --progress-bar raw when it is new enough
         elif portable:
             base = base_python or ("python" if windows else (f"python{want_py}" if want_py else "python3"))
             _venvworded_step(plan, base, venv, with_pip or portable)
@@ -262,6 +263,17 @@ def _provide_python(plan: InstallPlan, want: str | None, venv: str, with_pip: bo
     plan.steps.extend(pyfind.provide_steps(version, venv, uv,
                                            mirror_url=python_mirror or pyfind.mirror()))
     plan.base_pip = ""  # its ensurepip's pip is not known before it is downloaded: no --progress-bar raw
+
+
+def _installed_pip(venv: Path) -> str:
+    """The version of the pip installed in an existing environment, from its dist-info folder ("" if none)."""
+    try:
+        found = sorted(venv.glob("lib/python3*/site-packages/pip-*.dist-info")) + \
+            sorted(venv.glob("Lib/site-packages/pip-*.dist-info"))
+    except OSError:
+        return ""
+    m = re.match(r"pip-(.+)\.dist-info$", found[0].name) if found else None
+    return m.group(1) if m else ""
 
 
 def _target_python_version(machine: Machine) -> str | None:

@@ -172,13 +172,13 @@ def find_interpreter(want: str | None, runner: Runner | None = None,
             continue
         if minor and info.minor != minor:
             continue
-        if not minor and tuple(int(x) for x in info.version.split(".")[:2]) < (3, 9):
+        if not minor and Version(info.version) < Version("3.9"):
             continue
         return info
     return None
 
 
-def unsuitable(want: str | None, runner: Runner | None = None, env: dict[str, str] | None = None) -> list[str]:
+def unsuitable(want: str | None, runner: Runner | None = None, env: dict[str, str] | None = None) -> list[Message]:
     """Plain descriptions of interpreters that were found but cannot be used (for the 'no Python' message)."""
     minor = _minor(want)
     out = []
@@ -187,8 +187,8 @@ def unsuitable(want: str | None, runner: Runner | None = None, env: dict[str, st
         if info is None:
             continue
         if not info.venv and (not minor or info.minor == minor):
-            out.append(f"{info.executable} (Python {info.version}) cannot create virtual environments: its venv/"
-                       f"ensurepip module is missing (Debian/Ubuntu: sudo apt-get install python{info.minor}-venv)")
+            out.append(msg("plan-error.python-without-venv", python=info.executable, version=info.version,
+                           minor=info.minor))
     return out
 
 
@@ -220,10 +220,12 @@ def provide_steps(want: str, venv: str, uv: str, *, install_dir: Path | None = N
     ]
 
 
-def no_python_message(want: str | None, found_unusable: list[str]) -> Message:
+def no_python_message(want: str | None, found_unusable: list[Message]) -> Message:
     """What the user can do when there is no interpreter for the plan and no uv to provide one."""
     minor = _minor(want) or "3"
-    found = "".join(f" Found but not usable: {u}." for u in found_unusable)
+    found: Message | str = ""
+    for u in reversed(found_unusable):  # " Found but not usable: A. Found but not usable: B."
+        found = msg("plan-error.found-unusable", what=u, more=found)
     return msg("plan-error.no-python", want=minor, found=found)
 
 

@@ -351,3 +351,28 @@ def test_elevation_only_when_needed(monkeypatch: pytest.MonkeyPatch) -> None:
     assert ex._elevation("none") == []
     monkeypatch.setattr(ex.os, "geteuid", lambda: 0)
     assert ex._elevation("auto") == []  # already root: no prefix
+
+
+def test_an_existing_environment_with_a_new_pip_reports_bytes(tmp_path: Path) -> None:
+    """Its pip is the user's (never updated by the plan), but when it is 24.1 or newer the download reports
+    bytes: the version is read from its dist-info folder (a real venv; pip put in by pip, from this test
+    environment's own pip rebuilt as a wheel)."""
+    from .stand_ins import wheel_of_installed
+
+    old = tmp_path / "old"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(old)], check=True)
+    plan = build_plan(torch_plan("https://download.pytorch.org/whl/cu126"), machine(), f"venv:{old}")
+    assert plan.base_pip == "" and "--progress-bar" not in step(plan, "pip-install").argv
+    assert "upgrade-pip" not in [s.id for s in plan.steps]
+    new = tmp_path / "new"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(new)], check=True)
+    whl = wheel_of_installed(tmp_path, "pip")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(new / "bin" / "python"), "install", "-q",
+                    "--disable-pip-version-check", "--no-index", "--no-deps", str(whl)], check=True, timeout=300)
+    plan = build_plan(torch_plan("https://download.pytorch.org/whl/cu126"), machine(), f"venv:{new}")
+    import importlib.metadata
+
+    assert plan.base_pip == importlib.metadata.version("pip")
+    want_raw = Version.parse(plan.base_pip) >= (24, 1)
+    assert ("--progress-bar" in step(plan, "pip-install").argv) == want_raw
+    assert "upgrade-pip" not in [s.id for s in plan.steps]

@@ -118,3 +118,25 @@ def test_executor_outcomes_in_chinese(tmp_path: Path) -> None:
     busy = ex.ExecResult(ok=False, said=ex.msg("install.exec.busy", owner=LockBusy("4242").owner))
     assert outcome_text(busy) == str(LockBusy("4242"))
     _chinese(outcome_text(busy, "zh_CN"), [])
+
+
+def test_index_checks_and_undo_notes_in_chinese(tmp_path: Path) -> None:
+    """The package-index check's answers (a missing local index, a refused connection — port 9 of this
+    machine, where nothing listens) and the notes a rollback reports, as the executor words them."""
+    from gpusetup.install.net import check_index
+    from gpusetup.model import to_dict
+
+    missing = check_index((tmp_path / "no-index").as_uri(), "torch")
+    refused = check_index("http://127.0.0.1:9/simple", "torch", timeout=5)
+    for chk in (missing, refused):
+        assert not chk.ok and chk.said is not None and chk.message == render(chk.said)
+        zh = render(ex.msg("install.exec.network", error=chk.said), "zh_CN")
+        quoted = chk.said.params.get("error") or ""  # the operating system's own words
+        _chinese(zh.replace(str(quoted), ""), [])
+    notes = [to_dict(ex.msg("install.exec.was-before", name="tinydep", before="0.9", now="1.0")),
+             to_dict(ex.msg("install.exec.undo-plan-list")), "an English note from an older journal"]
+    done = ex.msg("install.exec.rolled-back", notes=ex._lines(notes))
+    assert render(done).endswith("\n  tinydep was 0.9 before (now 1.0); to go back: pip install 'tinydep==0.9'\n"
+                                 "  could not list the environment's packages; undo uses the plan's list\n"
+                                 "  an English note from an older journal")
+    _chinese(render(done, "zh_CN").replace("an English note from an older journal", ""), [])

@@ -161,7 +161,7 @@ def _register() -> None:
         if not drv:
             s = re.search(r"CUDA Version:\s*(\d+\.\d+)", joined_text(machine))
             drv = Version(s.group(1)) if s else None
-        nt, dt = Version(nvcc).major_minor, Version(drv).major_minor
+        nt, dt = Version(nvcc).major_minor, drv.major_minor if drv else None
         if not nt or not dt or nt == dt:
             return None
         if nt > dt:

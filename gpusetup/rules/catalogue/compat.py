@@ -149,7 +149,7 @@ def forward_compat(machine: Machine) -> list[Finding]:
     ev = list(lines)
     if dv and dc:
         native_min = min_driver_for_cuda(dc)
-        if native_min and dv and ver(native_min) and dv < Version(native_min):
+        if native_min and dv and ver(native_min) and dv < ver(native_min):
             ev.append(f"driver {dv} reports CUDA {dc}, which needs driver {native_min}+ natively: a compat library is in use")
     ev.extend(f"compat library: {p}" for p in compat_libs)
     return [

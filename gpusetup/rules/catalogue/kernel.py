@@ -27,6 +27,7 @@ from gpusetup.rules._util import (
     vmajor,
 )
 from gpusetup.rules.catalogue.data import first_wording
+from gpusetup.versions import Version
 
 
 def _flat(text: str) -> str:
@@ -223,7 +224,7 @@ def legacy_gpu(machine: Machine) -> list[Finding]:
     m = _F11_LEGACY.search(flat)
     if m:
         gpu, legacy, current = m.group(1).strip(), m.group(2), m.group(3)
-        legacy_branch = legacy.split(".")[0]
+        legacy_branch = str(Version(legacy).major)
         out.append(
             make(
                 "gpu-dropped-by-driver-branch",

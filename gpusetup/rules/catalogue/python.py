@@ -579,7 +579,7 @@ def jax_plugin(machine: Machine) -> list[Finding]:
     structured = bool(jaxes) and not has_plugin and _gpu_evident(machine) and not is_macos(machine)
     if not lines and not structured:
         return []
-    dv = ver(driver_version(machine))
+    dv = driver_version(machine)
     cu13 = ver(min_driver_for_cuda("13.0"))
     extra = "cuda13" if dv and cu13 and dv >= cu13 else "cuda12"
     if is_windows(machine):
