@@ -84,7 +84,7 @@ def main() -> int:
     if other:
         out.update({"against": str(args.against), "against_runs": base,
                     "against_median_s": round(statistics.median(base), 3),
-                    "median_ratio": round(statistics.median(a / b for a, b in zip(times, base)), 3)})
+                    "median_ratio": round(statistics.median(a / b for a, b in zip(times, base, strict=True)), 3)})
     if args.json:
         print(json.dumps(out))
     else:
