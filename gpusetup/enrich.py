@@ -1,9 +1,11 @@
 """The one place that turns what is known about an NVIDIA GPU's identity (chip codename, pci.ids device name,
 PCI id, marketing name) into its chip, architecture and compute capability, when no driver reported them.
 
-:func:`chip_class` is the lookup every consumer uses (probes, ``--for`` profiles, the resolver, the container
-generator), so they cannot disagree; :func:`enrich` applies it to a whole :class:`~gpusetup.model.Machine` and
-runs after detection and after a ``--for`` file is loaded. Values a driver reported are never replaced.
+:func:`enrich` applies the chip rule (:func:`chip_class`, :func:`classify_pci_device`, :func:`classify_by_name`)
+to a whole :class:`~gpusetup.model.Machine`; it runs after detection and after a ``--for`` file is loaded, and
+the rules, the resolver and the container generator read the ``Gpu`` it filled (compute capability and its
+source, chip, architecture, ``cuda_supported`` when a chip has no CUDA support, and the evidence of how it was
+classified), so they cannot disagree. Values a driver reported are never replaced.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@
 - :class:`ComputeCapability` — an NVIDIA GPU's compute capability, a ``(major, minor)`` tuple that reads
   "8.6", "sm_86", "compute_90", "120" and prints as "8.6".
 - :func:`kernel_coverage` — the one rule for "does a build carrying these sm_XY cubins / compute_XY PTX run on
-  a GPU of this compute capability".
+  a GPU of this compute capability", resting on :func:`cubin_runs` and :func:`ptx_runs`.
+- :func:`as_version` — how the model stores a version fact (None stays None; the text is kept).
 
 Everything that compares versions or compute capabilities (rules, resolver, generators, installer) uses these.
 """

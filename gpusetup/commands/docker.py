@@ -12,9 +12,9 @@ from typing import Any
 from gpusetup.commands import load_for_file
 from gpusetup.errors import EXIT_ERROR, EXIT_OK, EXIT_WARN, ToolError
 from gpusetup.generate import GenerateError, generate_setup, host_check
-from gpusetup.i18n import output_language
-from gpusetup.messages import render
-from gpusetup.model import Severity, to_dict
+from gpusetup.i18n import finding_text, output_language
+from gpusetup.messages import msg, render
+from gpusetup.model import Message, Severity, to_dict
 from gpusetup.probe import detect
 
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
@@ -81,7 +81,8 @@ def _command_line(args: argparse.Namespace) -> str:
 
 def _print_findings(findings: list[Any], out: Any) -> None:
     for f in findings:
-        print(f"  [{f.severity.value}] {f.title}", file=out)
+        translated = finding_text(f, output_language())
+        print(f"  [{f.severity.value}] {translated[0] if translated else f.title}", file=out)
         if f.fix and f.severity.value in ("error", "warning"):
             for line in f.fix.splitlines():
                 print(f"      {line}", file=out)
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"findings": [to_dict(f) for f in findings]}, indent=2))
         else:
-            print("Container check:")
+            print(render(msg("docker.cli.container-check"), output_language()))
             _print_findings(findings, sys.stdout)
         return worst.exit_code
 
@@ -122,21 +123,28 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(to_dict(result), indent=2))
         return EXIT_ERROR if not result.ok else host_code
+    lang = output_language()
+
+    def words(code: Message | None, english: str | None) -> str:
+        return render(code, lang) if code is not None else english or ""
+
     if not result.ok:
-        print(f"No container set-up written for {args.framework}.", file=sys.stderr)
-        print(f"Why: {result.reason}", file=sys.stderr)
-        print(f"What to do: {result.alternative}", file=sys.stderr)
+        print(render(msg("docker.cli.refused", framework=args.framework), lang), file=sys.stderr)
+        print(render(msg("docker.cli.why", why=words(result.reason_code, result.reason)), lang), file=sys.stderr)
+        print(render(msg("docker.cli.what-to-do", what=words(result.alternative_code, result.alternative)), lang),
+              file=sys.stderr)
         return EXIT_ERROR
-    print(f"Wrote a {args.framework} GPU container set-up to {out}/ ({len(result.files)} files).")
-    print(f"  Base image: {result.image}")
+    print(render(msg("docker.cli.wrote", framework=args.framework, out=f"{out}/", count=len(result.files)), lang))
+    print("  " + render(msg("docker.cli.base-image", image=result.image), lang))
     if result.framework_build:
-        print(f"  Framework:  {result.framework_build}")
-    for line in result.why:
-        print(f"  - {line}")
-    for line in result.warnings:
-        print(f"  ! {line}")
-    print("Host check:")
+        print("  " + render(msg("docker.cli.framework", build=result.framework_build), lang))
+    whys = result.why_codes if len(result.why_codes) == len(result.why) else result.why
+    for line in whys:
+        print(f"  - {render(line, lang)}")
+    warnings = result.warning_codes if len(result.warning_codes) == len(result.warnings) else result.warnings
+    for line in warnings:
+        print(f"  ! {render(line, lang)}")
+    print(render(msg("docker.cli.host-check"), lang))
     _print_findings(result.host_findings, sys.stdout)
-    print(f"Next: cd {shlex.quote(str(out))} && docker build -t {result.image_name} . "
-          f"&& docker run --rm --gpus all {result.image_name}   (README.md explains every file)")
+    print(render(msg("docker.cli.next", out=shlex.quote(str(out)), image=result.image_name), lang))
     return host_code

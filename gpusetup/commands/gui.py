@@ -83,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
         return _text_report()
     from gpusetup.gui.app import run as run_app  # lazy: gui/ is Qt, loaded only when the wizard runs
 
-    return run_app(fake_machine=args.fake_machine, language=args.language, scheme=args.theme, resume=args.resume)
+    language = args.language or getattr(args, "lang", None) or getattr(args, "lang_top", None)  # `gpusetup --lang zh_CN gui`
+    return run_app(fake_machine=args.fake_machine, language=language, scheme=args.theme, resume=args.resume)
 
 
 def _text_report() -> int:

@@ -210,7 +210,7 @@ def _gpu_tiers(machine: Machine, env: SelfTestEnv, ctx: RunCtx, result: SelfTest
         pci_dev = ctx.machine_gpu.pci.device_id if ctx.machine_gpu else None
         ctx.spec = ctx.specs.find(info.name, pci_dev)
         version = drv.version()
-        facts = dict(number=ordinal, name=info.name, cc=info.compute_capability, sms=info.sm_count,
+        facts = dict(number=ordinal, name=info.name, cc=str(info.compute_capability) if info.compute_capability else None, sms=info.sm_count,
                      mib=info.total_bytes // MIB, cuda=f"{version // 1000}.{version % 1000 // 10}")
         add_note(ctx, msg("selftest.note.gpu-spec-row", spec=ctx.spec.name, **facts) if ctx.spec
                  else msg("selftest.note.gpu-no-spec-row", **facts))

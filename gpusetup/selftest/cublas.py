@@ -170,13 +170,13 @@ def _one(ctx: RunCtx, blas: Cublas, handle: ctypes.c_void_p, stream: int, start:
     dt, compute, size, one, kind, test = _DTYPES[dtype]
     name = f"cublas_{dtype}"
     cc = ctx.info.compute_capability if ctx.info else None
-    major = int(cc.split(".")[0]) if cc else 0
+    major = cc.major if cc else 0
     if dtype == "bf16" and major and major < 8:
         return peaks.say(ctx.measurement(name, None, "TFLOP/s", "cublas", verdict="skipped"),
-                         msg("selftest.cublas.needs-ampere", dtype="BF16", cc=cc))
+                         msg("selftest.cublas.needs-ampere", dtype="BF16", cc=str(cc)))
     if dtype == "tf32" and major and major < 8:
         return peaks.say(ctx.measurement(name, None, "TFLOP/s", "cublas", verdict="skipped"),
-                         msg("selftest.cublas.needs-ampere", dtype="TF32", cc=cc))
+                         msg("selftest.cublas.needs-ampere", dtype="TF32", cc=str(cc)))
     count = n * n
     bufs = [s.alloc(count * size) for _ in range(3)]
     try:

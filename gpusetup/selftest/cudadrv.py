@@ -23,6 +23,7 @@ from gpusetup.cuda_results import CU_RESULTS, result_message, result_name  # noq
 from gpusetup.messages import msg, render
 from gpusetup.model import Message
 from gpusetup.probe.platform.host import python_platform
+from gpusetup.versions import ComputeCapability
 
 # ------------------------------------------------------------------------------------------ CUresult
 
@@ -299,7 +300,7 @@ class CudaDriver:
             ordinal=ordinal,
             handle=dev,
             name=name.value.decode("utf-8", "replace"),
-            compute_capability=f"{major}.{minor}" if major is not None and minor is not None else None,
+            compute_capability=ComputeCapability(major, minor) if major is not None and minor is not None else None,
             sm_count=self.attribute(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
             clock_khz=self.attribute(dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE),
             memory_clock_khz=self.attribute(dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
@@ -320,7 +321,7 @@ class DeviceInfo:
     ordinal: int
     handle: int
     name: str
-    compute_capability: str | None
+    compute_capability: ComputeCapability | None
     sm_count: int | None
     clock_khz: int | None  # CU_DEVICE_ATTRIBUTE_CLOCK_RATE: the maximum SM clock the driver reports
     memory_clock_khz: int | None

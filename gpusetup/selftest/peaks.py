@@ -19,6 +19,7 @@ from typing import Any
 from gpusetup.messages import msg, render
 from gpusetup.model import Measurement, Message, to_dict
 from gpusetup.resources import resource
+from gpusetup.versions import ComputeCapability
 
 # A live-clock peak further than this factor from the datasheet means our per-SM rate does not fit this
 # chip (or the clock reading is wrong): then the datasheet peak is used instead.
@@ -110,8 +111,9 @@ class Specs:
                     best = (len(a), spec)
         return best[1] if best else None
 
-    def rate(self, cc: str | None) -> dict[str, Any] | None:
-        return self.rates.get(cc or "")
+    def rate(self, cc: ComputeCapability | str | None) -> dict[str, Any] | None:
+        """The per-SM rates row of a compute capability (the table is keyed by its text, "8.9")."""
+        return self.rates.get(str(cc) if cc else "")
 
     def pcie_peak(self, gen: int | None, width: int | None) -> float | None:
         """Theoretical payload GB/s per direction for a link."""
@@ -153,7 +155,7 @@ def _clock_peak(sm_count: int | None, per_clk: int | None, mhz: int | None) -> f
     return sm_count * per_clk * mhz * 1e6 / 1e12
 
 
-def compute_peak(kind: str, spec: GpuSpec | None, specs: Specs, *, cc: str | None, sm_count: int | None,
+def compute_peak(kind: str, spec: GpuSpec | None, specs: Specs, *, cc: ComputeCapability | str | None, sm_count: int | None,
                  live_mhz: int | None, max_mhz: int | None) -> Rated | None:
     """Peak TFLOP/s for ``kind`` ("fp32" or "tensor"): from the clock measured during the run where we
     can, else the maximum SM clock, else the datasheet."""

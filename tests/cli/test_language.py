@@ -81,3 +81,17 @@ def test_selftest_on_this_gpu_less_machine_in_chinese(monkeypatch: pytest.Monkey
     assert "gpusetup 显卡测试（快速）— 没有测试 NVIDIA 显卡" in out
     assert "无法测试 NVIDIA 显卡" in out and "CPU 基准" in out and "结果：" in out
     _chinese_without_english(out)
+
+
+def test_docker_set_up_in_chinese(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The container generator's reasons (written or refused) and the command's own lines, in Chinese."""
+    ok = main(["--lang", "zh_CN", "docker", "--for", str(resource("demo", "rtx3060.json")), "--framework", "pytorch",
+               "--out", str(tmp_path / "set-up")])
+    assert ok in (0, 1)
+    out = capsys.readouterr().out
+    assert "已把 pytorch 的显卡容器配置写到" in out and "主机检查：" in out
+    _chinese_without_english("\n".join(line for line in out.splitlines() if "基础镜像" not in line and "框架：" not in line))
+    refused = main(["--lang", "zh_CN", "docker", "--for", str(resource("demo", "no-gpu.json")), "--framework", "pytorch",
+                    "--out", str(tmp_path / "none")])
+    assert refused == 2
+    _chinese_without_english(capsys.readouterr().err)

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import operator
+
 import pytest
 
-from gpusetup.versions import ComputeCapability, Version, arch_list_coverage, kernel_coverage, version_key
+from gpusetup.versions import (
+    ComputeCapability,
+    Version,
+    arch_list_coverage,
+    as_version,
+    cubin_runs,
+    kernel_coverage,
+    ptx_runs,
+    version_key,
+)
 
 
 @pytest.mark.parametrize(
@@ -97,3 +108,26 @@ def test_every_surface_uses_the_one_rule() -> None:
         assert coverage(cc, sass, ptx, None) == want
         arches = [f"sm_{s.replace('.', '')}" for s in sass] + [f"compute_{p.replace('.', '')}" for p in ptx]
         assert arch_supports(cc, arches) is (want is not None)
+
+
+def test_a_compute_capability_equals_its_text_and_hashes_as_its_tuple() -> None:
+    cc = ComputeCapability(8, 6)
+    assert cc == "8.6" and operator.eq("8.6", cc) and cc != "8.9" and cc == (8, 6) and cc == ComputeCapability.parse("sm_86")
+    assert hash(cc) == hash((8, 6)) and {cc: 1}[(8, 6)] == 1
+    assert str(cc) == "8.6" and cc.sm == "sm_86" and ComputeCapability(12, 0) > cc
+
+
+def test_as_version_keeps_unknown_as_none_and_the_text_as_written() -> None:
+    assert as_version(None) is None
+    v = as_version("580.65.06")
+    assert type(v) is Version and str(v) == "580.65.06" and v == "580.65.6"
+    odd = as_version("n/a")  # no version in it: falsy, but written back unchanged
+    assert odd is not None and not odd and str(odd) == "n/a"
+    assert Version("2.4.0+cu121").packaging is not None and Version("junk").packaging is None
+
+
+def test_the_sass_and_ptx_rules_that_kernel_coverage_rests_on() -> None:
+    assert cubin_runs(ComputeCapability(8, 0), ComputeCapability(8, 6))
+    assert not cubin_runs(ComputeCapability(8, 6), ComputeCapability(8, 0))
+    assert not cubin_runs(ComputeCapability(8, 0), ComputeCapability(9, 0))  # SASS never crosses a major
+    assert ptx_runs(ComputeCapability(8, 0), ComputeCapability(9, 0)) and not ptx_runs((9, 0), (8, 6))
