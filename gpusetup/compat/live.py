@@ -21,9 +21,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
 from gpusetup.compat.db import get_db
 from gpusetup.messages import add_note, msg, render
 from gpusetup.paths import cache_dir
+from gpusetup.versions import Version
 
 PYPI = "https://pypi.org/simple/"
 CACHE_SECONDS = 6 * 3600
@@ -129,7 +132,12 @@ def _matches(name: str, version: str, prefix: bool, local: str | None, python: s
     w = R.parse_wheel(R.IndexFile(name, ""))
     if w is None or w.prerelease:
         return False
-    if not (w.version == version or (prefix and w.version.startswith(version + "."))):
+    try:  # the pin as pip reads it: "==2.9.1" exactly, "==2.9.*" any 2.9.x
+        pin = SpecifierSet(f"=={version}.*" if prefix else f"=={version}")
+    except InvalidSpecifier:
+        return False
+    have = Version(w.version).packaging
+    if have is None or not pin.contains(have, prereleases=True):
         return False
     if local is not None and w.local != local:
         return False

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from gpusetup import resources
 from gpusetup.compat import db as compat_db
 from gpusetup.resources import resource
 from gpusetup.versions import Version
@@ -65,14 +66,13 @@ class UpdateResult:
 
 def pinned_keys() -> list[bytes]:
     """The shipped Ed25519 public keys (raw 32 bytes), one base64 line each; '#' lines are comments."""
-    path = resource("keys", "compat-update-ed25519.pub")
     keys = []
-    for line in path.read_text(encoding="ascii").splitlines():
+    for line in resources.read_text("keys", "compat-update-ed25519.pub", limit=64 * 1024).splitlines():
         line = line.strip()
         if line and not line.startswith("#"):
             raw = base64.b64decode(line, validate=True)
             if len(raw) != 32:
-                raise UpdateError(f"{path}: a key is not 32 bytes")
+                raise UpdateError("resources/keys/compat-update-ed25519.pub: a key is not 32 bytes")
             keys.append(raw)
     return keys
 

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpusetup import resources
 from gpusetup.generate import render
 from gpusetup.generate.hostcheck import host_check
 from gpusetup.generate.select import FLAVOURS, FRAMEWORKS, IMAGE_SOURCES, Refusal, Selection, add, choose
 from gpusetup.messages import msg
 from gpusetup.messages import render as render_message
 from gpusetup.model import Finding, Machine, Message, Rejected
-from gpusetup.resources import resource
 
 __all__ = ["FLAVOURS", "FRAMEWORKS", "IMAGE_SOURCES", "GenerateError", "GeneratedSetup", "generate_setup",
            "host_check", "render_files"]
@@ -80,13 +80,13 @@ def render_files(machine: Machine, sel: Selection, opts: render.Options,
         ".dockerignore": render.dockerignore(),
         ".hadolint.yaml": render.hadolint_config(),
         "requirements.txt": render.requirements_txt(),
-        "gpu_check.py": resource("generate", "gpu_check.py").read_text(encoding="utf-8"),
+        "gpu_check.py": resources.read_text("generate", "gpu_check.py"),
         "compose.yaml": render.compose(sel, opts),
         ".devcontainer/devcontainer.json": render.devcontainer(sel, opts),
         "kubernetes/job.yaml": render.k8s_job(sel, opts),
         "kubernetes/diagnose-daemonset.yaml": render.k8s_daemonset(opts),
         "kubernetes/collect-reports.sh": render.collect_script(),
-        "kubernetes/prometheus-rules.yml": resource("prometheus", "gpusetup-alerts.yml").read_text(encoding="utf-8"),
+        "kubernetes/prometheus-rules.yml": resources.read_text("prometheus", "gpusetup-alerts.yml"),
         "diagnose/Dockerfile": render.diagnose_dockerfile(opts),
         "slurm/job.sbatch": render.slurm_script(sel, opts),
         "data/.keep": "",

@@ -6,7 +6,6 @@ what the user approved is exactly what runs. Steps that need root are marked and
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from dataclasses import dataclass, field
@@ -14,7 +13,7 @@ from importlib import metadata
 from pathlib import Path, PureWindowsPath
 from typing import Any
 
-from gpusetup import credentials
+from gpusetup import credentials, resources
 from gpusetup.compat.db import get_db
 from gpusetup.config import ConfigError, load_config
 from gpusetup.install import python as pyfind
@@ -23,7 +22,7 @@ from gpusetup.install.net import pip_config_value
 from gpusetup.messages import add_note, message_of, msg, render, worded_step
 from gpusetup.model import Choice, FrameworkPlan, Machine, Message, Plan
 from gpusetup.probe import current_os
-from gpusetup.resources import installers_dir, resource
+from gpusetup.resources import installers_dir
 from gpusetup.selftest.peaks import load_specs
 from gpusetup.versions import Version
 
@@ -306,7 +305,7 @@ def _req_name(req: str) -> str:
 
 
 def _sizes(choices: list[tuple[FrameworkPlan, Choice]]) -> tuple[int, int]:
-    rows = json.loads(resource("install", "sizes.json").read_text())["tables"]["disk"]["rows"]
+    rows = resources.read_json("install", "sizes.json")["tables"]["disk"]["rows"]
     down = inst = 0
     for _, ch in choices:
         row = next(r for r in rows if ch.variant.startswith(r["variant_prefix"]))

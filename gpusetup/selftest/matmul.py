@@ -17,9 +17,9 @@ import ctypes
 import random
 from array import array
 
+from gpusetup import resources
 from gpusetup.messages import msg
 from gpusetup.model import Measurement
-from gpusetup.resources import resource
 from gpusetup.selftest import cudadrv
 from gpusetup.selftest.base import RunCtx, median_spread
 from gpusetup.selftest.peaks import say
@@ -28,7 +28,7 @@ U = 2.0**-24
 
 
 def load_ptx() -> str:
-    return resource("kernels", "selftest.ptx").read_text(encoding="ascii")
+    return resources.read_text("kernels", "selftest.ptx")
 
 
 def _matrix(rng: random.Random, count: int) -> array:

@@ -16,7 +16,6 @@ Adding a failure or a wording is a JSON edit plus a real excerpt in ``tests/fixt
 
 from __future__ import annotations
 
-import json
 import re
 import string
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from gpusetup import resources
 from gpusetup.model import Finding, Machine, Severity
 from gpusetup.resources import resource
 from gpusetup.rules import rule
@@ -97,7 +97,7 @@ def _files() -> list[tuple[str, dict[str, Any]]]:
     out = []
     folder = resource("diagnostics")
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        out.append((path.name, json.loads(path.read_text(encoding="utf-8"))))
+        out.append((path.name, resources.read_json("diagnostics", path.name)))
     return out
 
 
