@@ -54,8 +54,9 @@ def _command_in(argv: Sequence[str]) -> str | None:
     says what is wrong).
 
     lazy: ``main`` imports only that command's module (``importlib`` in :func:`build_parser`), because each
-    imports what it uses at the top. Loading all twelve made `gpusetup --help` 309 ms slower (0.28 s → 0.59 s,
-    benchmarks/diagnose_bench.py --against --command=--help, 11 A/B pairs, 2 cores, load average 4.1).
+    imports what it uses at the top. Loading all twelve made `gpusetup --color never diagnose --json` 422 ms
+    slower and 8 MB larger (1.29 s → 1.79 s, 27.5 → 35.7 MB; benchmarks/diagnose_bench.py --against a copy that
+    loads them all, 15 A/B pairs, 2 cores, load average 5.6-6.2) and `gpusetup --help` 309 ms slower.
     """
     top = _Parser(prog="gpusetup")
     _add_top_options(top)
