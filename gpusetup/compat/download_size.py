@@ -175,8 +175,8 @@ class _Walk:
                 raise Unresolved("unreachable", "the index did not answer in time")
             try:
                 self.pages[key] = self.R.list_files(self.http, index, project)[0]
-            except self.R.RefreshError as exc:
-                self.pages[key] = Unresolved("unreachable", str(exc))
+            except self.R.RefreshError as exc:  # a project the index lacks (404) is not a network failure
+                self.pages[key] = Unresolved("unresolved" if "(404)" in str(exc) else "unreachable", str(exc))
         got = self.pages[key]
         if isinstance(got, Unresolved):
             raise got

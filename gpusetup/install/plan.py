@@ -459,6 +459,40 @@ def add_download_size(plan: InstallPlan, *, index: str | None = None, timeout: f
                                               timeout=timeout, deadline=deadline))
 
 
+def framework_download_sizes(fplans: list[FrameworkPlan], machine: Machine, python: str | None = None, *,
+                             ask_index: bool, index: str | None = None) -> dict[str, download_size.DownloadSize]:
+    """Per framework (``gpusetup plan``): what installing its chosen build into a new environment downloads —
+    from the index the install would use (the configured mirrors applied) when ``ask_index``, else the table
+    estimate labelled as one. ``index`` replaces every index host, as for the live check."""
+    try:
+        cfg = load_config()
+        index_url, pytorch_mirror = cfg.pypi_mirror, cfg.pytorch_mirror
+    except ConfigError:
+        index_url = pytorch_mirror = None
+    platform = live_platform(machine)
+    base = index or os.environ.get("GPUSETUP_LIVE_INDEX") or None
+    out: dict[str, download_size.DownloadSize] = {}
+    for fp in fplans:
+        ch = fp.choice if fp.ok or fp.gpu_choice is None else fp.gpu_choice
+        if ch is None or not ch.packages:
+            continue
+        estimate = _sizes([(fp, ch)])[0]
+        py = python or ch.python or _target_python_version(machine)
+        if not ask_index or not py or not platform:
+            out[fp.framework] = download_size.offline(estimate)
+            continue
+        url = mirror_url(ch.index_url, index_url, pytorch_mirror) or _pip_config("index-url") or PYPI_SIMPLE
+        try:
+            real = credentials.reveal(live_override(credentials.remember(url) or url, base))
+        except credentials.MissingCredential:
+            out[fp.framework] = download_size.offline(estimate, "unreachable")
+            continue
+        os_name, _, arch = platform.partition("-")
+        out[fp.framework] = download_size.measure([(real, list(ch.packages))], download_size.Target(py, os_name, arch),
+                                                  estimate_mib=estimate)
+    return out
+
+
 def _installed(plan: InstallPlan) -> dict[str, str]:
     """name → version of what the target environment has (so pip will not download it again); {} unknown."""
     if not plan.python or plan.python[0] == "conda" or not Path(plan.python[0]).is_file():

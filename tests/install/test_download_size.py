@@ -124,3 +124,56 @@ def test_the_figure_is_what_real_pip_downloads(sized, tmp_path: Path) -> None:
         [(f"{idx.url}/whl/cpu", plan.packages)], ds.Target(python=PY), estimate_mib=0).files)
     pip_bytes = sum((idx.root / n).stat().st_size for n in names)
     assert plan.download["bytes"] == pip_bytes
+
+
+PASCAL = {"os": "linux", "arch": "x86_64", "python": "3.12", "driver": "535.104.05",
+          "gpus": [{"vendor": "nvidia", "name": "NVIDIA GeForce GTX 1080 Ti", "compute_capability": "6.1"}]}
+
+
+def test_gpusetup_plan_says_the_size_in_text_and_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """``gpusetup plan --live-index`` (a mirror on 127.0.0.1 with the builds the resolver picks): the JSON has
+    the exact bytes per framework, the text says it; ``--offline`` says it is an estimate."""
+    import jsonschema
+
+    from gpusetup.cli import main
+    from gpusetup.compat.profile import machine_from_data
+    from gpusetup.compat.resolver import resolve
+    from gpusetup.resources import resource
+
+    (fp,) = resolve(machine_from_data(PASCAL), ["pytorch"])
+    assert fp.choice is not None and fp.choice.index_url is not None
+    variant = fp.choice.index_url.rstrip("/").rsplit("/", 1)[-1]  # the index path the install uses: /whl/cu126/
+    root = tmp_path / "wheels"
+    root.mkdir()
+    wheels = [build_wheel(root, "tinydep", "1.0", payload=10_000)]
+    for req in fp.choice.packages:  # "torch==2.14.*" → torch-2.14.0+cu126, needing tinydep
+        name, _, ver = req.partition("==")
+        wheels.append(build_wheel(root, name, ver.replace(".*", ".0") + f"+{variant}", payload=50_000,
+                                  requires=("tinydep",)))
+    idx = Index(root)
+    idx.json = True
+    idx.layouts = {variant: wheels}
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(idx))
+    server.daemon_threads = True
+    idx.server = server
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    profile = tmp_path / "p.json"
+    profile.write_text(json.dumps(PASCAL))
+    monkeypatch.setenv("GPUSETUP_LIVE", "on")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    try:
+        main(["plan", "--for", str(profile), "--json", "-f", "pytorch", "--live-index", f"{idx.url}/simple/"])
+        doc = json.loads(capsys.readouterr().out)
+        main(["plan", "--for", str(profile), "-f", "pytorch", "--live-index", f"{idx.url}/simple/"])
+        text = capsys.readouterr().out
+    finally:
+        server.shutdown()
+        server.server_close()
+    jsonschema.validate(doc, json.loads(resource("schema", "plan.schema.json").read_text(encoding="utf-8")))
+    size = doc["download"]["pytorch"]
+    total = sum(w.stat().st_size for w in wheels)
+    assert (size["source"], size["bytes"], size["files"]) == ("index", total, len(wheels)), size
+    assert f"Download: {ds.human(total)}, from the package index ({len(wheels)} files)." in text
+    main(["plan", "--for", str(profile), "-f", "pytorch", "--offline"])
+    assert "(an estimate: the package index was not asked)" in capsys.readouterr().out
