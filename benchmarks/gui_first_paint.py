@@ -4,7 +4,10 @@ Runs `gpusetup gui --fake-machine rtx3060` in a fresh interpreter N times (offsc
 start-up window check is remembered after its first success, as on a user's machine) and reports the time
 from process start to the first paint event of the window. Goal (issue 12): 0.5 s or less.
 
-    .venv/bin/python benchmarks/gui_first_paint.py [--runs 5] [--json]
+    .venv/bin/python benchmarks/gui_first_paint.py [--runs 5] [--json] [--against OTHER_CHECKOUT]
+
+With ``--against DIR`` it alternates runs of this checkout and of DIR (A B A B ...: load that drifts during the
+run moves both alike) and reports both medians and the median of the per-pair ratios.
 """
 
 from __future__ import annotations
@@ -61,17 +64,36 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--against", type=Path, help="another checkout to compare with, in alternating pairs")
     args = ap.parse_args()
     home = Path(tempfile.mkdtemp(prefix="gpusetup-bench-"))
     env = {**os.environ, "GPUSETUP_HOME": str(home), "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen"),
            "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    other = {**env, "PYTHONPATH": str(args.against.resolve())} if args.against else None
+    load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     once(env)  # the first start runs the window check and remembers it, as a user's first start does
-    times = [once(env) for _ in range(args.runs)]
-    out = {"runs": times, "median_s": round(statistics.median(times), 3), "best_s": min(times),
-           "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
-    print(json.dumps(out) if args.json else
-          f"first paint: median {out['median_s']:.2f} s, best {out['best_s']:.2f} s over {args.runs} runs "
-          f"(load {out['load']:.1f})")
+    if other:
+        once(other)
+    times, base = [], []
+    for _ in range(args.runs):
+        times.append(once(env))
+        if other:
+            base.append(once(other))
+    out: dict = {"runs": times, "median_s": round(statistics.median(times), 3), "best_s": min(times),
+                 "load": [load0, os.getloadavg()[0] if hasattr(os, "getloadavg") else None]}
+    if other:
+        out.update({"against": str(args.against), "against_runs": base,
+                    "against_median_s": round(statistics.median(base), 3),
+                    "median_ratio": round(statistics.median(a / b for a, b in zip(times, base, strict=True)), 3)})
+    if args.json:
+        print(json.dumps(out))
+    else:
+        line = (f"first paint: median {out['median_s']:.3f} s, best {out['best_s']:.3f} s over {args.runs} runs "
+                f"(load {out['load'][0]:.1f} → {out['load'][1]:.1f})")
+        if other:
+            line += (f"; {args.against}: median {out['against_median_s']:.3f} s; median ratio of the "
+                     f"{args.runs} alternating pairs {out['median_ratio']:.2f}")
+        print(line)
     return 0
 
 

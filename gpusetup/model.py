@@ -10,8 +10,8 @@ is missing. The JSON form is versioned by :data:`SCHEMA_VERSION` and described b
 
 Software versions and compute capabilities are stored typed (:class:`~gpusetup.versions.Version`,
 :class:`~gpusetup.versions.ComputeCapability`), so every consumer compares them one way; in JSON they are the
-texts they were read from ("570.133.07", "8.6"). Constructors also accept those texts (a recorded report,
-a test) and store the typed value.
+texts they were read from ("570.133.07", "8.6"). Constructors and assignments also accept those texts (a recorded
+report, a test) and store the typed value (:class:`_Typed`).
 """
 
 from __future__ import annotations
@@ -51,7 +51,24 @@ class Severity(str, enum.Enum):
 _SEVERITY_RANK = {Severity.OK: 0, Severity.INFO: 1, Severity.WARNING: 2, Severity.ERROR: 3}
 
 
-_version = as_version  # a version field's value as stored: typed, the text kept (JSON round-trips exactly)
+class _Typed:
+    """Version and compute-capability fields hold typed values whatever is assigned: a constructor or an
+    assignment given a text ("570.133.07", "8.6": a recorded report, a test, another tool) stores the
+    :class:`~gpusetup.versions.Version` / :class:`~gpusetup.versions.ComputeCapability` (the version's text is
+    kept, so JSON round-trips exactly). :func:`from_dict` fills objects directly with typed values."""
+
+    __slots__ = ()
+    _VERSIONS: typing.ClassVar[frozenset[str]] = frozenset()
+    _CCS: typing.ClassVar[frozenset[str]] = frozenset()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if value is not None:
+            if name in self._VERSIONS:
+                if type(value) is not Version:
+                    value = as_version(value)
+            elif name in self._CCS and type(value) is not ComputeCapability:
+                value = ComputeCapability.parse(value)
+        object.__setattr__(self, name, value)
 
 
 @dataclass
@@ -69,15 +86,14 @@ class Evidence:
 
 
 @dataclass
-class Reading:
+class Reading(_Typed):
     """One value as reported by one source, for facts that several sources report (driver version)."""
+
+    _VERSIONS: typing.ClassVar[frozenset[str]] = frozenset({"value"})
 
     value: Version | None
     source: str
     error: str | None = None
-
-    def __post_init__(self) -> None:
-        self.value = _version(self.value)
 
 
 # --------------------------------------------------------------------------------------------- GPUs
@@ -153,8 +169,10 @@ class GpuProcess:
 
 
 @dataclass
-class Gpu:
+class Gpu(_Typed):
     """One GPU. NVIDIA GPUs are filled from NVML/nvidia-smi; every vendor at least from PCI."""
+
+    _CCS: typing.ClassVar[frozenset[str]] = frozenset({"compute_capability"})
 
     vendor: str  # nvidia / amd / intel / apple / other
     name: str | None = None
@@ -192,17 +210,14 @@ class Gpu:
     process_list: list[GpuProcess] = field(default_factory=list)  # who holds the GPU's memory, biggest first
     cuda_supported: bool | None = None  # False: the chip rule says no current CUDA release runs this chip (enrich)
 
-    def __post_init__(self) -> None:
-        cc = self.compute_capability
-        if cc is not None and type(cc) is not ComputeCapability:
-            self.compute_capability = ComputeCapability.parse(cc)
-
 
 # ------------------------------------------------------------------------------------------- driver
 
 
 @dataclass
-class KernelModule:
+class KernelModule(_Typed):
+    _VERSIONS: typing.ClassVar[frozenset[str]] = frozenset({"version"})
+
     name: str  # nvidia, nouveau, nova_core, amdgpu…
     loaded: bool | None = None
     version: Version | None = None
@@ -211,13 +226,12 @@ class KernelModule:
     signer: str | None = None
     dkms_status: list[str] = field(default_factory=list)
 
-    def __post_init__(self) -> None:
-        self.version = _version(self.version)
-
 
 @dataclass
-class Driver:
+class Driver(_Typed):
     """The NVIDIA driver as each source sees it; disagreement between sources is itself a finding."""
+
+    _VERSIONS: typing.ClassVar[frozenset[str]] = frozenset({"version", "cuda_driver_version", "nvml_version"})
 
     version: Version | None = None  # best single answer (user-space first)
     versions: list[Reading] = field(default_factory=list)  # each source's answer
@@ -229,48 +243,39 @@ class Driver:
     modules: list[KernelModule] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
 
-    def __post_init__(self) -> None:
-        self.version = _version(self.version)
-        self.cuda_driver_version = _version(self.cuda_driver_version)
-        self.nvml_version = _version(self.nvml_version)
-
 
 # ------------------------------------------------------------------------------------- CUDA and libs
 
 
 @dataclass
-class Toolkit:
+class Toolkit(_Typed):
+    _VERSIONS: typing.ClassVar[frozenset[str]] = frozenset({"version"})
+
     path: str
     version: Version | None = None
     source: str = ""  # /usr/local/cuda-*, CUDA_HOME, nvcc on PATH, conda
     nvcc: str | None = None
 
-    def __post_init__(self) -> None:
-        self.version = _version(self.version)
-
 
 @dataclass
-class Library:
+class Library(_Typed):
     """A CUDA-family shared library found on the system (loader cache, pip wheel, toolkit dir)."""
+
+    _VERSIONS: typing.ClassVar[frozenset[str]] = frozenset({"version"})
 
     name: str  # libcudnn, libcublas, libnccl…
     version: Version | None = None
     path: str | None = None
     source: str = ""  # ldconfig / pip wheel nvidia-cudnn-cu12 / toolkit
 
-    def __post_init__(self) -> None:
-        self.version = _version(self.version)
-
 
 @dataclass
-class PipPackage:
+class PipPackage(_Typed):
+    _VERSIONS: typing.ClassVar[frozenset[str]] = frozenset({"version"})
+
     name: str
     version: Version
     installed_at: str | None = None  # dist-info RECORD time (UTC ISO-8601) when read; tells install order
-
-    def __post_init__(self) -> None:
-        if type(self.version) is not Version:
-            self.version = Version(self.version)
 
 
 @dataclass
@@ -287,7 +292,9 @@ class CudaStack:
 
 
 @dataclass
-class FrameworkInstall:
+class FrameworkInstall(_Typed):
+    _VERSIONS: typing.ClassVar[frozenset[str]] = frozenset({"version", "build_cuda", "build_rocm", "cudnn"})
+
     name: str  # torch, tensorflow, jax, jaxlib, cupy, onnxruntime
     version: Version | None = None
     build_cuda: Version | None = None  # CUDA the wheel was built against ("12.6"), None for CPU builds
@@ -306,15 +313,11 @@ class FrameworkInstall:
     direct_url: str | None = None  # direct_url.json "url": set when installed from a file/URL, not an index
     cudnn_requirement: str | None = None  # the wheel's own Requires-Dist on cuDNN ("nvidia-cudnn-cu12==9.1.0.70")
 
-    def __post_init__(self) -> None:
-        self.version = _version(self.version)
-        self.build_cuda = _version(self.build_cuda)
-        self.build_rocm = _version(self.build_rocm)
-        self.cudnn = _version(self.cudnn)
-
 
 @dataclass
-class PythonEnv:
+class PythonEnv(_Typed):
+    _VERSIONS: typing.ClassVar[frozenset[str]] = frozenset({"version"})
+
     executable: str
     version: Version | None = None
     is_venv: bool | None = None
@@ -322,9 +325,6 @@ class PythonEnv:
     frameworks: list[FrameworkInstall] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
     companions: list[PipPackage] = field(default_factory=list)  # torchvision/torchaudio…: their +cuXXX tag
-
-    def __post_init__(self) -> None:
-        self.version = _version(self.version)
 
 
 # ------------------------------------------------------------------------------------------- system
@@ -340,7 +340,9 @@ class Cpu:
 
 
 @dataclass
-class System:
+class System(_Typed):
+    _VERSIONS: typing.ClassVar[frozenset[str]] = frozenset({"python"})
+
     os: str | None = None  # linux / windows / macos
     os_version: str | None = None
     distro_id: str | None = None  # ubuntu, debian, fedora…
@@ -364,9 +366,6 @@ class System:
     is_jetson: bool | None = None
     evidence: list[Evidence] = field(default_factory=list)
     prime_profile: str | None = None  # Ubuntu nvidia-prime: nvidia / on-demand / intel (/etc/prime-discrete)
-
-    def __post_init__(self) -> None:
-        self.python = _version(self.python)
 
 
 @dataclass
@@ -694,8 +693,9 @@ def _converter(tp: Any) -> _Converter:
         def as_dataclass(data: Any, path: str) -> Any:
             if not isinstance(data, dict):
                 raise SchemaError(f"{path}: expected an object for {cls.__name__}, got {type(data).__name__}")
-            # Filled directly rather than through __init__ (measured: a fleet of 1,000 reports is ~25,000
-            # objects, benchmarks/analyze_fleet_bench.py); __post_init__ still runs where a class has one.
+            # Filled directly rather than through __init__ and _Typed.__setattr__ (the readers give typed values
+            # already; measured: a fleet of 1,000 reports is ~25,000 objects, benchmarks/analyze_fleet_bench.py);
+            # __post_init__ still runs where a class has one.
             obj = object.__new__(cls)
             values = obj.__dict__
             for name, read, required, default, factory in _field_readers(cls):
@@ -722,12 +722,12 @@ def _converter(tp: Any) -> _Converter:
         return as_enum
     if tp is Version:
 
-        def as_version(data: Any, path: str) -> Any:
+        def read_version(data: Any, path: str) -> Any:
             if not isinstance(data, str):
                 raise SchemaError(f"{path}: expected a version text, got {data!r}")
             return version_of(data)
 
-        return as_version
+        return read_version
     if tp is ComputeCapability:
 
         def as_cc(data: Any, path: str) -> Any:

@@ -128,14 +128,16 @@ def extract(part: InputPart) -> tuple[Extraction, AnalyzedInput]:
         if "gpusetup-report" not in info.kinds:
             info.kinds.append("gpusetup-report")
     if part.text is not None:
-        text = split_long_lines(part.text)
+        text: str | None = None  # cut to size when a line-by-line recogniser first needs it (a report never does)
         skip = {name for kind in info.kinds for name in NOT_FOR_KIND.get(kind, ())}
         for r in RECOGNISERS:
             if r.name in skip:
                 continue
+            if text is None and not r.exclusive:
+                text = split_long_lines(part.text)
             try:
                 # structured input (our JSON report) is parsed whole; log-like text line by line, cut to size
-                hit = r.fn(part.text if r.exclusive else text, ex)
+                hit = r.fn(part.text if r.exclusive or text is None else text, ex)
             except Exception as exc:  # noqa: BLE001 - one confused recogniser must not lose the others' facts
                 info.notes.append(f"{r.label}: could not be read ({type(exc).__name__}: {exc})")
                 continue

@@ -201,12 +201,13 @@ def plan_lines(t: PlanText, language: str | None = None) -> list[str]:
         out += [f"    - {n}" for n in t.notes]
     if t.rejected:
         out.append("  " + label("rejected", language))
-        out += [f"    - {option}: {reason}" for option, reason in t.rejected]
+        out += ["    - " + render(msg("plan.cli.option", option=option, reason=reason), output_language(language))
+                for option, reason in t.rejected]
     return out
 
 
 def _choice_lines(c: ChoiceText, language: str | None = None) -> list[str]:
-    lines = [f"  {c.label}: {c.line}"]
+    lines = ["  " + render(msg("plan.cli.choice", label=c.label, line=c.line), output_language(language))]
     lines += [f"    $ {cmd}" for cmd in c.commands]
     if c.conda:
         lines.append("    " + label("conda", language))

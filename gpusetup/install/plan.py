@@ -226,9 +226,9 @@ def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host
             _env_python(plan, _venv_python(Path(str(venv))))
         elif portable:
             base = base_python or ("python" if windows else (f"python{want_py}" if want_py else "python3"))
-            _venvworded_step(plan, base, venv, with_pip or portable)
+            _venv_step(plan, base, venv, with_pip or portable)
         elif base_python:
-            _venvworded_step(plan, base_python, venv, with_pip)
+            _venv_step(plan, base_python, venv, with_pip)
         else:
             _provide_python(plan, want_py, str(venv), with_pip, python_mirror, index_url)
         hp = _host_pip_version()
@@ -270,7 +270,7 @@ def _venv_python(venv: Path) -> str:
     return m.group(1) if m else ""
 
 
-def _venvworded_step(plan: InstallPlan, base: str, venv: Any, with_pip: bool) -> None:
+def _venv_step(plan: InstallPlan, base: str, venv: Any, with_pip: bool) -> None:
     argv = [base, "-m", "venv", str(venv)] + ([] if with_pip else ["--without-pip"])
     plan.steps.append(worded_step(
         "create-venv", msg("step.title.create-venv", venv=str(venv)), msg("step.explain.create-venv"),
@@ -291,7 +291,7 @@ def _provide_python(plan: InstallPlan, want: str | None, venv: str, with_pip: bo
         if found.source != "running":
             add_note(plan, msg("install.note.python-found", version=found.version, path=found.executable))
         plan.base_pip = found.pip or ""
-        _venvworded_step(plan, found.executable, venv, with_pip)
+        _venv_step(plan, found.executable, venv, with_pip)
         return
     uv = pyfind.find_uv()
     if uv is None and index_url is not None:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpusetup.model import Finding, Machine, Severity
+from gpusetup.rules import _util
 
 log = logging.getLogger("gpusetup.rules")
 
@@ -44,6 +45,11 @@ def all_rules() -> list[Rule]:
 
 
 def evaluate(machine: Machine, only: set[str] | None = None) -> list[Finding]:
+    with _util.text_frozen(machine):
+        return _evaluate(machine, only)
+
+
+def _evaluate(machine: Machine, only: set[str] | None) -> list[Finding]:
     findings: list[Finding] = []
     for r in all_rules():
         if only is not None and r.id not in only:

@@ -12,7 +12,7 @@ import pytest
 from gpusetup import versions
 from gpusetup.compat.resolver import resolve
 from gpusetup.generate.select import Refusal, Selection, choose
-from gpusetup.model import FrameworkInstall, Machine, PythonEnv, from_dict, to_dict
+from gpusetup.model import FrameworkInstall, Gpu, Machine, PythonEnv, from_dict, to_dict
 from gpusetup.resources import resource
 from gpusetup.rules import evaluate
 from gpusetup.versions import ComputeCapability, Version
@@ -65,6 +65,15 @@ def test_constructors_accept_texts_and_store_typed_values() -> None:
     env = PythonEnv(executable="/usr/bin/python3", version="3.12.3")
     assert type(env.version) is Version and env.version > Version("3.9")
     assert to_dict(fw)["version"] == "2.4.0+cu124" and to_dict(env)["version"] == "3.12.3"
+
+
+def test_assigning_a_text_stores_the_typed_value() -> None:
+    m = Machine(gpus=[Gpu(vendor="nvidia")])
+    m.driver.version = "470.82.01"  # type: ignore[assignment]  # what a test or an older tool may write
+    m.gpus[0].compute_capability = "3.7"  # type: ignore[assignment]
+    assert type(m.driver.version) is Version and m.driver.version < Version("470.103")
+    assert m.gpus[0].compute_capability == ComputeCapability(3, 7) and m.gpus[0].compute_capability < (5, 0)
+    assert to_dict(m)["driver"]["version"] == "470.82.01" and to_dict(m)["gpus"][0]["compute_capability"] == "3.7"
 
 
 # PyTorch 2.4's published TORCH_CUDA_ARCH_LIST for its cu124 wheels (as in tests/rules/test_catalogue.py)
