@@ -7,11 +7,11 @@ run (bad arguments, unreadable input, an internal error).
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import os
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 from typing import NoReturn
 
 from gpusetup import __version__, i18n, term
@@ -53,9 +53,10 @@ def _command_in(argv: Sequence[str]) -> str | None:
     command's module); None for ``completion`` and anything this cannot read (all are loaded; argparse then
     says what is wrong).
 
-    lazy: ``main`` imports only that command's module (``importlib`` in :func:`build_parser`), because each
-    imports what it uses at the top. Loading all twelve made `gpusetup --help` 309 ms slower (0.28 s → 0.59 s,
-    benchmarks/diagnose_bench.py --against --command=--help, 11 A/B pairs, 2 cores, load average 4.1).
+    lazy: ``main`` imports only that command's module (:func:`_command_module`), because each
+    imports what it uses at the top. Loading all twelve made `gpusetup --color never diagnose --json` 422 ms
+    slower and 8 MB larger (1.29 s → 1.79 s, 27.5 → 35.7 MB; benchmarks/diagnose_bench.py --against a copy that
+    loads them all, 15 A/B pairs, 2 cores, load average 5.6-6.2) and `gpusetup --help` 309 ms slower.
     """
     top = _Parser(prog="gpusetup")
     _add_top_options(top)
@@ -98,13 +99,66 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name, summary in COMMANDS.items():
         subparser = sub.add_parser(name, help=summary)
         if only is None or only == name:
-            importlib.import_module(f"gpusetup.commands.{name.replace('-', '_')}").register(subparser)
+            _command_module(name).register(subparser)
         for option, add in (("--color", _add_color), ("--lang", _add_lang)):  # every command takes --color and
             if not any(option in a.option_strings for a in subparser._actions):  # --lang, before or after its name
                 add(subparser, option[2:])
     parser.set_defaults(root_parser=parser)  # `gpusetup completion` describes the whole command line
     sub.choices["completion"].set_defaults(root_parser=parser)  # the completion script is made from this tree
     return parser
+
+
+def _command_module(name: str) -> ModuleType:
+    """The module of the command ``name`` (a key of :data:`COMMANDS`), imported when it is first asked for."""
+    if name == "diagnose":
+        from gpusetup.commands import diagnose  # lazy: see _command_in
+
+        return diagnose
+    if name == "plan":
+        from gpusetup.commands import plan  # lazy: see _command_in
+
+        return plan
+    if name == "selftest":
+        from gpusetup.commands import selftest  # lazy: see _command_in
+
+        return selftest
+    if name == "install":
+        from gpusetup.commands import install  # lazy: see _command_in
+
+        return install
+    if name == "docker":
+        from gpusetup.commands import docker  # lazy: see _command_in
+
+        return docker
+    if name == "analyze":
+        from gpusetup.commands import analyze  # lazy: see _command_in
+
+        return analyze
+    if name == "bundle":
+        from gpusetup.commands import bundle  # lazy: see _command_in
+
+        return bundle
+    if name == "db":
+        from gpusetup.commands import db  # lazy: see _command_in
+
+        return db
+    if name == "gui":
+        from gpusetup.commands import gui  # lazy: see _command_in
+
+        return gui
+    if name == "desktop-entry":
+        from gpusetup.commands import desktop_entry  # lazy: see _command_in
+
+        return desktop_entry
+    if name == "config":
+        from gpusetup.commands import config  # lazy: see _command_in
+
+        return config
+    if name == "completion":
+        from gpusetup.commands import completion  # lazy: see _command_in
+
+        return completion
+    raise KeyError(name)
 
 
 def _add_top_options(parser: argparse.ArgumentParser) -> None:

@@ -24,6 +24,15 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@pytest.fixture(autouse=True)
+def _english_output_after_each_test():
+    """The process-wide output language (gpusetup --lang, the wizard's language) never leaks into the next test."""
+    yield
+    from gpusetup.i18n import set_output_language
+
+    set_output_language(None)
+
+
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES

@@ -30,6 +30,7 @@ from gpusetup.errors import EXIT_ERROR, EXIT_OK, EXIT_TOOL, EXIT_WARN, ToolError
 from gpusetup.i18n import output_language
 from gpusetup.install import (
     PlanError,
+    add_download_size,
     build_plan,
     default_state_dir,
     display_argv,
@@ -100,13 +101,13 @@ def register(p: argparse.ArgumentParser) -> None:
 # ------------------------------------------------------------------------------------------ helpers
 
 
-def _confirm(question: str, yes: bool) -> bool:
+def _confirm(question: Message, yes: bool) -> bool:
     if yes:
         return True
     if not sys.stdin or not sys.stdin.isatty():
         return False
     try:
-        answer = input(f"{question} [y/N] ")
+        answer = input(f"{render(question, output_language())} [y/N] ")
     except EOFError:
         return False
     return answer.strip().lower() in ("y", "yes")
@@ -152,7 +153,7 @@ def _run_job(job: Any) -> Any:
     def on_sigint(signum: int, frame: Any) -> None:
         if token.cancelled:
             raise KeyboardInterrupt
-        print("\nCancelling: stopping the running step...", file=sys.stderr)
+        print("\n" + render(msg("install.cli.cancelling"), output_language()), file=sys.stderr)
         token.cancel()
 
     old = signal.signal(signal.SIGINT, on_sigint)
@@ -214,6 +215,9 @@ def render_plan(plan: Any, machine: Any, *, state_dir: Path, foreign: bool = Fal
     out = [render(msg("install.cli.plan-head-one" if n == 1 else "install.cli.plan-head", target=plan.target or msg("install.cli.this-machine"), count=n), lang)]
     for note in render_notes(plan.notes, plan.note_codes, lang):
         out.append("  " + render(msg("install.cli.note", note=note), lang))
+    sizes = getattr(plan, "size_messages", None)
+    for m in sizes() if sizes is not None else []:  # exact from the index, or the estimate labelled as one
+        out.append("  " + render(m, lang))
     checks: list[Message] = []
     if plan.indexes and not plan.offline:
         checks.append(msg("install.cli.check-reach", indexes=", ".join(plan.indexes)))
@@ -246,8 +250,7 @@ def run(args: argparse.Namespace) -> int:
         raise ToolError("choose either --resume or --rollback, not both")
 
     if args.rollback or args.resume:
-        what = "Undo the last install (only what it created)" if args.rollback else "Continue the last install"
-        if not _confirm(what + "?", args.yes):
+        if not _confirm(msg("install.cli.confirm-rollback") if args.rollback else msg("install.cli.confirm-resume"), args.yes):
             print(render(msg("install.cli.not-confirmed-resume"), output_language()), file=sys.stderr)
             return EXIT_TOOL
         if args.rollback:
@@ -267,7 +270,7 @@ def run(args: argparse.Namespace) -> int:
         text = render_script(plan, shell)
         path = Path(args.script)
         write_atomic(path, text, mode=0o755 if shell == "bash" else None)
-        print(f"Wrote the plan as a {shell} script: {path} ({len(plan.steps)} steps). Nothing was installed here.")
+        print(render(msg("install.cli.script-written", shell=shell, path=str(path), count=len(plan.steps)), output_language()))
         return EXIT_OK
 
     sys.stdout.write(scrub(render_plan(plan, machine, state_dir=state_dir, foreign=foreign)))
@@ -277,7 +280,7 @@ def run(args: argparse.Namespace) -> int:
     if foreign and not args.download_only:
         raise ToolError("--for plans for another machine: use it with --dry-run, --script FILE or "
                         "--download-only DIR, not to install here.")
-    if not _confirm("Run these steps now?", args.yes):
+    if not _confirm(msg("install.cli.confirm-run"), args.yes):
         print(render(msg("install.cli.not-confirmed"), output_language()), file=sys.stderr)
         return EXIT_TOOL
     res = _run_job(lambda tok, pr: execute(plan, journal_dir=state_dir, progress=pr, cancel=tok,
@@ -288,7 +291,7 @@ def run(args: argparse.Namespace) -> int:
 def _machine(args: argparse.Namespace, tool_error: type[Exception]) -> tuple[Any, bool]:
     if args.for_file:
         return load_for_file(args.for_file), True
-    print("Detecting this machine...", file=sys.stderr)
+    print(render(msg("install.cli.detecting"), output_language()), file=sys.stderr)
     return detect(), False
 
 
@@ -346,6 +349,7 @@ def _add_live_notes(args: argparse.Namespace, fplans: list[Any], machine: Any, p
     result = live_check(fplans, machine, offline=offline, index=getattr(args, "live_index", None))
     if result is None:
         return
+    add_download_size(plan, index=getattr(args, "live_index", None))  # the exact download, from the index
     for fp in fplans:
         for m in result.framework_notes.get(fp.framework, []):
             add_note(plan, m)
@@ -375,7 +379,7 @@ def _report(res: Any, args: argparse.Namespace, state_dir: Path, ok: int, warn: 
         return warn
     if res.failed_step in (None, "preflight") and not res.cancelled:
         return tool if res.failed_step is None else err
-    if not args.rollback and res.journal_dir and _confirm("Undo what this install did so far (rollback)?", False):
+    if not args.rollback and res.journal_dir and _confirm(msg("install.cli.confirm-undo-so-far"), False):
         back = _run_job(lambda tok, pr: rollback(Path(res.journal_dir), progress=pr, cancel=tok))
         print(render(back.said, lang) if back.said is not None else back.message,
               file=sys.stdout if back.ok else sys.stderr)

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         if token.cancelled:
             raise KeyboardInterrupt
         token.cancel()
-        print("\nStopping after the current step (Ctrl-C again to abort)…", file=sys.stderr)
+        print("\n" + render_message(msg("selftest.cli.stopping"), output_language()), file=sys.stderr)
 
     def progress(label: str, fraction: float | None) -> None:
         if not quiet and label != "done":
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
     old = signal.signal(signal.SIGINT, on_sigint)
     try:
-        progress("detecting the machine", None)
+        progress(render_message(msg("selftest.progress.detecting"), output_language()), None)
         machine = detect(ProbeContext(only=("system", "pci", "nvml")))
         env = SelfTestEnv(python=args.python)
         if args.framework:
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     text = render(report, "json") if args.json else format_text(result) + _findings_text(report)
     if args.output:
         write_atomic(Path(args.output), text)
-        print(f"Self-test result written to {args.output}", file=sys.stderr)
+        print(render_message(msg("selftest.cli.written", path=args.output), output_language()), file=sys.stderr)
     else:
         sys.stdout.write(text)
     if result.cancelled:

@@ -11,6 +11,7 @@ import logging
 
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
 
+from gpusetup import i18n as core_i18n
 from gpusetup.resources import resource
 
 log = logging.getLogger("gpusetup.gui.i18n")
@@ -44,6 +45,7 @@ def install(lang: str) -> bool:
     _current[0] = "en"
     if lang == "en" or lang not in LANGUAGES:
         QLocale.setDefault(QLocale(QLocale.Language.English, QLocale.Country.UnitedStates))
+        core_i18n.set_output_language("en")
         return lang == "en"
     ours = QTranslator(app)
     ok = ours.load(qm_path(lang))
@@ -58,6 +60,7 @@ def install(lang: str) -> bool:
         app.installTranslator(qt)
         _installed.append(qt)
     QLocale.setDefault(QLocale(lang))
+    core_i18n.set_output_language(_current[0])  # what the core words while it works (self-test progress)
     return ok
 
 

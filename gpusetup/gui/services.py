@@ -275,6 +275,10 @@ class Services:
         if self.python_mirror:
             kwargs["python_mirror"] = self.python_mirror
         plan = module.build_plan(fplans, machine, target=target.spec(), **kwargs)
+        from gpusetup.compat import live  # lazy: see _core
+
+        if live.enabled() and not self.demo and hasattr(module, "add_download_size"):
+            module.add_download_size(plan)  # what pip will download, from the index (this runs on the plan worker)
         from gpusetup.install.python import newer_python_offer  # lazy: see _core
 
         offer = newer_python_offer(machine, fplans, python_version_of(machine))

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from gpusetup.cancel import Cancelled, CancelToken, Progress, no_progress
-from gpusetup.messages import add_note, msg
+from gpusetup.i18n import output_language
+from gpusetup.messages import add_note, msg, render
 from gpusetup.model import Gpu, Machine, Measurement, Message, SelfTestResult
 from gpusetup.runner import Runner, SubprocessRunner
 from gpusetup.selftest import peaks
@@ -75,7 +76,7 @@ def run_selftest(machine: Machine, *, mode: str = "quick", device: int | None = 
         cancel.raise_if_cancelled()
         if "framework" in env.tiers and env.frameworks:
             with _tier_guard(result, "framework"):
-                progress("framework check", None)
+                progress(render(msg("selftest.progress.framework"), output_language()), None)
                 # lazy: the tiers' modules cost 187 ms (python -X importtime, 2 cores, load average 7) of everything
                 # that imports this package for its spec table (selftest.peaks: generate, install); a self-test loads them
                 from gpusetup.probe.pyenv import own_interpreter
@@ -169,7 +170,7 @@ def _gpu_tiers(machine: Machine, env: SelfTestEnv, ctx: RunCtx, result: SelfTest
     from gpusetup.selftest import bandwidth, cudadrv, matmul
     from gpusetup.selftest.telemetry import NullTelemetry, default_telemetry
 
-    ctx.step("looking for the NVIDIA driver", 0.0)
+    ctx.step(msg("selftest.progress.driver"), 0.0)
     try:
         drv = cudadrv.CudaDriver.load(env.cuda_loader, env.cuda_candidates)
     except cudadrv.DriverNotFound as exc:
@@ -224,10 +225,10 @@ def _gpu_tiers(machine: Machine, env: SelfTestEnv, ctx: RunCtx, result: SelfTest
         ctx.session = session
         result.gpu_tested = True
         _set_budget(ctx, session, machine)
-        ctx.step("copy test", 0.1)
+        ctx.step(msg("selftest.progress.copy-test"), 0.1)
         with _near_gpu(info.pci_bus_id):
             result.measurements.extend(bandwidth.run(ctx, _host_available(machine)))
-        ctx.step("matrix test", 0.4)
+        ctx.step(msg("selftest.progress.matrix-test"), 0.4)
         result.measurements.extend(matmul.run(ctx))
         if "cublas" in env.tiers:
             _cublas_tier(env, ctx, result)
@@ -314,7 +315,7 @@ def _cublas_tier(env: SelfTestEnv, ctx: RunCtx, result: SelfTestResult) -> None:
     if blas is None:
         add_note(result, msg("selftest.note.no-cublas"))
         return
-    ctx.step("cuBLAS matrix multiply", 0.7)
+    ctx.step(msg("selftest.progress.cublas"), 0.7)
     try:
         result.measurements.extend(cublas.run(ctx, blas))
     except cublas.CublasError as exc:

@@ -100,7 +100,7 @@ def run(ctx: RunCtx, host_available: int | None) -> list[Measurement]:
                           msg("selftest.bw.no-memory"))]
     if nbytes < sz.copy_bytes:
         add_note(ctx, msg("selftest.note.copy-reduced-memory", mib=nbytes // MIB))
-    ctx.step("copy test: allocating buffers", 0.05)
+    ctx.step(msg("selftest.progress.copy-allocating"), 0.05)
     b = _allocate(ctx, nbytes)
     if b is None:
         return [peaks.say(ctx.measurement("h2d_pinned", None, "GB/s", "driver", verdict="skipped"),
@@ -115,8 +115,8 @@ def run(ctx: RunCtx, host_available: int | None) -> list[Measurement]:
     out: list[Measurement] = []
     links: list[Sample] = []
 
-    def timed(label: str, copy_one: object, on_stream: bool, frac: float, count: int = 1) -> list[float]:
-        ctx.step(f"copy test: {label}", frac)
+    def timed(label: Message, copy_one: object, on_stream: bool, frac: float, count: int = 1) -> list[float]:
+        ctx.step(msg("selftest.progress.copy", what=label), frac)
         st = stream if on_stream else 0
         for _ in range(sz.copy_warmup):
             copy_one(st)  # type: ignore[operator]
@@ -136,15 +136,15 @@ def run(ctx: RunCtx, host_available: int | None) -> list[Measurement]:
             samples.append(count * nbytes * sz.copy_loops / (ms / 1e3) / 1e9)
         return samples
 
-    h2d = timed("host→GPU, pinned", lambda st: s.htod(b.dev_a, b.pinned_src, nbytes, st), True, 0.1)
-    d2h = timed("GPU→host, pinned", lambda st: s.dtoh(b.pinned_dst, b.dev_a, nbytes, st), True, 0.3)
+    h2d = timed(msg("selftest.progress.h2d-pinned"), lambda st: s.htod(b.dev_a, b.pinned_src, nbytes, st), True, 0.1)
+    d2h = timed(msg("selftest.progress.d2h-pinned"), lambda st: s.dtoh(b.pinned_dst, b.dev_a, nbytes, st), True, 0.3)
     page_addr = ctypes.addressof(b.pageable)
-    h2d_p = timed("host→GPU, pageable", lambda st: s.htod(b.dev_a, page_addr, nbytes), False, 0.45)
-    d2h_p = timed("GPU→host, pageable", lambda st: s.dtoh(page_addr, b.dev_a, nbytes), False, 0.6)
-    d2d = timed("GPU memory copy", lambda st: s.dtod(b.dev_b, b.dev_a, nbytes, st), True, 0.75, count=2)
+    h2d_p = timed(msg("selftest.progress.h2d-pageable"), lambda st: s.htod(b.dev_a, page_addr, nbytes), False, 0.45)
+    d2h_p = timed(msg("selftest.progress.d2h-pageable"), lambda st: s.dtoh(page_addr, b.dev_a, nbytes), False, 0.6)
+    d2d = timed(msg("selftest.progress.d2d"), lambda st: s.dtod(b.dev_b, b.dev_a, nbytes, st), True, 0.75, count=2)
 
     # Integrity: the pattern must survive host → GPU → GPU → host.
-    ctx.step("copy test: verifying data", 0.85)
+    ctx.step(msg("selftest.progress.copy-verifying"), 0.85)
     s.htod(b.dev_a, b.pinned_src, nbytes)
     s.dtod(b.dev_b, b.dev_a, nbytes)
     ctypes.memset(b.pinned_dst, 0, nbytes)

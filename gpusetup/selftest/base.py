@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpusetup.cancel import CancelToken, Progress
+from gpusetup.i18n import output_language
+from gpusetup.messages import render
 from gpusetup.model import Measurement, Message
 
 MIB = 1024 * 1024
@@ -73,9 +75,10 @@ class RunCtx:
         if mhz:
             self.clock_samples.append(mhz)
 
-    def step(self, label: str, fraction: float | None = None) -> None:
+    def step(self, label: str | Message, fraction: float | None = None) -> None:
+        """Report progress (a message is worded in the output language: the CLI's, or the wizard's)."""
         self.cancel.raise_if_cancelled()
-        self.progress(label, fraction)
+        self.progress(label if isinstance(label, str) else render(label, output_language()), fraction)
 
     def measurement(self, name: str, value: float | None, unit: str, tier: str, **kw: Any) -> Measurement:
         return Measurement(name=name, value=value, unit=unit, tier=tier, device=self.device, **kw)

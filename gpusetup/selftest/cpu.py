@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from gpusetup.cancel import CancelToken, Progress
-from gpusetup.messages import msg
+from gpusetup.i18n import output_language
+from gpusetup.messages import msg, render
 from gpusetup.model import Measurement, Message
 from gpusetup.runner import Runner, SubprocessRunner
 from gpusetup.selftest import cpucheck
@@ -86,7 +87,7 @@ def run(sizes: Sizes, cancel: CancelToken, progress: Progress, *, ram_available_
     nbytes = stream_bytes(sizes, llc, ram_available_mib)
     count = nbytes // 8
     threads = os.cpu_count()
-    progress("CPU: matrix multiply and memory bandwidth", 0.0)
+    progress(render(msg("selftest.progress.cpu"), output_language()), 0.0)
     if _numpy_here():
         data: dict[str, Any] = cpucheck.measure(sizes.cpu_gemm_n, sizes.samples, count, cancel.raise_if_cancelled)
     elif python:
@@ -105,7 +106,7 @@ def run(sizes: Sizes, cancel: CancelToken, progress: Progress, *, ram_available_
         samples=[round(x, 2) for x in samples], spread=spread,
     ), msg("selftest.cpu.matmul", numpy=data["numpy"], n=n, count=len(samples), median=f"{med:.4g}",
            threads=threads))]
-    progress("CPU: memory bandwidth", 0.5)
+    progress(render(msg("selftest.progress.cpu-memory"), output_language()), 0.5)
     small = msg("selftest.cpu.small-arrays", llc=llc // MIB) if llc and nbytes < 4 * llc else ""
     copy_s, triad_s, ok = data["copy"], data["triad"], bool(data["ok"])
     mb = nbytes // MIB

@@ -154,7 +154,7 @@ def run(ctx: RunCtx, blas: Cublas) -> list[Measurement]:
         while n > 256 and 3 * n * n * 4 > ctx.budget_bytes // 2:
             n //= 2
         for i, dtype in enumerate(_DTYPES):
-            ctx.step(f"cuBLAS: {dtype.upper()} matrix multiply", i / len(_DTYPES))
+            ctx.step(msg("selftest.progress.cublas-dtype", dtype=dtype.upper()), i / len(_DTYPES))
             out.append(_one(ctx, blas, handle, stream, start, stop, dtype, n))
     finally:
         try:

@@ -73,7 +73,7 @@ def run(ctx: RunCtx) -> list[Measurement]:
     if n is None:
         return [say(ctx.measurement("matmul_fp32_correct", None, "errors", "driver", verdict="skipped"),
                     msg("selftest.mm.no-memory"))]
-    ctx.step("matrix test: compiling the kernels", 0.0)
+    ctx.step(msg("selftest.progress.matrix-compiling"), 0.0)
     module = s.load_ptx(load_ptx())
     sgemm = s.function(module, "sgemm_tiled")
     compare = s.function(module, "compare_f32")
@@ -95,7 +95,7 @@ def run(ctx: RunCtx) -> list[Measurement]:
                                       ctypes.c_int(n)], stream)
 
     # 1. The reference product, checked against the CPU.
-    ctx.step("matrix test: checking the result against the CPU", 0.1)
+    ctx.step(msg("selftest.progress.matrix-checking"), 0.1)
     gemm(d_c0)
     s.sync_stream(stream)
     c = array("f", bytes(nbytes))
@@ -109,7 +109,7 @@ def run(ctx: RunCtx) -> list[Measurement]:
         msg("selftest.mm.wrong", bad=bad, points=points, n=n))]
 
     # 2. Speed, between events.
-    ctx.step("matrix test: timing", 0.3)
+    ctx.step(msg("selftest.progress.matrix-timing"), 0.3)
     loops = sz.gemm_loops or max(1, min(100, round(2e11 / (2.0 * n**3))))  # ~20 ms a sample at 10 TFLOP/s
     samples = []
     for _ in range(sz.samples):
@@ -131,7 +131,7 @@ def run(ctx: RunCtx) -> list[Measurement]:
     out.append(perf)
 
     # 3. Repeat and compare, bit for bit (gpu-burn).
-    ctx.step("matrix test: repeat-and-compare", 0.5)
+    ctx.step(msg("selftest.progress.matrix-repeat"), 0.5)
     words = n * n
     threads = 256
     blocks = max(1, min(1024, (words + threads - 1) // threads))
@@ -146,7 +146,7 @@ def run(ctx: RunCtx) -> list[Measurement]:
     s.dtoh(ctypes.addressof(counts), d_counts, 8)
     total_nan += counts[1]
     for r in range(sz.gemm_repeats):
-        ctx.step("matrix test: repeat-and-compare", 0.5 + 0.5 * r / max(1, sz.gemm_repeats))
+        ctx.step(msg("selftest.progress.matrix-repeat"), 0.5 + 0.5 * r / max(1, sz.gemm_repeats))
         gemm(d_c1)
         s.memset32(d_counts, 0, 2)
         s.launch(compare, (blocks, 1, 1), (threads, 1, 1),

@@ -325,8 +325,10 @@ def _alive(pid: int) -> bool:
     return Path(f"/proc/{pid}/stat").exists() and ") Z " not in Path(f"/proc/{pid}/stat").read_text()
 
 
-def _interrupt(argv: list[str], tmp_path: Path, wait_for: str) -> tuple[int, str, str, list[int]]:
-    """Start gpusetup with a hung nvidia-smi on PATH, press Ctrl-C after 1.5 s, check ``wait_for`` is on
+def _interrupt(argv: list[str], tmp_path: Path, wait_for: str,
+               wait_for_smi: bool = True) -> tuple[int, str, str, list[int]]:
+    """Start gpusetup with a hung nvidia-smi on PATH, press Ctrl-C once it hangs there (or after 1.5 s when
+    ``wait_for_smi`` is false), check ``wait_for`` is on
     stderr, and return (exit code, stdout, stderr, the hung nvidia-smi processes still running after it)."""
     fake = tmp_path / "bin"
     fake.mkdir(exist_ok=True)
@@ -339,9 +341,19 @@ def _interrupt(argv: list[str], tmp_path: Path, wait_for: str) -> tuple[int, str
         env.pop(var, None)
     proc = subprocess.Popen([sys.executable, "-m", "gpusetup", *argv], cwd=tmp_path, env=env, text=True,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(1.5)
-    proc.send_signal(signal.SIGINT)
     pids_file = tmp_path / "home" / "pids"
+    # Press Ctrl-C once detection is really under way (the hung nvidia-smi has started), not after a fixed
+    # pause: on a loaded CI machine Python's start-up alone took longer than 1.5 s, so the signal arrived
+    # before gpusetup ran at all (rc -2). Commands that never call nvidia-smi get Ctrl-C after 1.5 s.
+    started = time.monotonic()
+    while time.monotonic() - started < 30 and proc.poll() is None:
+        if pids_file.exists() and pids_file.read_text().strip():
+            time.sleep(0.2)
+            break
+        if not wait_for_smi and time.monotonic() - started >= 1.5:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
     try:
         out, err = proc.communicate(timeout=20)
         pids = [int(p) for p in pids_file.read_text().split()] if pids_file.exists() else []
@@ -372,7 +384,8 @@ def test_ctrl_c_during_detection(argv: list[str], tmp_path: Path) -> None:
 
 
 def test_ctrl_c_during_selftest(tmp_path: Path) -> None:
-    rc, out, err, _ = _interrupt(["selftest", "--full", "-o", "st.txt"], tmp_path, "Stopping after the current step")
+    rc, out, err, _ = _interrupt(["selftest", "--full", "-o", "st.txt"], tmp_path, "Stopping after the current step",
+                                wait_for_smi=False)
     assert rc == 130 and "Traceback" not in err
     assert not list(tmp_path.glob(".st.txt*"))  # either the partial result or nothing, never half a file
 

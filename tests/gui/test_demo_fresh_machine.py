@@ -25,4 +25,4 @@ def test_demo_plan_needs_no_matching_python_here(kind: str, tmp_path: Path, monk
     assert venv is not None
     version = machine.system.python or (machine.python_envs[0].version if machine.python_envs else None)
     if version:  # the recorded machine's own Python, by name
-        assert venv.argv[0] == "python" + ".".join(version.split(".")[:2])
+        assert venv.argv[0] == "python" + ".".join(str(v) for v in version.release[:2])

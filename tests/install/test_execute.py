@@ -176,7 +176,8 @@ execute(plan, journal_dir=sys.argv[2], free_space=lambda p: 1 << 50)
 """
 
 
-def test_crash_between_journal_entries_then_resume_and_rollback(index, tmp_path: Path) -> None:
+def test_crash_between_journal_entries_then_resume_and_rollback(index, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Kill -9 gpusetup (and its pip) mid-download: the journal has a start without an end."""
     index.slow = True
     jdir = tmp_path / "state"
@@ -200,7 +201,7 @@ def test_crash_between_journal_entries_then_resume_and_rollback(index, tmp_path:
     proc.wait()
     assert events(jdir)[-1] == "start:pip-install"
     assert Journal(jdir).status() == "unfinished"
-    index.slow = False
+    monkeypatch.setattr(index, "slow", False)  # the index is shared by the session: restored after this test
     res = resume(jdir)
     assert res.ok, res.message
     assert res.done == ["pip-install", "verify", "protect"]

@@ -69,3 +69,23 @@ def test_no_driver_library_and_a_gpu_number_out_of_range_in_chinese(build_fake) 
     out_of_range = run_selftest(Machine(), device=7, env=env)
     assert out_of_range.measurements[0].name == "gpu_select"
     _no_english(out_of_range)
+
+
+def test_progress_is_worded_in_the_output_language(build_fake, build_cublas) -> None:
+    """What the self-test says while it works (the CLI's stderr line, the wizard's progress bar) follows the
+    output language (`gpusetup --lang`, the wizard's language switch)."""
+    from gpusetup.i18n import set_output_language
+
+    lib = build_fake()
+    labels: list[str] = []
+    env = gpu_env(lib, None, build_cublas(lib), tiers=("driver", "cublas", "cpu"))
+    set_output_language("zh_CN")
+    run_selftest(Machine(), progress=lambda label, fraction: labels.append(label), env=env)
+    shown = [label for label in labels if label != "done"]  # "done" is the end marker, never shown
+    assert "寻找 NVIDIA 驱动程序" in shown and "复制测试：电脑→显卡，锁页内存" in shown and "cuBLAS：FP16 矩阵乘法" in shown
+    for label in shown:
+        assert CJK.search(label) and not english_runs(label), label
+    set_output_language(None)
+    labels.clear()
+    run_selftest(Machine(), progress=lambda label, fraction: labels.append(label), env=env)
+    assert "copy test: host→GPU, pinned" in labels and "matrix test: repeat-and-compare" in labels

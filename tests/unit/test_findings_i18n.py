@@ -209,7 +209,7 @@ def _literal_ids(node: ast.AST | None) -> list[str] | None:
 
 
 def plan_step_ids(root: Path = INSTALL_DIR) -> tuple[dict[str, list[str]], list[str]]:
-    """(step id → where, dynamic places) from ``Step(id=…)`` and ``_plan_script(plan, "id", …)``."""
+    """(step id → where, dynamic places) from ``Step(id=…)``, ``worded_step("id", …)`` and ``_plan_script(plan, "id", …)``."""
     ids: dict[str, list[str]] = {}
     dynamic: list[str] = []
     for path in sorted(root.rglob("*.py")):
@@ -218,7 +218,7 @@ def plan_step_ids(root: Path = INSTALL_DIR) -> tuple[dict[str, list[str]], list[
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
                 continue
-            if node.func.id == "Step":
+            if node.func.id in ("Step", "worded_step"):  # worded_step(sid, title, explain, ...) builds a Step
                 arg = next((k.value for k in node.keywords if k.arg == "id"), node.args[0] if node.args else None)
             elif node.func.id == "_plan_script":
                 arg = node.args[1] if len(node.args) > 1 else None

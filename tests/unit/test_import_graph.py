@@ -13,6 +13,11 @@ from pathlib import Path
 
 import pytest
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "gpusetup"
 
@@ -109,3 +114,15 @@ def test_completion_describes_every_command() -> None:
 
     rc, loaded = _commands_loaded(["completion", "bash"])
     assert rc == 0 and {f"gpusetup.commands.{c.replace('-', '_')}" for c in COMMANDS} <= set(loaded)
+
+
+def test_psutil_is_a_test_tool_only() -> None:
+    """Issue 13: gpusetup reads RAM from /proc/meminfo or CIM, disk with shutil and its children with
+    gpusetup.children, so psutil stays out of the dependencies (the tests use it to check for leftover children)."""
+    importers = [str(path.relative_to(ROOT)) for path in sorted(PACKAGE.rglob("*.py"))
+                 for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                 if (isinstance(node, ast.Import) and any(a.name.split(".")[0] == "psutil" for a in node.names))
+                 or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "psutil")]
+    assert importers == []
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    assert not [d for d in deps if d.lower().startswith("psutil")]
