@@ -128,9 +128,11 @@ class DownloadSize:
 
 
 def human(n: int) -> str:
-    """Bytes as people read them: "812 KB", "5.2 MB", "2.4 GB" (powers of 1024, as pip shows them)."""
+    """Bytes as people read them: "812 KB", "5.2 MB", "300 MB", "2.4 GB" (powers of 1024, as pip shows them)."""
     if n >= 1 << 30:
         return f"{n / (1 << 30):.1f} GB"
+    if n >= 100 << 20:
+        return f"{round(n / (1 << 20))} MB"
     if n >= 1 << 20:
         return f"{n / (1 << 20):.1f} MB"
     return f"{max(1, round(n / 1024))} KB"

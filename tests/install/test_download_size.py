@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from gpusetup.compat import download_size as ds
-from gpusetup.install import add_download_size, build_plan
+from gpusetup.install import add_download_size, build_plan, execute
 from gpusetup.messages import render
 from gpusetup.versions import Version
 
-from .stand_ins import Index, _handler, build_wheel, machine, torch_plan
+from .stand_ins import PLENTY, Index, _handler, build_wheel, machine, torch_plan
 
 pytestmark = pytest.mark.network
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -53,7 +53,8 @@ def sized(tmp_path_factory: pytest.TempPathFactory):
 def _plan(url: str, tmp_path: Path):
     m = machine()
     m.system.python = Version(f"{PY}.0")
-    return build_plan(torch_plan(f"{url}/whl/cpu", ["torch==2.9.1+cpu"], "cpu"), m, f"venv:{tmp_path / 'env'}")
+    return build_plan(torch_plan(f"{url}/whl/cpu", ["torch==2.9.1+cpu"], "cpu"), m, f"venv:{tmp_path / 'env'}",
+                      with_pip=False, host_pip=True)  # the host's pip: no pip update (from PyPI) in the plan
 
 
 def test_json_index_gives_the_exact_size_of_what_pip_needs(sized, tmp_path: Path) -> None:
@@ -124,6 +125,19 @@ def test_the_figure_is_what_real_pip_downloads(sized, tmp_path: Path) -> None:
         [(f"{idx.url}/whl/cpu", plan.packages)], ds.Target(python=PY), estimate_mib=0).files)
     pip_bytes = sum((idx.root / n).stat().st_size for n in names)
     assert plan.download["bytes"] == pip_bytes
+
+
+def test_the_figure_is_what_the_real_install_downloads(sized, tmp_path: Path) -> None:
+    """The executor installs the plan with real pip into a new environment: the wheels the index sent add up to
+    the figure the plan showed, file for file."""
+    idx, wheels = sized
+    plan = _plan(idx.url, tmp_path)
+    add_download_size(plan)
+    idx.served.clear()
+    res = execute(plan, journal_dir=tmp_path / "state", free_space=PLENTY)
+    assert res.ok, res.message
+    assert sorted(name for name, _ in idx.served) == sorted(w.name for w in wheels.values())
+    assert (plan.download["bytes"], plan.download["files"]) == (sum(n for _, n in idx.served), len(idx.served))
 
 
 PASCAL = {"os": "linux", "arch": "x86_64", "python": "3.12", "driver": "535.104.05",
