@@ -191,3 +191,23 @@ def test_gpusetup_plan_says_the_size_in_text_and_json(tmp_path: Path, monkeypatc
     assert f"Download: {ds.human(total)}, from the package index ({len(wheels)} files)." in text
     main(["plan", "--for", str(profile), "-f", "pytorch", "--offline"])
     assert "(an estimate: the package index was not asked)" in capsys.readouterr().out
+
+
+def test_install_shows_the_size_with_its_plan_in_both_languages(sized, tmp_path: Path) -> None:
+    """``gpusetup install``'s shown plan (commands.install.render_plan) carries the same size lines."""
+    from gpusetup.commands.install import render_plan
+    from gpusetup.i18n import set_output_language
+
+    idx, wheels = sized
+    plan = _plan(idx.url, tmp_path)
+    add_download_size(plan)
+    size = ds.human(sum(w.stat().st_size for w in wheels.values()))
+    try:
+        en = render_plan(plan, machine(), state_dir=tmp_path / "state")
+        set_output_language("zh_CN")
+        zh = render_plan(plan, machine(), state_dir=tmp_path / "state")
+    finally:
+        set_output_language("en")
+    assert f"  Download: {size}, from the package index (3 files).\n" in en
+    assert f"  下载大小：{size}，由软件包索引提供（3 个文件）。\n" in zh
+    assert "Space needed on the disk: about" in en and "需要的磁盘空间：约" in zh
