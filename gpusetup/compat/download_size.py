@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 # the offline estimate (gpusetup.install imports this module), only a live plan walks the index
 
 TIMEOUT = 6.0  # per request
-DEADLINE = 45.0  # the whole walk; a CUDA build of torch is ~25 projects
+DEADLINE = 25.0  # the whole walk (the wizard waits on it); TensorFlow on PyPI: 32 files, 6.6 s with JAX here
 MAX_PROJECTS = 150
 WORKERS = 6
 _MANYLINUX_MINORS = range(40, 4, -1)  # manylinux_2_40 … manylinux_2_5, newest first (pip's order)
@@ -128,9 +128,11 @@ class DownloadSize:
 
 
 def human(n: int) -> str:
-    """Bytes as people read them: "812 KB", "5.2 MB", "2.4 GB" (powers of 1024, as pip shows them)."""
+    """Bytes as people read them: "812 KB", "5.2 MB", "300 MB", "2.4 GB" (powers of 1024, as pip shows them)."""
     if n >= 1 << 30:
         return f"{n / (1 << 30):.1f} GB"
+    if n >= 100 << 20:
+        return f"{round(n / (1 << 20))} MB"
     if n >= 1 << 20:
         return f"{n / (1 << 20):.1f} MB"
     return f"{max(1, round(n / 1024))} KB"

@@ -379,6 +379,9 @@ def _plan_pip_upgrade(plan: InstallPlan, index_url: str | None, wheelhouse: str 
     _add_index(plan, index_url, ["pip"])
     plan.probe_package = fallback  # the framework's project stays the fallback (the PyTorch index has no pip)
     want = "pip>={}.{}".format(*PIP_RAW)
+    # the new pip is part of what Install downloads: sized with the framework (add_download_size)
+    plan.download_query.setdefault("groups", {}).setdefault(
+        index_url or credentials.remember(_pip_config("index-url")) or PYPI_SIMPLE, []).append(want)
     plan.steps.append(worded_step(
         "upgrade-pip", msg("step.title.upgrade-pip"),
         msg("step.explain.upgrade-pip", pip=plan.base_pip or msg("step.explain.pip-version-unknown")),

@@ -20,7 +20,7 @@ from gpusetup.gui.pages.base import PAGE_CHOOSE, PAGE_MACHINE, PAGE_PLAN
 from gpusetup.gui.services import Services
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from install.stand_ins import Index, _handler, build_wheel, torch_plan  # noqa: E402
+from install.stand_ins import Index, _handler, build_wheel, torch_plan, wheel_of_installed  # noqa: E402
 
 pytestmark = pytest.mark.network
 
@@ -30,15 +30,16 @@ def index(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("gui-sized-index")
     wheels = [build_wheel(root, "torch", "2.9.1+cpu", payload=2_500_000, requires=("tinydep>=1.0",)),
               build_wheel(root, "tinydep", "1.0", payload=20_000)]
+    pip = wheel_of_installed(root, "pip")  # the plan updates an old pip in the new environment: downloaded too
     idx = Index(root)
     idx.slow = False
     idx.json = True
-    idx.layouts = {"cpu": wheels}
+    idx.layouts = {"cpu": wheels, "simple": [pip]}
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(idx))
     server.daemon_threads = True
     idx.server = server
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield idx, sum(w.stat().st_size for w in wheels)
+    yield idx, sum(w.stat().st_size for w in wheels), pip.stat().st_size
     server.shutdown()
     server.server_close()
 
@@ -49,6 +50,7 @@ class PlanningServices(FakeServices):
     def __init__(self, state_dir: Path, url: str) -> None:
         super().__init__("rtx3060", state_dir=state_dir)
         self.fplans = torch_plan(f"{url}/whl/cpu", ["torch==2.9.1+cpu"], "cpu")
+        self.index_url = f"{url}/simple"  # the user's PyPI mirror
 
     def build_plan(self, fplans, machine, target):  # noqa: ANN001, ANN201 - Services' signature
         return Services.build_plan(self, fplans, machine, target)
@@ -72,20 +74,22 @@ def _plan_page(qtbot, make_wizard, services, language: str, tmp_path: Path):
 
 
 @pytest.mark.parametrize(("language", "words"), [
-    ("en", "Download: {size}, from the package index (2 files)."),
-    ("zh_CN", "下载大小：{size}，由软件包索引提供（2 个文件）。"),
+    ("en", "Download: {size}, from the package index ({n} files)."),
+    ("zh_CN", "下载大小：{size}，由软件包索引提供（{n} 个文件）。"),
 ])
 def test_plan_page_shows_the_download_size_from_the_index(qtbot, make_wizard, index, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch, language: str,
                                                           words: str) -> None:
-    idx, total = index
+    idx, total, pip = index
     monkeypatch.setenv("GPUSETUP_LIVE", "on")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     services = PlanningServices(tmp_path / "state", idx.url)
     w, page = _plan_page(qtbot, make_wizard, services, language, tmp_path)
     assert w.state.plan is not None and w.state.plan.download["source"] == "index", w.state.plan.download
     assert page.size_label is not None
-    assert page.size_label.text().startswith(words.format(size=human(total))), page.size_label.text()
+    upgrades_pip = any(st.id == "upgrade-pip" for st in w.state.plan.steps)  # when the found Python's pip is old
+    want = words.format(size=human(total + (pip if upgrades_pip else 0)), n=3 if upgrades_pip else 2)
+    assert page.size_label.text().startswith(want), page.size_label.text()
     assert ("estimate" if language == "en" else "估计值") in page.size_label.text()  # the disk space still is one
 
 
@@ -96,7 +100,7 @@ def test_plan_page_shows_the_download_size_from_the_index(qtbot, make_wizard, in
 def test_plan_page_labels_the_estimate_when_the_index_has_no_sizes(qtbot, make_wizard, index, tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch, language: str,
                                                                    words: str) -> None:
-    idx, _ = index
+    idx, _, _ = index
     monkeypatch.setenv("GPUSETUP_LIVE", "on")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     monkeypatch.setattr(idx, "json", False)  # PEP 503 HTML: no sizes

@@ -108,6 +108,7 @@ class Index:
         self.root = root
         self.layouts: dict[str, list[Path]] = {}
         self.slow = True
+        self.served: list[tuple[str, int]] = []  # (file, bytes) of every wheel sent
         self.json = False  # True: PEP 691 JSON pages (when asked by Accept) with PEP 700 sizes and PEP 658 metadata
         self.proxied: list[str] = []
         self.auth: tuple[str, str] | None = None  # (user, password): basic auth required on every request
@@ -163,6 +164,7 @@ def _handler(index: Index) -> type[BaseHTTPRequestHandler]:
                     self.send_error(404)
                     return
                 data = f.read_bytes()
+                index.served.append((parts[1], len(data)))
                 self.send_response(200)
                 self.send_header("Content-Type", "application/octet-stream")
                 self.send_header("Content-Length", str(len(data)))

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from gpusetup.compat import download_size as ds
-from gpusetup.install import add_download_size, build_plan
+from gpusetup.install import add_download_size, build_plan, execute
 from gpusetup.messages import render
 from gpusetup.versions import Version
 
-from .stand_ins import Index, _handler, build_wheel, machine, torch_plan
+from .stand_ins import PLENTY, Index, _handler, build_wheel, machine, torch_plan
 
 pytestmark = pytest.mark.network
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -53,7 +53,8 @@ def sized(tmp_path_factory: pytest.TempPathFactory):
 def _plan(url: str, tmp_path: Path):
     m = machine()
     m.system.python = Version(f"{PY}.0")
-    return build_plan(torch_plan(f"{url}/whl/cpu", ["torch==2.9.1+cpu"], "cpu"), m, f"venv:{tmp_path / 'env'}")
+    return build_plan(torch_plan(f"{url}/whl/cpu", ["torch==2.9.1+cpu"], "cpu"), m, f"venv:{tmp_path / 'env'}",
+                      with_pip=False, host_pip=True)  # the host's pip: no pip update (from PyPI) in the plan
 
 
 def test_json_index_gives_the_exact_size_of_what_pip_needs(sized, tmp_path: Path) -> None:
@@ -126,6 +127,19 @@ def test_the_figure_is_what_real_pip_downloads(sized, tmp_path: Path) -> None:
     assert plan.download["bytes"] == pip_bytes
 
 
+def test_the_figure_is_what_the_real_install_downloads(sized, tmp_path: Path) -> None:
+    """The executor installs the plan with real pip into a new environment: the wheels the index sent add up to
+    the figure the plan showed, file for file."""
+    idx, wheels = sized
+    plan = _plan(idx.url, tmp_path)
+    add_download_size(plan)
+    idx.served.clear()
+    res = execute(plan, journal_dir=tmp_path / "state", free_space=PLENTY)
+    assert res.ok, res.message
+    assert sorted(name for name, _ in idx.served) == sorted(w.name for w in wheels.values())
+    assert (plan.download["bytes"], plan.download["files"]) == (sum(n for _, n in idx.served), len(idx.served))
+
+
 PASCAL = {"os": "linux", "arch": "x86_64", "python": "3.12", "driver": "535.104.05",
           "gpus": [{"vendor": "nvidia", "name": "NVIDIA GeForce GTX 1080 Ti", "compute_capability": "6.1"}]}
 
@@ -177,3 +191,23 @@ def test_gpusetup_plan_says_the_size_in_text_and_json(tmp_path: Path, monkeypatc
     assert f"Download: {ds.human(total)}, from the package index ({len(wheels)} files)." in text
     main(["plan", "--for", str(profile), "-f", "pytorch", "--offline"])
     assert "(an estimate: the package index was not asked)" in capsys.readouterr().out
+
+
+def test_install_shows_the_size_with_its_plan_in_both_languages(sized, tmp_path: Path) -> None:
+    """``gpusetup install``'s shown plan (commands.install.render_plan) carries the same size lines."""
+    from gpusetup.commands.install import render_plan
+    from gpusetup.i18n import set_output_language
+
+    idx, wheels = sized
+    plan = _plan(idx.url, tmp_path)
+    add_download_size(plan)
+    size = ds.human(sum(w.stat().st_size for w in wheels.values()))
+    try:
+        en = render_plan(plan, machine(), state_dir=tmp_path / "state")
+        set_output_language("zh_CN")
+        zh = render_plan(plan, machine(), state_dir=tmp_path / "state")
+    finally:
+        set_output_language("en")
+    assert f"  Download: {size}, from the package index (3 files).\n" in en
+    assert f"  下载大小：{size}，由软件包索引提供（3 个文件）。\n" in zh
+    assert "Space needed on the disk: about" in en and "需要的磁盘空间：约" in zh
