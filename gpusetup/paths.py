@@ -39,6 +39,12 @@ def state_dir() -> Path:
     return _base("state")
 
 
+def install_state_dir() -> Path:
+    """The installer's journal folder: ``$GPUSETUP_STATE_DIR``, else ``<state dir>/install``."""
+    override = os.environ.get("GPUSETUP_STATE_DIR")
+    return Path(override) if override else state_dir() / "install"
+
+
 def log_dir() -> Path:
     """Our own logs (CLI, wizard, installer output)."""
     return _base("logs")

@@ -30,6 +30,7 @@ from gpusetup.errors import EXIT_ERROR, EXIT_OK, EXIT_TOOL, EXIT_WARN, ToolError
 from gpusetup.i18n import output_language
 from gpusetup.install import (
     PlanError,
+    add_download_size,
     build_plan,
     default_state_dir,
     display_argv,
@@ -214,6 +215,9 @@ def render_plan(plan: Any, machine: Any, *, state_dir: Path, foreign: bool = Fal
     out = [render(msg("install.cli.plan-head-one" if n == 1 else "install.cli.plan-head", target=plan.target or msg("install.cli.this-machine"), count=n), lang)]
     for note in render_notes(plan.notes, plan.note_codes, lang):
         out.append("  " + render(msg("install.cli.note", note=note), lang))
+    sizes = getattr(plan, "size_messages", None)
+    for m in sizes() if sizes is not None else []:  # exact from the index, or the estimate labelled as one
+        out.append("  " + render(m, lang))
     checks: list[Message] = []
     if plan.indexes and not plan.offline:
         checks.append(msg("install.cli.check-reach", indexes=", ".join(plan.indexes)))
@@ -343,6 +347,7 @@ def _add_live_notes(args: argparse.Namespace, fplans: list[Any], machine: Any, p
     result = live_check(fplans, machine, offline=offline, index=getattr(args, "live_index", None))
     if result is None:
         return
+    add_download_size(plan, index=getattr(args, "live_index", None))  # the exact download, from the index
     for fp in fplans:
         for m in result.framework_notes.get(fp.framework, []):
             add_note(plan, m)

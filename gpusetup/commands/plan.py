@@ -19,6 +19,7 @@ from gpusetup.compat.db import DataError, get_db
 from gpusetup.compat.resolver import resolve
 from gpusetup.errors import ToolError
 from gpusetup.i18n import output_language
+from gpusetup.install.plan import framework_download_sizes
 from gpusetup.messages import msg, render
 from gpusetup.model import FrameworkPlan, from_dict, to_dict
 from gpusetup.probe import detect
@@ -71,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
     live = _live(plans, machine, args)
     doc = plan_document(plans, machine, source=source, gpu_index=args.gpu, data=db.info(), python=args.python)
     doc["live"] = live
+    doc["download"] = _download(plans, machine, args, asked=live["status"] != "off")
     if args.emit:
         plan_emit.run_emit(args, plans, machine, doc)
     elif args.json:
@@ -87,6 +89,15 @@ def _live(plans: list[Any], machine: Any, args: argparse.Namespace) -> dict[str,
         return {"status": "off", "index": None, "notes": [], "newer": {}, "framework_notes": {}}
     live.apply(plans, result)
     return dict(result.to_dict())
+
+
+def _download(plans: list[Any], machine: Any, args: argparse.Namespace, *, asked: bool) -> dict[str, Any]:
+    """Per framework, what its install downloads: from the index when the live check ran, else the labelled
+    estimate (gpusetup.install.plan.framework_download_sizes)."""
+    sizes = framework_download_sizes(plans, machine, args.python, ask_index=asked,
+                                     index=getattr(args, "live_index", None))
+    return {fw: {**s.to_dict(), "message": to_dict(s.message()), "words": render(s.message())}
+            for fw, s in sizes.items()}
 
 
 def live_check(plans: list[Any], machine: Any, *, offline: bool, index: str | None) -> Any:
@@ -158,9 +169,13 @@ def render_text(doc: dict[str, Any]) -> str:
     names = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}
     for newer_fw, newer_v in (live.get("newer") or {}).items():
         out.append(render(msg("plan.cli.newer", framework=names.get(newer_fw, newer_fw), version=newer_v), lang))
+    sizes = doc.get("download") or {}
     for fp in _plans_of(doc):
         out.append("")
         out += plan_lines(describe(fp))
+        size = sizes.get(fp.framework)
+        if size and size.get("message"):
+            out.append("  " + render(size["message"], lang))
     return "\n".join(out) + "\n"
 
 

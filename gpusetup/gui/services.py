@@ -275,6 +275,10 @@ class Services:
         if self.python_mirror:
             kwargs["python_mirror"] = self.python_mirror
         plan = module.build_plan(fplans, machine, target=target.spec(), **kwargs)
+        from gpusetup.compat import live  # lazy: see _core
+
+        if live.enabled() and not self.demo and hasattr(module, "add_download_size"):
+            module.add_download_size(plan)  # what pip will download, from the index (this runs on the plan worker)
         from gpusetup.install.python import newer_python_offer  # lazy: see _core
 
         offer = newer_python_offer(machine, fplans, python_version_of(machine))
@@ -378,11 +382,17 @@ class Services:
 
     def unfinished_install(self) -> bool:
         """True when the installer's journal holds an install that did not finish."""
+        jdir = Path(self.journal_dir) if self.journal_dir else paths.install_state_dir()
+        try:
+            if not jdir.is_dir() or not any(jdir.iterdir()):
+                # no journal at all (the usual case): said without importing the installer, which took
+                # 0.4 s on the UI thread right after the first paint (benchmarks/gui_responsiveness.py)
+                return False
+        except OSError:
+            return False
         # lazy: see _core
-        from gpusetup.install import default_state_dir
         from gpusetup.install.journal import Journal
 
-        jdir = self.journal_dir or default_state_dir()
         try:
             return Journal(jdir).status() == "unfinished"
         except OSError:

@@ -4,6 +4,7 @@ remembered geometry and choices, and a Cancel that stops jobs before closing."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 
 import shiboken6
@@ -38,6 +39,8 @@ from gpusetup.resources import resource
 log = logging.getLogger("gpusetup.gui")
 
 INSTALLING = ("install", "rollback", "fix")  # jobs that change the computer
+FEATURE_RETRY_MS = 250
+FEATURE_IDLE_S = 1.0  # after another job ended, before importing the next core part
 
 PAGE_FACTORIES: dict[int, Callable[[SetupWizard], BasePage]] = {
     PAGE_WELCOME: WelcomePage,
@@ -126,6 +129,8 @@ class SetupWizard(QWizard):
         self.setMinimumSize(QSize(720, 560))
         self.restore_geometry()
         self._features: dict[str, bool] = {}
+        self._feature_queue: list[str] = []
+        self._last_job_end = 0.0
         self.painted = False
         self.first_painted.connect(self._check_features)
         if self._pending:
@@ -176,14 +181,32 @@ class SetupWizard(QWizard):
 
     def _check_features(self) -> None:
         """Import the core parts in the background while the Welcome page is read (imports take time;
-        started after the first paint, so these imports do not hold the interpreter while it is drawn)."""
+        started after the first paint, so these imports do not hold the interpreter while it is drawn).
+        One part at a time, and only while no other job runs: an import beside a running job (detection
+        right after a quick Next) made the window stall 0.3-0.6 s on a loaded 2-core machine, against
+        0.1-0.2 s once the imports were done (benchmarks/gui_responsiveness.py)."""
+        self._feature_queue = [f for f in FEATURES if f not in self._features]
+        QTimer.singleShot(FEATURE_RETRY_MS, self._import_next_feature)
+
+    def _import_next_feature(self) -> None:
+        if not shiboken6.isValid(self) or not self._feature_queue:
+            return
+        if any(j.name != "features" for j in self._jobs) or time.monotonic() - self._last_job_end < FEATURE_IDLE_S:
+            # another job runs, or its results are being shown: import when the window is idle again
+            QTimer.singleShot(FEATURE_RETRY_MS, self._import_next_feature)
+            return
+        feature = self._feature_queue.pop(0)
         services = self.services
-        job = Job(lambda ctx: {f: services.available(f) for f in FEATURES}, name="features")
+        job = Job(lambda ctx: {feature: services.available(feature)}, name="features")
         features = self._features  # a plain dict: safe to fill even after the window is gone
         job.signals.finished.connect(features.update)
-        job.signals.done.connect(lambda j=job: self.untrack(j) if shiboken6.isValid(self) else None)
+        job.signals.done.connect(lambda j=job: self._feature_done(j) if shiboken6.isValid(self) else None)
         self.track(job)
-        job.start(self.pool)
+        job.start(self.pool, defer=False)
+
+    def _feature_done(self, job: Job) -> None:
+        self.untrack(job)
+        QTimer.singleShot(0, self._import_next_feature)
 
     def feature_available(self, feature: str) -> bool:
         """Whether a core part exists in this version (cached; asked directly if not checked yet)."""
@@ -199,6 +222,8 @@ class SetupWizard(QWizard):
     def untrack(self, job: Job) -> None:
         if job in self._jobs:
             self._jobs.remove(job)
+        if job.name != "features":
+            self._last_job_end = time.monotonic()
 
     def running_jobs(self) -> list[Job]:
         return list(self._jobs)

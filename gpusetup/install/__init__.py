@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from gpusetup.install.execute import ExecResult, display_argv, execute, free_bytes, resume, rollback
 from gpusetup.install.journal import default_state_dir
-from gpusetup.install.plan import InstallPlan, PlanError, build_plan
+from gpusetup.install.plan import InstallPlan, PlanError, add_download_size, build_plan
 from gpusetup.install.script import render_script
 
 __all__ = [
     "ExecResult",
     "InstallPlan",
     "PlanError",
+    "add_download_size",
     "build_plan",
     "default_state_dir",
     "display_argv",

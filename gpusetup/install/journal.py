@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gpusetup.credentials import scrub
-from gpusetup.paths import open_private, private_dir, state_dir
+from gpusetup.paths import install_state_dir, open_private, private_dir
 from gpusetup.probe.platform.host import lock_exclusive
 
 JOURNAL = "journal.jsonl"
@@ -27,10 +27,7 @@ LOCK = "install.lock"
 def default_state_dir() -> Path:
     """Per-user state: ``<gpusetup.paths.state_dir()>/install`` (``$XDG_STATE_HOME/gpusetup/install`` on Linux),
     so ``GPUSETUP_HOME`` moves it too and support bundles find the journal where the installer wrote it."""
-    override = os.environ.get("GPUSETUP_STATE_DIR")
-    if override:
-        return Path(override)
-    return state_dir() / "install"
+    return install_state_dir()
 
 
 class Journal:

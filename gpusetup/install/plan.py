@@ -6,6 +6,8 @@ what the user approved is exactly what runs. Steps that need root are marked and
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -14,7 +16,10 @@ from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from gpusetup import credentials, resources
+from gpusetup.compat import download_size
 from gpusetup.compat.db import get_db
+from gpusetup.compat.live import _override as live_override
+from gpusetup.compat.live import _platform as live_platform
 from gpusetup.config import ConfigError, load_config
 from gpusetup.install import python as pyfind
 from gpusetup.install import snippets
@@ -23,6 +28,7 @@ from gpusetup.messages import add_note, message_of, msg, render, worded_step
 from gpusetup.model import Choice, FrameworkPlan, Machine, Message, Plan
 from gpusetup.probe import current_os
 from gpusetup.resources import installers_dir
+from gpusetup.runner import SubprocessRunner
 from gpusetup.selftest.peaks import load_specs
 from gpusetup.versions import Version
 
@@ -52,13 +58,30 @@ class InstallPlan(Plan):
     indexes: list[str] = field(default_factory=list)  # package indexes to reach before starting
     probe_package: str = ""  # fallback project an index must list (its PEP 503 page is fetched)
     probes: dict[str, str] = field(default_factory=dict)  # index URL → a project it must list
-    download_mib: int = 0
+    download_mib: int = 0  # the table estimate (resources/install/sizes.json)
     installed_mib: int = 0
+    # what pip will download (gpusetup.compat.download_size): the question (index URL → requirements, target
+    # python/os/arch) and the answer — exact from the index, or the estimate labelled as one, with why
+    download_query: dict[str, Any] = field(default_factory=dict)
+    download: dict[str, Any] = field(default_factory=dict)  # DownloadSize.to_dict()
+    download_note: Message | None = None  # the size in words: msg("size.download-index"/-estimate-…)
     space_path: str = ""  # where the bytes land (checked for free space)
     base_pip: str = ""  # the target's pip: a new venv's from its Python's ensurepip, an existing venv's installed one ("" unknown)
     packages: list[str] = field(default_factory=list)  # exact requirement strings that are installed
     os: str = "linux"
     offline: bool = False
+
+    def size_messages(self) -> list[Message]:
+        """What the plan downloads and needs on the disk, as words (none for a plan that installs nothing).
+        The disk figure adds the table's unpacked size to the download (exact when the index said it)."""
+        if not (self.download_mib or self.installed_mib):
+            return []
+        exact = self.download.get("source") == "index"
+        down = int(self.download.get("bytes") or 0) if exact else self.download_mib << 20
+        out: list[Message] = [self.download_note] if self.download_note is not None and not self.offline else []
+        if self.installed_mib:
+            out.append(msg("size.disk", size=download_size.human(down + (self.installed_mib << 20))))
+        return out
 
 
 def build_plan(
@@ -152,6 +175,7 @@ def build_plan(
         _plan_env(plan, target, os_name, with_pip, host_pip, portable, base_python, conda_envs, machine, want_py,
                   python_mirror, index_url=None if wheelhouse is not None else (index_url or ""))
         _plan_pip(plan, choices, index_url, pytorch_mirror, wheelhouse, uv)
+        _plan_download_query(plan, machine, want_py)
         _plan_verify_protect(plan, choices)
         _plan_runtime_env(plan, choices)
 
@@ -199,6 +223,7 @@ def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host
         if exists:
             add_note(plan, msg("install.note.existing-venv", venv=str(venv)))
             plan.base_pip = _installed_pip(Path(str(venv)))  # --progress-bar raw when it is new enough
+            _env_python(plan, _venv_python(Path(str(venv))))
         elif portable:
             base = base_python or ("python" if windows else (f"python{want_py}" if want_py else "python3"))
             _venv_step(plan, base, venv, with_pip or portable)
@@ -228,6 +253,23 @@ def _plan_env(plan: InstallPlan, target: str, os_name: str, with_pip: bool, host
         raise PlanError(msg("plan-error.bad-target", target=repr(target)))
 
 
+def _env_python(plan: InstallPlan, version: str) -> None:
+    """Remember the X.Y of the environment's Python: the download size is for its wheels."""
+    m = re.match(r"(\d+\.\d+)", version)
+    if m:
+        plan.download_query["python"] = m.group(1)
+
+
+def _venv_python(venv: Path) -> str:
+    """An existing venv's Python version, from its pyvenv.cfg ("" unknown)."""
+    try:
+        text = (venv / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace")[:4096]
+    except OSError:
+        return ""
+    m = re.search(r"^\s*version(?:_info)?\s*=\s*(\d+\.\d+)", text, re.MULTILINE)
+    return m.group(1) if m else ""
+
+
 def _venv_step(plan: InstallPlan, base: str, venv: Any, with_pip: bool) -> None:
     argv = [base, "-m", "venv", str(venv)] + ([] if with_pip else ["--without-pip"])
     plan.steps.append(worded_step(
@@ -245,6 +287,7 @@ def _provide_python(plan: InstallPlan, want: str | None, venv: str, with_pip: bo
     minor = m.group(1) if m else None
     found = pyfind.find_interpreter(minor)
     if found is not None:
+        _env_python(plan, str(found.version))
         if found.source != "running":
             add_note(plan, msg("install.note.python-found", version=found.version, path=found.executable))
         plan.base_pip = found.pip or ""
@@ -258,6 +301,7 @@ def _provide_python(plan: InstallPlan, want: str | None, venv: str, with_pip: bo
     if uv is None:
         raise PlanError(pyfind.no_python_message(minor, pyfind.unsuitable(minor)))
     version = minor or pyfind.DEFAULT_MANAGED
+    _env_python(plan, version)
     add_note(plan, msg("install.note.python-provided", version=version, folder=str(pyfind.managed_dir())))
     plan.steps.extend(pyfind.provide_steps(version, venv, uv,
                                            mirror_url=python_mirror or pyfind.mirror()))
@@ -335,6 +379,9 @@ def _plan_pip_upgrade(plan: InstallPlan, index_url: str | None, wheelhouse: str 
     _add_index(plan, index_url, ["pip"])
     plan.probe_package = fallback  # the framework's project stays the fallback (the PyTorch index has no pip)
     want = "pip>={}.{}".format(*PIP_RAW)
+    # the new pip is part of what Install downloads: sized with the framework (add_download_size)
+    plan.download_query.setdefault("groups", {}).setdefault(
+        index_url or credentials.remember(_pip_config("index-url")) or PYPI_SIMPLE, []).append(want)
     plan.steps.append(worded_step(
         "upgrade-pip", msg("step.title.upgrade-pip"),
         msg("step.explain.upgrade-pip", pip=plan.base_pip or msg("step.explain.pip-version-unknown")),
@@ -343,9 +390,15 @@ def _plan_pip_upgrade(plan: InstallPlan, index_url: str | None, wheelhouse: str 
     ))
 
 
+def _set_download(plan: InstallPlan, size: download_size.DownloadSize) -> None:
+    plan.download = size.to_dict()
+    plan.download_note = size.message()
+
+
 def _plan_pip(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]], index_url: str | None,
               pytorch_mirror: str | None, wheelhouse: str | Path | None, uv: str | None) -> None:
     plan.download_mib, plan.installed_mib = _sizes(choices)
+    _set_download(plan, download_size.offline(plan.download_mib))  # until add_download_size asks the index
     _plan_pip_upgrade(plan, index_url, wheelhouse, uv)
     for i, (url, reqs) in enumerate(_groups(choices, index_url, pytorch_mirror).items()):
         plan.packages.extend(reqs)
@@ -359,6 +412,7 @@ def _plan_pip(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]], in
             source = ["--index-url", url] if url else []
             where = msg("step.where.index", url=url) if url else msg("step.where.pypi")
             _add_index(plan, url, reqs)
+            plan.download_query.setdefault("groups", {}).setdefault(url or credentials.remember(_pip_config("index-url")) or PYPI_SIMPLE, []).extend(reqs)
         if uv and plan.python and plan.python[0] != "conda":
             argv = [uv, "pip", "install", "--python", plan.python[0], *source, *reqs]
         else:
@@ -369,6 +423,89 @@ def _plan_pip(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]], in
             msg("step.explain.pip-install", names=names, where=where), argv=argv, kind="pip", subject=names,
             undo=[*plan.pip, "uninstall", "-y", *[_req_name(r) for r in reqs]],
         ))
+
+
+def _plan_download_query(plan: InstallPlan, machine: Machine, want_py: str | None) -> None:
+    """What add_download_size asks the index: the pip steps' requirements per index, for the target's Python,
+    OS and architecture (the plan's own interpreter may not exist yet)."""
+    groups = plan.download_query.pop("groups", None)
+    python = plan.download_query.pop("python", None) or want_py or _target_python_version(machine)
+    platform = live_platform(machine)
+    if not groups or not python or not platform:
+        plan.download_query = {}
+        return
+    os_name, _, arch = platform.partition("-")
+    plan.download_query = {"groups": groups, "python": python, "os": os_name, "arch": arch}
+
+
+def add_download_size(plan: InstallPlan, *, index: str | None = None, timeout: float = download_size.TIMEOUT,
+                      deadline: float = download_size.DEADLINE) -> None:
+    """Ask the package index what the plan's pip steps will download (bounded reads, never fatal); the plan
+    then carries the exact size and its file count, or keeps the table estimate labelled as an estimate.
+
+    Runs at plan time where the live index check runs (the wizard's plan worker, ``gpusetup install``), not
+    with ``--offline``/``GPUSETUP_LIVE=off``. ``index`` (``--live-index``/``GPUSETUP_LIVE_INDEX``) replaces
+    every index host, as for the live check. An existing environment's installed packages are not counted.
+    """
+    q = plan.download_query
+    if not q or plan.offline:
+        return
+    base = index or os.environ.get("GPUSETUP_LIVE_INDEX") or None
+    try:
+        groups = [(credentials.reveal(live_override(url, base)), list(reqs)) for url, reqs in q["groups"].items()]
+    except credentials.MissingCredential:
+        _set_download(plan, download_size.offline(plan.download_mib, "unreachable"))
+        return
+    installed = {} if any(s.id == "create-venv" for s in plan.steps) else _installed(plan)
+    target = download_size.Target(python=q["python"], os=q["os"], arch=q["arch"])
+    _set_download(plan, download_size.measure(groups, target, estimate_mib=plan.download_mib, installed=installed,
+                                              timeout=timeout, deadline=deadline))
+
+
+def framework_download_sizes(fplans: list[FrameworkPlan], machine: Machine, python: str | None = None, *,
+                             ask_index: bool, index: str | None = None) -> dict[str, download_size.DownloadSize]:
+    """Per framework (``gpusetup plan``): what installing its chosen build into a new environment downloads —
+    from the index the install would use (the configured mirrors applied) when ``ask_index``, else the table
+    estimate labelled as one. ``index`` replaces every index host, as for the live check."""
+    try:
+        cfg = load_config()
+        index_url, pytorch_mirror = cfg.pypi_mirror, cfg.pytorch_mirror
+    except ConfigError:
+        index_url = pytorch_mirror = None
+    platform = live_platform(machine)
+    base = index or os.environ.get("GPUSETUP_LIVE_INDEX") or None
+    out: dict[str, download_size.DownloadSize] = {}
+    for fp in fplans:
+        ch = fp.choice if fp.ok or fp.gpu_choice is None else fp.gpu_choice
+        if ch is None or not ch.packages:
+            continue
+        estimate = _sizes([(fp, ch)])[0]
+        py = python or ch.python or _target_python_version(machine)
+        if not ask_index or not py or not platform:
+            out[fp.framework] = download_size.offline(estimate)
+            continue
+        url = mirror_url(ch.index_url, index_url, pytorch_mirror) or _pip_config("index-url") or PYPI_SIMPLE
+        try:
+            real = credentials.reveal(live_override(credentials.remember(url) or url, base))
+        except credentials.MissingCredential:
+            out[fp.framework] = download_size.offline(estimate, "unreachable")
+            continue
+        os_name, _, arch = platform.partition("-")
+        out[fp.framework] = download_size.measure([(real, list(ch.packages))], download_size.Target(py, os_name, arch),
+                                                  estimate_mib=estimate)
+    return out
+
+
+def _installed(plan: InstallPlan) -> dict[str, str]:
+    """name → version of what the target environment has (so pip will not download it again); {} unknown."""
+    if not plan.python or plan.python[0] == "conda" or not Path(plan.python[0]).is_file():
+        return {}
+    res = SubprocessRunner().run([*plan.python, "-I", "-c", snippets.LIST], timeout=30)
+    try:
+        got = json.loads(res.stdout) if res.ok else {}
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in got.items()} if isinstance(got, dict) else {}
 
 
 def _add_index(plan: InstallPlan, url: str | None, reqs: list[str]) -> None:

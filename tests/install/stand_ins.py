@@ -108,6 +108,8 @@ class Index:
         self.root = root
         self.layouts: dict[str, list[Path]] = {}
         self.slow = True
+        self.served: list[tuple[str, int]] = []  # (file, bytes) of every wheel sent
+        self.json = False  # True: PEP 691 JSON pages (when asked by Accept) with PEP 700 sizes and PEP 658 metadata
         self.proxied: list[str] = []
         self.auth: tuple[str, str] | None = None  # (user, password): basic auth required on every request
         self.auth_seen: list[bool] = []  # per request: did it carry the right credentials
@@ -123,6 +125,13 @@ def _handler(index: Index) -> type[BaseHTTPRequestHandler]:
     class H(BaseHTTPRequestHandler):
         def log_message(self, *a: object) -> None:
             pass
+
+        def _send(self, code: int, body: bytes, ctype: str) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
             path = self.path
@@ -140,12 +149,22 @@ def _handler(index: Index) -> type[BaseHTTPRequestHandler]:
                     self.end_headers()
                     return
             parts = [urllib.parse.unquote(p) for p in path.split("/") if p]
+            if parts[:1] == ["files"] and len(parts) == 2 and parts[1].endswith(".whl.metadata") and index.json:
+                wheel = index.root / parts[1].removesuffix(".metadata")
+                if not wheel.is_file():
+                    self.send_error(404)
+                    return
+                with zipfile.ZipFile(wheel) as zf:
+                    body = zf.read(next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA")))
+                self._send(200, body, "text/plain")
+                return
             if parts[:1] == ["files"] and len(parts) == 2:
                 f = index.root / parts[1]
                 if not f.is_file():
                     self.send_error(404)
                     return
                 data = f.read_bytes()
+                index.served.append((parts[1], len(data)))
                 self.send_response(200)
                 self.send_header("Content-Type", "application/octet-stream")
                 self.send_header("Content-Length", str(len(data)))
@@ -166,6 +185,13 @@ def _handler(index: Index) -> type[BaseHTTPRequestHandler]:
                       if w.name.split("-")[0].lower().replace("_", "-") == (project or "").lower()]
             if not wheels:
                 self.send_error(404)
+                return
+            if index.json and "application/vnd.pypi.simple.v1+json" in self.headers.get("Accept", ""):
+                files = [{"filename": w.name, "url": f"/files/{urllib.parse.quote(w.name)}",
+                          "hashes": {"sha256": hashlib.sha256(w.read_bytes()).hexdigest()},
+                          "size": w.stat().st_size, "core-metadata": True} for w in wheels]
+                self._send(200, json.dumps({"meta": {"api-version": "1.1"}, "name": project, "files": files}).encode(),
+                           "application/vnd.pypi.simple.v1+json")
                 return
             links = "".join(
                 f'<a href="/files/{urllib.parse.quote(w.name)}#sha256={hashlib.sha256(w.read_bytes()).hexdigest()}">'

@@ -185,7 +185,13 @@ class PlanPage(BasePage):
             }[target.kind].format(v=target.value)
             what.body.addWidget(label(where))
         down, room = getattr(plan, "download_mib", 0) or 0, getattr(plan, "installed_mib", 0) or 0
-        if plan is not None and (down or room):  # the planner's size estimate, before anything is fetched
+        sizes = getattr(plan, "size_messages", None)
+        if plan is not None and sizes is not None:  # the core's words: exact from the index, or a labelled estimate
+            words = [render(m, lang) for m in sizes()]
+            if words:
+                self.size_label = label(" ".join(words), bold=True)
+                what.body.addWidget(self.size_label)
+        elif plan is not None and (down or room):  # a plan without them (an older saved one): the table's estimate
             self.size_label = label(tr("Download: about {down}. Space needed on the disk: about {room}.").format(
                 down=_size(down), room=_size(down + room)), bold=True)
             what.body.addWidget(self.size_label)

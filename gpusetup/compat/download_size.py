@@ -1,0 +1,319 @@
+"""What an install really downloads, read from the package index before anything is fetched.
+
+The plan shows "Download: 5.2 MB, from the package index (3 files)" when the index says so, and the table
+estimate of ``resources/install/sizes.json`` — labelled as an estimate — when it cannot (offline,
+``GPUSETUP_LIVE=off``, an index without file sizes, a dependency only available as source).
+
+How, and why this way
+---------------------
+The files pip will fetch are the framework's wheel for the target's Python, OS and architecture plus every
+dependency (with the markers evaluated for that target) that the target environment does not already
+satisfy. This module walks that graph itself with the one index reader of the project
+(:mod:`gpusetup.compat.refresh`): the project pages as PEP 691 JSON, which carry each file's ``size``
+(PEP 700), and each chosen wheel's dependencies from its PEP 658 ``.metadata`` file (or, when the index has
+none, the METADATA member read by HTTP range requests out of the wheel's zip directory). Every read is
+bounded (page, metadata and zip-directory size limits, a timeout per request, a cap on projects and a
+deadline for the whole walk), it never downloads a wheel, and it needs no Python of the target: the new
+environment usually does not exist yet at plan time.
+
+``pip install --dry-run --report`` was considered and not used: where an index offers no PEP 658 metadata
+(download.pytorch.org's older builds, many mirrors) pip downloads every wheel to read its dependencies — for
+a CUDA build several gigabytes, at plan time — and there is no pip option that bounds it; it also needs
+pip ≥ 22.2 and, for another Python or platform, ``--only-binary=:all: --python-version --platform``, which
+then ignores what the target already has. The walk here picks, per project, the newest version that meets
+every specifier met so far (what pip's resolver returns when nothing conflicts — true of the framework pins
+this planner writes); when a later specifier rules a pick out it re-picks, and gives up (estimate) rather
+than guess when that does not settle.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+from gpusetup.messages import msg
+from gpusetup.model import Message
+from gpusetup.versions import Version
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
+
+    from gpusetup.compat import refresh as R
+
+# compat.refresh (with packaging.requirements, ~74 ms) is imported where the index is asked: every plan builds
+# the offline estimate (gpusetup.install imports this module), only a live plan walks the index
+
+TIMEOUT = 6.0  # per request
+DEADLINE = 25.0  # the whole walk (the wizard waits on it); TensorFlow on PyPI: 32 files, 6.6 s with JAX here
+MAX_PROJECTS = 150
+WORKERS = 6
+_MANYLINUX_MINORS = range(40, 4, -1)  # manylinux_2_40 … manylinux_2_5, newest first (pip's order)
+
+
+@dataclass(frozen=True)
+class Target:
+    """The interpreter and platform the install is for (they need not be this process's)."""
+
+    python: str  # "3.12"
+    os: str = "linux"  # linux / windows / macos
+    arch: str = "x86_64"  # x86_64 / aarch64 / arm64
+
+    def markers(self, extra: str = "") -> dict[str, str]:
+        system = {"linux": "Linux", "windows": "Windows", "macos": "Darwin"}.get(self.os, "Linux")
+        machine = {"windows": "AMD64" if self.arch == "x86_64" else "ARM64"}.get(self.os, self.arch)
+        return {
+            "platform_machine": machine, "platform_system": system,
+            "sys_platform": {"Linux": "linux", "Windows": "win32", "Darwin": "darwin"}[system],
+            "os_name": "nt" if system == "Windows" else "posix", "python_version": self.python,
+            "python_full_version": self.python + ".0", "implementation_name": "cpython",
+            "platform_python_implementation": "CPython", "extra": extra,
+        }
+
+    def tags(self) -> dict[str, int]:
+        """Wheel tags this target installs → rank (lower is preferred, as pip orders them)."""
+        from packaging.tags import compatible_tags, cpython_tags, mac_platforms
+        major, minor = (int(x) for x in self.python.split(".")[:2])
+        if self.os == "windows":
+            plats = ["win_amd64"] if self.arch == "x86_64" else ["win_arm64"]
+        elif self.os == "macos":
+            plats = list(mac_platforms((15, 0), "arm64" if self.arch in ("arm64", "aarch64") else "x86_64"))
+        else:
+            plats = [f"manylinux_2_{m}_{self.arch}" for m in _MANYLINUX_MINORS]
+            plats += [f"manylinux2014_{self.arch}"]
+            if self.arch == "x86_64":
+                plats += ["manylinux2010_x86_64", "manylinux1_x86_64"]
+            plats.append(f"linux_{self.arch}")
+        ordered = [*cpython_tags((major, minor), platforms=plats),
+                   *compatible_tags((major, minor), interpreter=f"cp{major}{minor}", platforms=plats)]
+        return {str(t): i for i, t in reversed(list(enumerate(ordered)))}
+
+
+@dataclass
+class DownloadSize:
+    """The answer: ``source`` "index" (bytes and files are what pip will fetch) or "estimate"."""
+
+    source: str
+    bytes: int = 0
+    files: list[dict[str, Any]] = field(default_factory=list)  # {"project", "version", "file", "size"}
+    reason: str = ""  # estimate: "offline" / "no-sizes" / "unreachable" / "unresolved"
+    detail: str = ""  # what stopped the exact figure (English, for logs and --json)
+    estimate_mib: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "bytes": self.bytes if self.source == "index" else None,
+                "files": len(self.files) if self.source == "index" else None,
+                "estimate_mib": self.estimate_mib, "reason": self.reason or None, "detail": self.detail or None}
+
+    def message(self) -> Message:
+        """The size as words: exact from the index, else the estimate and why it is one."""
+        if self.source == "index":
+            if len(self.files) == 1:
+                return msg("size.download-index-one", size=human(self.bytes))
+            return msg("size.download-index", size=human(self.bytes), files=len(self.files))
+        size = human(self.estimate_mib << 20)
+        if self.reason == "no-sizes":
+            return msg("size.download-estimate-no-sizes", size=size)
+        if self.reason == "unreachable":
+            return msg("size.download-estimate-unreachable", size=size)
+        if self.reason == "unresolved":
+            return msg("size.download-estimate-unresolved", size=size)
+        return msg("size.download-estimate-offline", size=size)
+
+
+def human(n: int) -> str:
+    """Bytes as people read them: "812 KB", "5.2 MB", "300 MB", "2.4 GB" (powers of 1024, as pip shows them)."""
+    if n >= 1 << 30:
+        return f"{n / (1 << 30):.1f} GB"
+    if n >= 100 << 20:
+        return f"{round(n / (1 << 20))} MB"
+    if n >= 1 << 20:
+        return f"{n / (1 << 20):.1f} MB"
+    return f"{max(1, round(n / 1024))} KB"
+
+
+class Unresolved(Exception):
+    """The walk cannot give an exact figure (the message says why); the caller labels the estimate."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+
+
+@dataclass
+class _Pick:
+    project: str
+    version: Version
+    file: R.IndexFile
+
+
+class _Walk:
+    def __init__(self, target: Target, installed: Mapping[str, str], http: Any, deadline: float) -> None:
+        from gpusetup.compat import refresh
+
+        self.R = refresh
+        self.target = target
+        self.tags = target.tags()
+        self.installed = {self.R.normalise(k): v for k, v in installed.items()}
+        self.http = http
+        self.deadline = deadline
+        self.pages: dict[tuple[str, str], list[R.IndexFile] | Unresolved] = {}
+        self.specs: dict[str, SpecifierSet] = {}
+        self.extras: dict[str, set[str]] = {}
+        self.index_of: dict[str, str] = {}
+        self.picks: dict[str, _Pick] = {}
+        self.satisfied: set[str] = set()  # already in the target environment at a fitting version
+
+    def _page(self, index: str, project: str) -> list[R.IndexFile]:
+        key = (index, project)
+        if key not in self.pages:
+            if time.monotonic() > self.deadline:
+                raise Unresolved("unreachable", "the index did not answer in time")
+            try:
+                self.pages[key] = self.R.list_files(self.http, index, project)[0]
+            except self.R.RefreshError as exc:  # a project the index lacks (404) is not a network failure
+                self.pages[key] = Unresolved("unresolved" if "(404)" in str(exc) else "unreachable", str(exc))
+        got = self.pages[key]
+        if isinstance(got, Unresolved):
+            raise got
+        return got
+
+    def _choose(self, index: str, project: str) -> _Pick | None:
+        """The newest version meeting every specifier seen, its best wheel for the target (None: installed)."""
+        spec = self.specs.get(project, SpecifierSet())
+        have = Version.parse(self.installed.get(project))
+        if have is not None and have.packaging is not None and spec.contains(have.packaging, prereleases=True):
+            return None
+        best: tuple[Any, int, R.IndexFile] | None = None  # (version, -rank, file)
+        py = Version.parse(self.target.python + ".0")
+        for f in self._page(index, project):
+            if f.yanked or not f.filename.endswith(".whl"):
+                continue
+            try:
+                _name, ver, _build, tags = parse_wheel_filename(f.filename)
+            except InvalidWheelFilename:
+                continue
+            rank = min((self.tags[str(t)] for t in tags if str(t) in self.tags), default=None)
+            if rank is None or not spec.contains(ver):
+                continue
+            if f.requires_python and py is not None and py.packaging is not None:
+                try:
+                    if not SpecifierSet(f.requires_python).contains(py.packaging, prereleases=True):
+                        continue
+                except InvalidSpecifier:
+                    pass
+            if best is None or (ver, -rank) > (best[0], best[1]):
+                best = (ver, -rank, f)
+        if best is None:
+            raise Unresolved("unresolved", f"{project}{spec}: no wheel for Python {self.target.python} on "
+                                           f"{self.target.os} {self.target.arch} on {index}")
+        if best[2].size is None:
+            raise Unresolved("no-sizes", f"{index} does not give file sizes ({best[2].filename})")
+        return _Pick(project, Version(str(best[0])), best[2])
+
+    def _add(self, req: Requirement, index: str, queue: list[str]) -> None:
+        name = self.R.normalise(req.name)
+        old = self.specs.get(name)
+        self.specs[name] = (old & req.specifier) if old is not None else SpecifierSet(str(req.specifier))
+        extras = self.extras.setdefault(name, set())
+        new_extras = set(req.extras) - extras
+        extras |= new_extras
+        self.index_of.setdefault(name, index)
+        pick = self.picks.get(name)
+        fits = pick is not None and self.specs[name].contains(str(pick.version), prereleases=True)
+        if name in self.satisfied and self.specs[name].contains(self.installed[name], prereleases=True):
+            fits = True
+        if not fits or new_extras:
+            self.picks.pop(name, None)
+            self.satisfied.discard(name)
+            queue.append(name)
+
+    def run(self, groups: Sequence[tuple[str, Sequence[str]]]) -> list[_Pick]:
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        queue: list[str] = []
+        for index, reqs in groups:
+            for line in reqs:
+                try:
+                    self._add(Requirement(line), index, queue)
+                except InvalidRequirement as exc:
+                    raise Unresolved("unresolved", f"{line}: {exc}") from exc
+        rounds = 0
+        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+            while queue:
+                rounds += 1
+                names = list(dict.fromkeys(queue))
+                queue.clear()
+                if len(self.specs) > MAX_PROJECTS or rounds > 40:
+                    raise Unresolved("unresolved", f"more than {MAX_PROJECTS} projects or re-picks; not walked")
+                # the pages of a round are read side by side (a CUDA build's ~20 nvidia-* projects)
+                list(pool.map(lambda n: self._page_or_none(self.index_of[n], n), names))
+                chosen = {n: self._choose(self.index_of[n], n) for n in names}
+                metas = dict(zip(chosen, pool.map(self._metadata, chosen.values()), strict=True))
+                for n, pick in chosen.items():
+                    if pick is None:
+                        self.satisfied.add(n)
+                        continue
+                    self.picks[n] = pick
+                    meta = metas[n]
+                    assert meta is not None
+                    for line in meta.requires_dist:
+                        try:
+                            req = Requirement(line)
+                        except InvalidRequirement:
+                            continue
+                        if _applies(req, self.target, self.extras.get(n, set())):
+                            self._add(req, self.index_of[n], queue)
+        return list(self.picks.values())
+
+    def _page_or_none(self, index: str, project: str) -> None:
+        with suppress(Unresolved):  # kept, and raised in order by _choose
+            self._page(index, project)
+
+    def _metadata(self, pick: _Pick | None) -> R.Metadata | None:
+        if pick is None:
+            return None
+        if time.monotonic() > self.deadline:
+            raise Unresolved("unreachable", "the index did not answer in time")
+        try:
+            return self.R.wheel_metadata(self.http, pick.file)
+        except self.R.RefreshError as exc:
+            raise Unresolved("unresolved", f"the dependencies of {pick.file.filename} cannot be read: {exc}") from exc
+
+
+def _applies(req: Requirement, target: Target, extras: Iterable[str]) -> bool:
+    if req.marker is None:
+        return True
+    return any(req.marker.evaluate(target.markers(e)) for e in ["", *extras])
+
+
+def measure(groups: Sequence[tuple[str, Sequence[str]]], target: Target, *, estimate_mib: int,
+            installed: Mapping[str, str] | None = None, timeout: float = TIMEOUT, deadline: float = DEADLINE,
+            http: Any = None) -> DownloadSize:
+    """The bytes pip will download for ``groups`` — (index URL, requirement lines) as the plan's pip steps
+    pass them — into an environment for ``target`` that already has ``installed`` (name → version).
+
+    Never raises for network trouble or an index without sizes: the answer is then the table estimate,
+    labelled as one, with the reason.
+    """
+    from gpusetup.compat import refresh
+
+    walk = _Walk(target, installed or {}, http or refresh.Http(timeout=timeout), time.monotonic() + deadline)
+    try:
+        picks = walk.run(groups)
+    except Unresolved as exc:
+        return DownloadSize("estimate", reason=exc.reason, detail=str(exc), estimate_mib=estimate_mib)
+    files: list[dict[str, Any]] = [{"project": p.project, "version": str(p.version), "file": p.file.filename, "size": int(p.file.size or 0)}
+             for p in sorted(picks, key=lambda p: p.project)]
+    return DownloadSize("index", bytes=sum(f["size"] for f in files), files=files, estimate_mib=estimate_mib)
+
+
+def offline(estimate_mib: int, reason: str = "offline") -> DownloadSize:
+    """The estimate when the index was not asked (``--offline``, ``GPUSETUP_LIVE=off``, a wheelhouse)."""
+    return DownloadSize("estimate", reason=reason, estimate_mib=estimate_mib)
