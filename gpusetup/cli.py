@@ -18,6 +18,8 @@ from gpusetup import __version__, i18n, term
 from gpusetup.config import ConfigError, load_config
 from gpusetup.credentials import ScrubFilter, scrub
 from gpusetup.errors import EXIT_CANCELLED, EXIT_ERROR, EXIT_OK, EXIT_TOOL, EXIT_WARN, ToolError
+from gpusetup.messages import msg, render
+from gpusetup.model import Message
 from gpusetup.probe.platform.host import display_available
 
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_TOOL", "EXIT_WARN", "ToolError", "build_parser", "display_available", "main"]
@@ -240,27 +242,29 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         return int(args.handler(args))
     except ToolError as exc:
-        print(f"gpusetup: {scrub(str(exc))}", file=sys.stderr)
+        _say(exc.message)
         return EXIT_TOOL
     except KeyboardInterrupt:
-        print("gpusetup: cancelled.", file=sys.stderr)
+        _say(msg("cli.cancelled"))
         return EXIT_CANCELLED
     except BrokenPipeError:
         return EXIT_OK
     except OSError as exc:  # a file or folder the command needed: say which and why, no traceback
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"gpusetup: {where}{exc.strerror or exc}. Check the path and its permissions (a read-only disk, "
-              "a folder where a file was expected, or a full disk), then try again.", file=sys.stderr)
+        _say(msg("cli.error.os", where=where, reason=exc.strerror or str(exc)))
         if args.verbose:
             logging.exception("details")
         return EXIT_TOOL
     except Exception as exc:  # noqa: BLE001 - last resort: a bug in gpusetup must still end with plain words
-        print(f"gpusetup: an internal error stopped this command ({type(exc).__name__}: {exc}). This is a bug in "
-              "gpusetup, not something you did; please report it with the output of the same command run "
-              "with -v (gpusetup -v ...).", file=sys.stderr)
+        _say(msg("cli.error.internal", error=f"{type(exc).__name__}: {exc}"))
         if args.verbose:
             logging.exception("details")
         return EXIT_TOOL
+
+
+def _say(message: Message) -> None:
+    """An error on stderr, in the language the command prints in (``--lang``), never with a password."""
+    print(f"gpusetup: {scrub(render(message, i18n.output_language()))}", file=sys.stderr)
 
 
 def gui_main() -> int:

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
+from gpusetup import errors
 from gpusetup.i18n import normalise_language
 from gpusetup.model import Message, Step
 from gpusetup.resources import resource
@@ -170,6 +171,9 @@ def _value(v: Any, lang: str) -> str:
     if isinstance(v, (list, tuple)):
         return _JOINERS.get(lang, "; ").join(_value(x, lang) for x in v)
     return str(v)
+
+
+errors.set_english_renderer(render)  # str(ToolError) is its English text
 
 
 class _Values(dict[str, str]):

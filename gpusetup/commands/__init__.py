@@ -13,9 +13,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpusetup.errors import ToolError
+from gpusetup.messages import msg
+from gpusetup.model import Message
 
 if TYPE_CHECKING:
     from gpusetup.model import Machine
+
+
+def carried(exc: Exception) -> Message | str:
+    """What an error from a lower layer says: its ``message`` as data when it carries one (then the CLI words
+    it in its language), else its English text."""
+    message = getattr(exc, "message", None)
+    return message if isinstance(message, Message) else str(exc)
 
 
 def positive_number(text: str) -> float:
@@ -69,7 +78,7 @@ def load_for_file(path: str) -> Machine:
     try:
         return load_machine_file(path)
     except ProfileError as exc:
-        raise ToolError(f"--for {exc}") from exc
+        raise ToolError(msg("cli.error.for-file", detail=carried(exc))) from exc
 
 
 def prepare_output(path: Path | str, example: str = "report.txt") -> Path:
@@ -77,17 +86,16 @@ def prepare_output(path: Path | str, example: str = "report.txt") -> Path:
     file where a folder should be, becomes a :class:`gpusetup.errors.ToolError` in plain words, before any work."""
     path = Path(path).expanduser()
     if path.is_dir():
-        raise ToolError(f"cannot write {path}: it is a folder. Give a file name, e.g. {path / example}")
+        raise ToolError(msg("cli.error.output-is-folder", path=str(path), example=str(path / example)))
     existing = path.parent
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir():
-        raise ToolError(f"cannot write {path}: {existing} is a file, not a folder. Choose another place.")
+        raise ToolError(msg("cli.error.output-under-file", path=str(path), file=str(existing)))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ToolError(f"cannot write {path}: {exc.strerror or exc}. Nothing was written; choose a folder you "
-                        "can write to.") from exc
+        raise ToolError(msg("cli.error.cannot-write", path=str(path), reason=exc.strerror or str(exc))) from exc
     return path
 
 
@@ -103,8 +111,7 @@ def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
             tmp.chmod(mode)
         os.replace(tmp, path)
     except OSError as exc:
-        raise ToolError(f"cannot write {path}: {exc.strerror or exc}. Nothing was written; choose a folder you "
-                        "can write to.") from exc
+        raise ToolError(msg("cli.error.cannot-write", path=str(path), reason=exc.strerror or str(exc))) from exc
     finally:
         if tmp.is_file():  # only after a failure: a successful os.replace moved it
             with contextlib.suppress(OSError):

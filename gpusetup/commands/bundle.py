@@ -11,6 +11,7 @@ from gpusetup.bundle import build_bundle, planned_items
 from gpusetup.commands import positive_number, prepare_output, python_executable
 from gpusetup.compat.resolver import resolve
 from gpusetup.errors import ToolError
+from gpusetup.messages import msg
 from gpusetup.model import Machine, Report
 from gpusetup.probe import ProbeContext, detect
 from gpusetup.rules import evaluate
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
             Path(out), report, ctx, redact=not args.no_redact, python=args.python, size_cap=int(args.size_cap * 1024 * 1024)
         )
     except OSError as exc:
-        raise ToolError(f"cannot write {out}: {exc.strerror or exc}") from exc
+        raise ToolError(msg("cli.error.cannot-write-here", path=str(out), reason=exc.strerror or str(exc))) from exc
     m = result.manifest
     print(f"Wrote {result.path} ({result.size / 1024:.0f} KiB, {len(m['files'])} files).")
     if result.redacted:

@@ -8,6 +8,7 @@ import sys
 from gpusetup.bundle.redact import Redactor
 from gpusetup.config import TEMPLATE, ConfigError, config_path, load_config
 from gpusetup.errors import ToolError
+from gpusetup.messages import msg
 
 
 def register(p: argparse.ArgumentParser) -> None:
@@ -27,20 +28,20 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.action == "init":
         if path.exists():
-            raise ToolError(f"{path} already exists; nothing was written (edit it, or remove it first)")
+            raise ToolError(msg("cli.error.config-exists", path=str(path)))
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "x", encoding="utf-8") as fh:
                 fh.write(TEMPLATE)
             path.chmod(0o600)  # it may come to hold a proxy password
         except OSError as exc:
-            raise ToolError(f"cannot write {path}: {exc.strerror or exc}") from exc
+            raise ToolError(msg("cli.error.cannot-write-here", path=str(path), reason=exc.strerror or str(exc))) from exc
         print(f"Wrote {path}; remove the '#' in front of the lines you want.")
         return 0
     try:
         cfg = load_config(path)
     except ConfigError as exc:
-        raise ToolError(str(exc)) from exc
+        raise ToolError(msg("cli.error.config", detail=str(exc))) from exc
     red = Redactor()
     print(f"Configuration file: {path}" + ("" if cfg.exists else " (not there: built-in defaults)"))
     rows = [("mirrors.pypi", cfg.pypi_mirror), ("mirrors.pytorch", cfg.pytorch_mirror),

@@ -8,10 +8,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from gpusetup.commands import positive_number
+from gpusetup.commands import carried, positive_number
 from gpusetup.compat.db import DataError, get_db
 from gpusetup.compat.update import UpdateError, check_url, update
 from gpusetup.errors import ToolError
+from gpusetup.messages import msg
 
 
 def register(p: argparse.ArgumentParser) -> None:
@@ -31,7 +32,7 @@ def run_info(args: argparse.Namespace) -> int:
     try:
         info = get_db().info()
     except DataError as exc:
-        raise ToolError(f"the compatibility data cannot be read: {exc}") from exc
+        raise ToolError(msg("cli.error.data-unreadable", reason=str(exc))) from exc
     if getattr(args, "json", False):
         print(json.dumps(info, indent=2, ensure_ascii=False))
         return 0
@@ -63,7 +64,7 @@ def run_update(args: argparse.Namespace) -> int:
         try:
             check_url(args.url)
         except UpdateError as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError(msg("cli.error.detail", detail=carried(exc))) from exc
     result = update(args.url, timeout=args.timeout)
     print(result.message)
     return 0 if result.ok else 2

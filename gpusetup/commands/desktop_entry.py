@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpusetup.errors import ToolError
+from gpusetup.messages import msg
 from gpusetup.probe.platform.host import is_windows
 from gpusetup.resources import resource
 from gpusetup.runner import SubprocessRunner
@@ -161,7 +162,7 @@ def install_windows(start_menu: Path, argv: list[str] | None = None) -> Written:
     script = shortcut_script(lnk, argv or launcher_argv(), ico if ico.exists() else None)
     res = SubprocessRunner().run(["powershell", "-NoProfile", "-NonInteractive", "-Command", script], timeout=60)
     if not res.ok:
-        raise ToolError(f"could not create the Start-menu shortcut: {res.error or res.stderr.strip() or res.returncode}")
+        raise ToolError(msg("cli.error.shortcut-failed", reason=res.error or res.stderr.strip() or str(res.returncode)))
     return Written(files=[lnk], notes=["Find it in the Start menu as 'GPU Setup'."])
 
 
@@ -184,9 +185,8 @@ def run(args: argparse.Namespace) -> int:
             out = uninstall_linux(home) if args.uninstall else install_linux(home)
     except OSError as exc:
         where = f" {exc.filename}" if exc.filename else ""
-        raise ToolError(f"could not {'remove' if args.uninstall else 'write'} the launcher{where}: "
-                        f"{exc.strerror or exc}. Check that the folder is yours and writable, or choose another "
-                        "(--data-home DIR on Linux, --start-menu DIR on Windows).") from exc
+        raise ToolError(msg("cli.error.launcher-remove" if args.uninstall else "cli.error.launcher-write",
+                            where=where, reason=exc.strerror or str(exc))) from exc
     verb = "removed" if args.uninstall else "wrote"
     if not out.files:
         print("gpusetup: nothing to remove (no launcher was installed).")

@@ -90,9 +90,9 @@ def _print_findings(findings: list[Any], out: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.gpus is not None and args.gpus < 1:
-        raise ToolError("--gpus must be 1 or more")
+        raise ToolError(msg("cli.error.gpus-count"))
     if not args.check and not args.framework:
-        raise ToolError("say which framework to set up: --framework pytorch, tensorflow or jax (or use --check)")
+        raise ToolError(msg("cli.error.docker-framework"))
     machine = _load_machine(args)
     findings = host_check(machine)
     worst = max((f.severity for f in findings), key=lambda s: s.rank, default=Severity.OK)
@@ -116,9 +116,9 @@ def run(args: argparse.Namespace) -> int:
             host_findings=findings,
         )
     except GenerateError as exc:
-        raise ToolError(render(exc.message, output_language())) from exc
+        raise ToolError(exc.message) from exc
     except OSError as exc:
-        raise ToolError(f"cannot write {out}: {exc.strerror or exc}") from exc
+        raise ToolError(msg("cli.error.cannot-write-here", path=str(out), reason=exc.strerror or str(exc))) from exc
 
     if args.json:
         print(json.dumps(to_dict(result), indent=2))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from gpusetup import paths, qtcheck
 from gpusetup.errors import EXIT_TOOL, ToolError
+from gpusetup.messages import msg
 from gpusetup.probe.platform.host import display_available
 from gpusetup.qtcheck import PROBE_FLAG
 
@@ -43,20 +44,20 @@ def run(args: argparse.Namespace) -> int:
         return probe_main()
 
     if importlib.util.find_spec("PySide6") is None:  # only gpusetup/gui imports Qt itself
-        raise ToolError("the wizard needs PySide6, which is not installed. Install it with: pip install PySide6-Essentials")
+        raise ToolError(msg("cli.error.no-pyside"))
     if args.fake_machine:
         from gpusetup.gui.demo import demo_kinds  # lazy: gui/ is Qt, loaded only when the wizard runs
 
         if args.fake_machine not in demo_kinds():
-            raise ToolError(f"--fake-machine {args.fake_machine}: unknown; choose one of {', '.join(demo_kinds())}")
+            raise ToolError(msg("cli.error.fake-machine", name=args.fake_machine, choices=", ".join(demo_kinds())))
     if args.screenshots:
         out = Path(args.screenshots).expanduser()
         if out.exists() and not out.is_dir():
-            raise ToolError(f"--screenshots {out}: that is a file; give a folder for the pictures")
+            raise ToolError(msg("cli.error.screenshots-file", path=str(out)))
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise ToolError(f"--screenshots {out}: cannot create the folder ({exc.strerror})") from exc
+            raise ToolError(msg("cli.error.screenshots-folder", path=str(out), reason=exc.strerror or str(exc))) from exc
         if not display_available():
             os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
         from gpusetup.gui.screenshots import ScreenshotError, render_all  # lazy: gui/ is Qt
@@ -70,10 +71,7 @@ def run(args: argparse.Namespace) -> int:
             print(path)
         return 0
     if not display_available() and not os.environ.get("QT_QPA_PLATFORM"):
-        raise ToolError(
-            "no display found (DISPLAY and WAYLAND_DISPLAY are not set), so the wizard cannot open a window. "
-            "Run `gpusetup diagnose` for the text report, or log in to the desktop and start it there."
-        )
+        raise ToolError(msg("cli.error.no-display"))
     problem = window_problem()
     if problem is not None:
         print(f"gpusetup: the wizard's window cannot open here: {problem}", file=sys.stderr)

@@ -21,7 +21,7 @@ from typing import Any
 
 from gpusetup import credentials
 from gpusetup.cancel import CancelToken
-from gpusetup.commands import gpu_number, load_for_file, write_atomic
+from gpusetup.commands import carried, gpu_number, load_for_file, write_atomic
 from gpusetup.commands.plan import live_check
 from gpusetup.compat.resolver import resolve
 from gpusetup.config import ConfigError, load_config
@@ -247,7 +247,7 @@ def render_plan(plan: Any, machine: Any, *, state_dir: Path, foreign: bool = Fal
 def run(args: argparse.Namespace) -> int:
     state_dir = Path(args.state_dir).expanduser() if args.state_dir else default_state_dir()
     if args.resume and args.rollback:
-        raise ToolError("choose either --resume or --rollback, not both")
+        raise ToolError(msg("cli.error.resume-or-rollback"))
 
     if args.rollback or args.resume:
         if not _confirm(msg("install.cli.confirm-rollback") if args.rollback else msg("install.cli.confirm-resume"), args.yes):
@@ -278,8 +278,7 @@ def run(args: argparse.Namespace) -> int:
         print(render(msg("install.cli.dry-run"), output_language()))
         return EXIT_OK
     if foreign and not args.download_only:
-        raise ToolError("--for plans for another machine: use it with --dry-run, --script FILE or "
-                        "--download-only DIR, not to install here.")
+        raise ToolError(msg("cli.error.for-not-here"))
     if not _confirm(msg("install.cli.confirm-run"), args.yes):
         print(render(msg("install.cli.not-confirmed"), output_language()), file=sys.stderr)
         return EXIT_TOOL
@@ -298,31 +297,30 @@ def _machine(args: argparse.Namespace, tool_error: type[Exception]) -> tuple[Any
 def _conda_envs(tool_error: type[Exception]) -> list[str]:
     res = SubprocessRunner().run(["conda", "env", "list", "--json"], timeout=60)
     if not res.ok:
-        raise tool_error("--target conda:NAME needs conda, but `conda env list` did not work "
-                         f"({res.error or res.stderr.strip()[-200:]}). Use --target venv:PATH instead.")
+        raise ToolError(msg("cli.error.conda-list-failed", reason=res.error or res.stderr.strip()[-200:]))
     try:
         return [Path(p).name for p in json.loads(res.stdout).get("envs", [])]
     except (ValueError, AttributeError) as exc:
-        raise tool_error(f"could not read `conda env list --json`: {exc}") from exc
+        raise ToolError(msg("cli.error.conda-list-unreadable", reason=str(exc))) from exc
 
 
 def _build(args: argparse.Namespace, machine: Any, foreign: bool, tool_error: type[Exception]) -> Any:
     try:
         cfg = load_config()  # defaults from the shared configuration file; options on the command line win
     except ConfigError as exc:
-        raise tool_error(str(exc)) from exc
+        raise ToolError(msg("cli.error.config", detail=str(exc))) from exc
     frameworks = list(dict.fromkeys(args.framework or cfg.frameworks or ["pytorch"]))
     if args.target is None:
         args.target = cfg.target or DEFAULT_TARGET
     try:
         fplans = resolve(machine, frameworks, gpu_index=args.gpu, python_version=args.python)
     except ValueError as exc:
-        raise tool_error(str(exc)) from exc
+        raise ToolError(msg("cli.error.detail", detail=carried(exc))) from exc
     uv = None
     if args.uv:
         uv = find_uv() or shutil.which("uv")
         if not uv:
-            raise tool_error("--uv: uv is not on PATH. Install it (pip install uv) or leave out --uv to use pip.")
+            raise ToolError(msg("cli.error.no-uv"))
     conda_envs = _conda_envs(tool_error) if args.target.startswith("conda:") and not foreign else None
     portable = bool(args.script) or (foreign and not args.download_only)
     try:
@@ -333,7 +331,7 @@ def _build(args: argparse.Namespace, machine: Any, foreign: bool, tool_error: ty
             cudnn=args.cudnn, conda_envs=conda_envs, uv=uv, python_mirror=args.python_mirror,
         )
     except PlanError as exc:
-        raise tool_error(str(exc)) from exc
+        raise ToolError(exc.message) from exc
     _add_live_notes(args, fplans, machine, plan)
     if not args.python:  # the Python this plan is for holds a framework back: say so, and how to get the newer
         offer = newer_python_offer(machine, fplans, machine.system.python)

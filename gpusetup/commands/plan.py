@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from gpusetup import __version__
-from gpusetup.commands import gpu_number, load_for_file, plan_emit
+from gpusetup.commands import carried, gpu_number, load_for_file, plan_emit
 from gpusetup.compat import live
 from gpusetup.compat.db import DataError, get_db
 from gpusetup.compat.resolver import resolve
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     plan_emit.check_arguments(args)
     frameworks = list(dict.fromkeys(args.framework or plan_emit.default_frameworks() or ["pytorch"]))
     if args.python is not None and not _python_ok(args.python):
-        raise ToolError(f"--python must look like 3.12, got {args.python!r}")
+        raise ToolError(msg("cli.error.python-version", value=repr(args.python)))
     if args.for_file:
         machine = load_for_file(args.for_file)
         source = args.for_file
@@ -66,9 +66,9 @@ def run(args: argparse.Namespace) -> int:
         plans = resolve(machine, frameworks, gpu_index=args.gpu, python_version=args.python)
         db = get_db()
     except ValueError as exc:
-        raise ToolError(str(exc)) from exc
+        raise ToolError(msg("cli.error.detail", detail=carried(exc))) from exc
     except DataError as exc:
-        raise ToolError(f"the compatibility data cannot be read: {exc}") from exc
+        raise ToolError(msg("cli.error.data-unreadable", reason=str(exc))) from exc
     live = _live(plans, machine, args)
     doc = plan_document(plans, machine, source=source, gpu_index=args.gpu, data=db.info(), python=args.python)
     doc["live"] = live

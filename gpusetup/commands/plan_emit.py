@@ -12,8 +12,7 @@ from typing import Any
 from gpusetup import credentials
 from gpusetup.config import ConfigError, load_config
 from gpusetup.errors import ToolError
-from gpusetup.i18n import output_language
-from gpusetup.messages import render
+from gpusetup.messages import msg
 from gpusetup.model import EMIT_KINDS  # from model, not generate.project (see run_emit)
 
 
@@ -35,14 +34,14 @@ def default_frameworks() -> list[str]:
     try:
         return load_config().frameworks
     except ConfigError as exc:
-        raise ToolError(str(exc)) from exc
+        raise ToolError(msg("cli.error.config", detail=str(exc))) from exc
 
 
 def check_arguments(args: argparse.Namespace) -> None:
     if not getattr(args, "emit", None) and (args.output or args.force):
-        raise ToolError("-o/--output and --force only go with --emit")
+        raise ToolError(msg("cli.error.output-needs-emit"))
     if getattr(args, "emit", None) and args.json:
-        raise ToolError("choose one of --json and --emit")
+        raise ToolError(msg("cli.error.json-or-emit"))
 
 
 def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict[str, Any]) -> None:
@@ -54,7 +53,7 @@ def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict
     try:
         cfg = load_config()  # the shared configuration's mirrors, unless given on the command line
     except ConfigError as exc:
-        raise ToolError(str(exc)) from exc
+        raise ToolError(msg("cli.error.config", detail=str(exc))) from exc
 
     m = doc["machine"]
     target = Target(os=m["os"], arch=m["arch"], python=m["python"], wsl=m["wsl"])
@@ -69,7 +68,7 @@ def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict
                                index_url=args.index_url or cfg.pypi_mirror,
                                pytorch_mirror=args.pytorch_mirror or cfg.pytorch_mirror, header=header)
     except EmitError as exc:
-        raise ToolError(render(exc.message, output_language())) from exc
+        raise ToolError(exc.message) from exc
     text = credentials.scrub(emitted.text)  # a project file is committed and shared: never with a password
     if text != emitted.text:
         emitted.text = text
@@ -81,8 +80,7 @@ def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict
         return
     path = Path(args.output).expanduser()
     if path.exists() and not args.force:
-        raise ToolError(f"{path} already exists; nothing was written. Pass --force to replace it, or merge "
-                        f"the printed text into it (run without -o).")
+        raise ToolError(msg("cli.error.emit-exists", path=str(path)))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -90,7 +88,7 @@ def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict
             fh.write(emitted.text)
         os.replace(tmp, path)
     except OSError as exc:
-        raise ToolError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        raise ToolError(msg("cli.error.cannot-write-here", path=str(path), reason=exc.strerror or str(exc))) from exc
     print(f"Wrote {path} ({emitted.kind}).")
     for note in emitted.notes:
         print(f"  - {note}")

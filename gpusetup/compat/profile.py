@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from gpusetup.enrich import enrich
-from gpusetup.model import Driver, Gpu, Machine, PciInfo, Report, SchemaError, System, from_dict
+from gpusetup.messages import msg, render
+from gpusetup.model import Driver, Gpu, Machine, Message, PciInfo, Report, SchemaError, System, from_dict
 from gpusetup.pcidb import lookup
 from gpusetup.versions import ComputeCapability, as_version
 
@@ -38,36 +39,45 @@ MAX_FILE_BYTES = 20 * 1024 * 1024  # reports are tens of KB; anything this big w
 
 
 class ProfileError(ValueError):
-    """The machine file cannot be used; the message says what to fix."""
+    """The machine file cannot be used; the message says what to fix.
+
+    A problem with the file itself carries ``message`` as data (a gpusetup.messages code), so ``gpusetup
+    --lang zh_CN`` words it in Chinese; a problem with one field of a hand-written profile is English text
+    (``message`` None): it names the field and the value exactly as they are spelled in the file.
+    """
+
+    def __init__(self, message: Message | str) -> None:
+        self.message = message if isinstance(message, Message) else None
+        super().__init__(render(message))
 
 
 def load_machine_file(path: str | Path) -> Machine:
     """A :class:`Machine` from a diagnose report, a serialised Machine, or a small machine profile."""
     p = Path(path).expanduser()
-    hint = "Give the JSON report from `gpusetup diagnose --json -o report.json` or a machine profile."
+    hint = msg("profile.hint.give-report")
     if p.is_dir():
-        raise ProfileError(f"{p}: is a folder, not a file. {hint}")
+        raise ProfileError(msg("profile.error.folder", path=str(p), hint=hint))
     try:
         if p.stat().st_size > MAX_FILE_BYTES:
-            raise ProfileError(f"{p}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MB, so it is not a report "
-                               f"or profile. {hint}")
+            raise ProfileError(msg("profile.error.too-large", path=str(p), mb=MAX_FILE_BYTES // (1024 * 1024), hint=hint))
         text = p.read_text(encoding="utf-8-sig")
     except FileNotFoundError as exc:
-        raise ProfileError(f"{p}: no such file. {hint}") from exc
+        raise ProfileError(msg("profile.error.missing", path=str(p), hint=hint)) from exc
     except PermissionError as exc:
-        raise ProfileError(f"{p}: permission denied; check the file's permissions") from exc
+        raise ProfileError(msg("profile.error.permission", path=str(p))) from exc
     except UnicodeDecodeError as exc:
-        raise ProfileError(f"{p}: not a text file (not UTF-8), so not a report or profile. {hint}") from exc
+        raise ProfileError(msg("profile.error.not-text", path=str(p), hint=hint)) from exc
     except OSError as exc:
-        raise ProfileError(f"{p}: cannot be read ({exc.strerror or exc})") from exc
+        raise ProfileError(msg("profile.error.unreadable", path=str(p), reason=exc.strerror or str(exc))) from exc
     if not text.strip():
-        raise ProfileError(f"{p}: the file is empty. {hint}")
+        raise ProfileError(msg("profile.error.empty", path=str(p), hint=hint))
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ProfileError(f"{p}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
+        raise ProfileError(msg("profile.error.not-json", path=str(p), line=exc.lineno, column=exc.colno,
+                               reason=exc.msg)) from exc
     except (ValueError, RecursionError) as exc:  # e.g. a 5000-digit number or [[[[...]]]] nested too deep
-        raise ProfileError(f"{p}: not a JSON file gpusetup can read ({exc})") from exc
+        raise ProfileError(msg("profile.error.unreadable-json", path=str(p), reason=str(exc))) from exc
     return machine_from_data(data, str(p))
 
 
@@ -79,20 +89,17 @@ def machine_from_data(data: Any, where: str = "input") -> Machine:
 
 def _machine_from_data(data: Any, where: str) -> Machine:
     if not isinstance(data, dict):
-        raise ProfileError(f"{where}: expected a JSON object, got {type(data).__name__}")
+        raise ProfileError(msg("profile.error.not-object", path=where, kind=type(data).__name__))
     try:
         if "machine" in data and isinstance(data["machine"], dict):
             return from_dict(Report, data).machine
         if "system" in data:
             return from_dict(Machine, data)
     except SchemaError as exc:
-        raise ProfileError(f"{where}: this looks like a gpusetup report but does not match its format: {exc}") from exc
+        raise ProfileError(msg("profile.error.bad-report", path=where, reason=str(exc))) from exc
     if "os" in data or "gpus" in data:
         return _from_profile(data, where)
-    raise ProfileError(
-        f"{where}: neither a gpusetup diagnose report (it has no 'machine' or 'system') nor a machine profile "
-        "(it has no 'os' or 'gpus'); see docs/machine-profile.md"
-    )
+    raise ProfileError(msg("profile.error.neither", path=where))
 
 
 def _from_profile(data: dict[str, Any], where: str) -> Machine:

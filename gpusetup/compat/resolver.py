@@ -25,6 +25,15 @@ from gpusetup.model import Action, Choice, FrameworkPlan, Gpu, Machine, Message,
 from gpusetup.versions import ComputeCapability, Version, kernel_coverage
 from gpusetup.versions import version_key as vkey
 
+
+class RequestError(ValueError):
+    """The request cannot be planned as asked (a GPU number this machine does not have, an unknown
+    framework); ``message`` is the same as data, ``str()`` the English."""
+
+    def __init__(self, message: Message) -> None:
+        super().__init__(render(message))
+        self.message = message
+
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
 _ALIASES = {"torch": "pytorch", "pytorch": "pytorch", "tensorflow": "tensorflow", "tf": "tensorflow", "jax": "jax"}
 
@@ -1117,9 +1126,10 @@ def _select(gpus: list[GpuRef], gpu_index: int | None) -> tuple[list[GpuRef], di
         chosen = [g for g in gpus if g.index == gpu_index]
         if not chosen:
             if not gpus:
-                raise ValueError(f"there is no GPU {gpu_index}: no GPU was found on this machine, so leave out --gpu")
-            numbers = "GPU 0" if len(gpus) == 1 else f"GPUs 0–{len(gpus) - 1}"
-            raise ValueError(f"there is no GPU {gpu_index}; this machine has {numbers} (see gpusetup diagnose)")
+                raise RequestError(msg("request.no-gpu-found", index=gpu_index))
+            if len(gpus) == 1:
+                raise RequestError(msg("request.no-such-gpu-one", index=gpu_index))
+            raise RequestError(msg("request.no-such-gpu", index=gpu_index, last=len(gpus) - 1))
         for g in gpus:
             if g.index != gpu_index:
                 left.setdefault(g.index, msg("left.not-selected"))
@@ -1173,6 +1183,6 @@ def resolve(
     for name in frameworks:
         fw = _ALIASES.get(name.lower())
         if fw is None:
-            raise ValueError(f"unknown framework {name!r}; choose from pytorch, tensorflow, jax")
+            raise RequestError(msg("request.unknown-framework", name=name))
         plans.append(_plan_for(db, fw, env, gpus, selected, dict(left), env_notes + sel_notes))
     return plans

@@ -442,3 +442,65 @@ def test_docker_cuda_newer_than_the_driver(cuda: str, words: str, tmp_path: Path
     rc, _, err = _run(capsys, "docker", "--framework", "pytorch", "--for", str(DEMO), "--out", "out", "--cuda", cuda)
     assert rc == 2 and words in err and "--cuda 12.8" in err
     assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------------------------------- 简体中文
+# The same mistakes with `--lang zh_CN`: the error is data (a message code), so it is printed in Chinese,
+# with the same exit code and nothing written. Paths, file names and quoted commands stay as they are.
+
+ZH_CASES = [
+    (["plan", "--for", "missing.json"], "找不到这个文件"),
+    (["install", "--dry-run", "--for", "m.json"], "不是有效的 JSON"),
+    (["docker", "--framework", "pytorch", "--out", "out", "--for", "empty.json"], "文件是空的"),
+    (["plan", "--for", str(DEMO), "--gpu", "4"], "没有第 4 号显卡"),
+    (["plan", "--python", "three"], "Python 版本应写成 3.12"),
+    (["docker", "--framework", "pytorch", "--gpus", "0"], "至少是 1"),
+    (["docker"], "请说明要配置哪个框架"),
+    (["diagnose", "-o", "taken"], "这是一个文件夹"),
+    (["plan", "--json", "--emit", "uv"], "只能选一个"),
+    (["install", "--resume", "--rollback"], "只能选一个"),
+    (["install", "--for", str(DEMO), "--yes", "--target", "venv:env"], "是为另一台电脑做计划"),
+]
+
+
+@pytest.mark.parametrize(("argv", "words"), ZH_CASES, ids=[" ".join(a[:2]) for a, _ in ZH_CASES])
+def test_errors_in_chinese(argv: list[str], words: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from gui.beginner_text import english_runs
+
+    (tmp_path / "m.json").write_text("{not json")
+    (tmp_path / "empty.json").write_text("")
+    (tmp_path / "taken").mkdir()
+    before = _files(tmp_path)
+    rc_en, _, err_en = _run(capsys, *argv)
+    rc, _, err = _run(capsys, "--lang", "zh_CN", *argv)
+    assert rc == rc_en == 3 and words in err and err.startswith("gpusetup: ")
+    line = err.strip().splitlines()[-1]  # the error (install prints its plan's lines before it on stdout)
+    assert not english_runs(line, [str(DEMO), "gpusetup diagnose --json -o report.json"]), line
+    assert err_en != err and not any("\u4e00" <= ch <= "\u9fff" for ch in err_en)  # English without --lang
+    assert _files(tmp_path) == before
+
+
+def test_every_tool_error_carries_a_code() -> None:
+    """Every ``raise ToolError(...)`` in gpusetup/ is given a message as data: ``msg("literal.code", …)`` (the
+    catalogue test then checks both languages have it) or the ``.message`` of an error from a lower layer
+    that carries one (PlanError, GenerateError, EmitError) — never a sentence, which could not be translated."""
+    import ast
+
+    import gpusetup
+
+    root = Path(gpusetup.__file__).parent
+    sites, bad = 0, []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("ToolError", "tool_error")):
+                continue
+            sites += 1
+            arg = node.args[0] if len(node.args) == 1 and not node.keywords else None
+            coded = (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "msg"
+                     and isinstance(arg.args[0], (ast.Constant, ast.IfExp))) or \
+                    (isinstance(arg, ast.Attribute) and arg.attr == "message")
+            if not coded:
+                bad.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert sites >= 30, "the scan found too few ToolError raise sites"
+    assert not bad, f"ToolError given words instead of a message code: {bad}"
