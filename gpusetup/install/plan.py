@@ -166,6 +166,8 @@ def build_plan(
         raise PlanError(msg("plan-error.bad-cuda-toolkit", value=repr(cuda_toolkit)))
     if download_only is not None:
         _plan_download(plan, choices, Path(download_only), machine, index_url, pytorch_mirror, foreign, portable)
+        own = None if foreign else f"{sys.version_info.major}.{sys.version_info.minor}"  # pip download's Python
+        _plan_download_query(plan, machine, own)
         return plan
     if not choices and driver is not True and not container_toolkit and not cuda_toolkit:
         raise PlanError(msg("plan-error.nothing-to-install", why=list(plan.note_codes) or msg("plan-error.no-framework")))
@@ -456,10 +458,14 @@ def add_download_size(plan: InstallPlan, *, index: str | None = None, timeout: f
     except credentials.MissingCredential:
         _set_download(plan, download_size.offline(plan.download_mib, "unreachable"))
         return
-    installed = {} if any(s.id == "create-venv" for s in plan.steps) else _installed(plan)
+    new_env = any(s.id in ("create-venv", "create-conda-env") for s in plan.steps)
+    installed = {} if new_env else _installed(plan)
     target = download_size.Target(python=q["python"], os=q["os"], arch=q["arch"])
-    _set_download(plan, download_size.measure(groups, target, estimate_mib=plan.download_mib, installed=installed,
-                                              timeout=timeout, deadline=deadline))
+    size = download_size.measure(groups, target, estimate_mib=plan.download_mib, installed=installed,
+                                 timeout=timeout, deadline=deadline)
+    _set_download(plan, size)
+    if size.source == "index":  # the disk check before Install counts what is really downloaded
+        plan.download_mib = max(1, -(-size.bytes // (1 << 20)))
 
 
 def framework_download_sizes(fplans: list[FrameworkPlan], machine: Machine, python: str | None = None, *,
@@ -498,9 +504,9 @@ def framework_download_sizes(fplans: list[FrameworkPlan], machine: Machine, pyth
 
 def _installed(plan: InstallPlan) -> dict[str, str]:
     """name → version of what the target environment has (so pip will not download it again); {} unknown."""
-    if not plan.python or plan.python[0] == "conda" or not Path(plan.python[0]).is_file():
+    if not plan.python or (plan.python[0] != "conda" and not Path(plan.python[0]).is_file()):
         return {}
-    res = SubprocessRunner().run([*plan.python, "-I", "-c", snippets.LIST], timeout=30)
+    res = SubprocessRunner().run([*plan.python, "-I", "-c", snippets.LIST], timeout=60)  # conda run: a few s
     try:
         got = json.loads(res.stdout) if res.ok else {}
     except ValueError:
@@ -604,9 +610,12 @@ def _plan_download(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]
         extra = ["--only-binary=:all:"] + (["--python-version", pyver] if pyver else [])
         for tag in _platform_tags(machine):
             extra += ["--platform", tag]
+    _set_download(plan, download_size.offline(plan.download_mib))  # until add_download_size asks the index
     for i, (url, reqs) in enumerate(_groups(choices, index_url, pytorch_mirror).items()):
         plan.packages.extend(reqs)
         _add_index(plan, url, reqs)
+        plan.download_query.setdefault("groups", {}).setdefault(
+            url or credentials.remember(_pip_config("index-url")) or PYPI_SIMPLE, []).extend(reqs)
         plan.steps.append(worded_step(
             f"download-{i + 1}" if i else "download", msg("step.title.download", names=", ".join(reqs), dest=str(dest)),
             msg("step.explain.download", dest=str(dest)), subject=f"{', '.join(reqs)} → {dest}",

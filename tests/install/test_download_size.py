@@ -211,3 +211,35 @@ def test_install_shows_the_size_with_its_plan_in_both_languages(sized, tmp_path:
     assert f"  Download: {size}, from the package index (3 files).\n" in en
     assert f"  下载大小：{size}，由软件包索引提供（3 个文件）。\n" in zh
     assert "Space needed on the disk: about" in en and "需要的磁盘空间：约" in zh
+
+
+def test_an_existing_environment_downloads_only_what_it_lacks(sized, tmp_path: Path) -> None:
+    """Into an existing venv that already has tinydep 1.0 and leaf 2.0 (installed by real pip from the same
+    index): only torch is downloaded, and the disk check before Install counts that exact download."""
+    idx, wheels = sized
+    env = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True, timeout=120)
+    got = subprocess.run([sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), "install", "-q",
+                          "--disable-pip-version-check", "--index-url", f"{idx.url}/whl/cpu", "tinydep==1.0"],
+                         capture_output=True, text=True, timeout=180)
+    assert got.returncode == 0, got.stderr[-2000:]
+    plan = _plan(idx.url, tmp_path)
+    assert not any(s.id == "create-venv" for s in plan.steps)
+    add_download_size(plan)
+    torch = wheels["torch"].stat().st_size
+    assert (plan.download["source"], plan.download["bytes"], plan.download["files"]) == ("index", torch, 1)
+    assert plan.download_mib == -(-torch // (1 << 20))  # the free-space check uses the real download
+    assert render(plan.size_messages()[0], "en") == f"Download: {ds.human(torch)}, from the package index (1 file)."
+
+
+def test_download_only_plan_is_sized_like_what_pip_download_writes(sized, tmp_path: Path) -> None:
+    idx, _ = sized
+    m = machine()
+    m.system.python = Version(f"{PY}.0")
+    house = tmp_path / "house"
+    plan = build_plan(torch_plan(f"{idx.url}/whl/cpu", ["torch==2.9.1+cpu"], "cpu"), m, download_only=house)
+    add_download_size(plan)
+    res = execute(plan, journal_dir=tmp_path / "state", free_space=PLENTY)
+    assert res.ok, res.message
+    written = sorted(house.iterdir())
+    assert plan.download["files"] == len(written) and plan.download["bytes"] == sum(f.stat().st_size for f in written)
