@@ -89,3 +89,20 @@ def test_pages_built_after_the_first_paint_are_there_when_asked_for(qtbot, servi
     qtbot.waitUntil(lambda: len(w.pageIds()) == 7, timeout=5000)
     assert len({id(p) for p in w.pages.values()}) == 7
     w.stop_jobs()
+
+
+def test_looking_for_an_unfinished_install_does_not_load_the_installer(tmp_path: Path) -> None:
+    """Right after the first paint the Welcome page asks whether an install is unfinished; with no journal
+    folder the answer must not import the installer on the UI thread (0.4 s on a loaded machine)."""
+    code = ("import sys; from pathlib import Path; from gpusetup.gui.services import Services; "
+            "s = Services(Path(sys.argv[1])); print(s.unfinished_install(), 'gpusetup.install' in sys.modules)")
+    env = {**os.environ, "GPUSETUP_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    res = subprocess.run([sys.executable, "-c", code, str(tmp_path / "state")], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert res.stdout.split() == ["False", "False"], res.stdout + res.stderr[-1500:]
+    journal = tmp_path / "state" / "install"  # an install that started and did not finish: it is found
+    journal.mkdir(parents=True)
+    (journal / "journal.jsonl").write_text('{"event": "start", "step": "create-venv"}\n', encoding="utf-8")
+    res = subprocess.run([sys.executable, "-c", code, str(tmp_path / "state")], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert res.stdout.split()[1] == "True", res.stdout + res.stderr[-1500:]
