@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.tags import compatible_tags, cpython_tags, mac_platforms
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from gpusetup.messages import msg
@@ -79,7 +80,6 @@ class Target:
 
     def tags(self) -> dict[str, int]:
         """Wheel tags this target installs → rank (lower is preferred, as pip orders them)."""
-        from packaging.tags import compatible_tags, cpython_tags, mac_platforms
         major, minor = (int(x) for x in self.python.split(".")[:2])
         if self.os == "windows":
             plats = ["win_amd64"] if self.arch == "x86_64" else ["win_arm64"]
@@ -191,6 +191,8 @@ class _Pick:
 class _Walk:
     def __init__(self, target: Target, installed: Mapping[str, str], http: Any, deadline: float,
                  extra: Sequence[str] = ()) -> None:
+        # lazy: compat.refresh costs 28-74 ms (python -X importtime) of every plan and install; only a walk of
+        # the index needs it
         from gpusetup.compat import refresh
 
         self.R = refresh
@@ -282,7 +284,7 @@ class _Walk:
             queue.append(name)
 
     def run(self, groups: Sequence[tuple[str, Sequence[str]]]) -> list[_Pick]:
-        from packaging.requirements import InvalidRequirement, Requirement
+        from packaging.requirements import InvalidRequirement, Requirement  # lazy: 6 ms, only for a walk
 
         queue: list[str] = []
         for index, reqs in groups:
@@ -353,7 +355,7 @@ def measure(groups: Sequence[tuple[str, Sequence[str]]], target: Target, *, esti
     Never raises for network trouble or an index without sizes: the answer is then the table estimate,
     labelled as one, with the reason.
     """
-    from gpusetup.compat import refresh
+    from gpusetup.compat import refresh  # lazy: see _Walk
 
     if http is None:
         http = refresh.Http(timeout=timeout)
