@@ -29,7 +29,6 @@ from gpusetup.model import Choice, FrameworkPlan, Machine, Message, Plan
 from gpusetup.probe import current_os
 from gpusetup.resources import installers_dir
 from gpusetup.runner import SubprocessRunner
-from gpusetup.selftest.peaks import load_specs
 from gpusetup.versions import Version
 
 PYTORCH_INDEX_PREFIX = "https://download.pytorch.org/whl"
@@ -655,6 +654,10 @@ def _all_data_centre(machine: Machine) -> bool:
     gpus = machine.nvidia_gpus
     if not gpus:
         return False
+    # lazy: the self-test package (for its spec table) costs 41 ms (python -X importtime, load average 3.5) of
+    # everything that imports gpusetup.install, `gpusetup plan` included
+    from gpusetup.selftest.peaks import load_specs
+
     specs = load_specs()
     found = [specs.find(g.name, g.pci.device_id) for g in gpus]
     return all(s is not None and s.segment == "datacenter" for s in found)
