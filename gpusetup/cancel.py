@@ -9,8 +9,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from gpusetup.model import Message
+
 # progress(label, fraction): fraction in 0..1, or None when the job cannot tell how far it is.
 Progress = Callable[[str, "float | None"], None]
+# The installer's progress (gpusetup.install.execute): the label is a Message — a code and its values — that
+# each interface words in its own language (gpusetup.messages.render), or plain words; nothing parses it back.
+SaidProgress = Callable[["str | Message", "float | None"], None]
 
 
 class Cancelled(Exception):

@@ -122,7 +122,8 @@ class _Printer:
         self._key = ""
         self._at = 0.0
 
-    def __call__(self, label: str, fraction: float | None) -> None:
+    def __call__(self, said: str | Message, fraction: float | None) -> None:
+        label = render(said, output_language())  # the installer says its progress as data: words here
         pct = f"{fraction:4.0%} " if fraction is not None else "     "
         line = scrub(f"{pct}{label}")
         if line == self.last:

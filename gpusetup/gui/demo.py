@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gpusetup.cancel import CancelToken, Progress
+from gpusetup.cancel import CancelToken, Progress, SaidProgress
 from gpusetup.gui.services import DockerOutcome, InstallOutcome, LogFn, Services, Target
 from gpusetup.messages import add_note, msg
 from gpusetup.model import FrameworkPlan, Machine, Plan, SelfTestResult, from_dict
@@ -81,7 +81,7 @@ class DemoServices(Services):
             progress("done", 1.0)
         return copy.deepcopy(self.machine)
 
-    def _walk(self, plan: Plan, progress: Progress | None, cancel: CancelToken | None, log_line: LogFn | None) -> InstallOutcome:
+    def _walk(self, plan: Plan, progress: SaidProgress | None, cancel: CancelToken | None, log_line: LogFn | None) -> InstallOutcome:
         # lazy: gpusetup.install costs 151 ms before the first paint (python -X importtime over gpusetup.gui.app;
         # tests/gui/test_first_paint.py keeps the core out until then)
         from gpusetup.install import display_argv
@@ -92,8 +92,9 @@ class DemoServices(Services):
                 continue
             if cancel is not None and cancel.cancelled:
                 return InstallOutcome(ok=False, cancelled=True, message="cancelled")
-            if progress:
-                progress(step.title, i / max(1, len(steps)))
+            if progress:  # worded as the installer words it (gpusetup.install.execute)
+                progress(msg("install.progress.step", i=i + 1, n=len(steps),
+                             title=step.title_code if step.title_code is not None else step.title), i / max(1, len(steps)))
             if log_line:
                 log_line(f"[demo] step {i + 1}/{len(steps)}: {step.title}")
                 if step.argv:
@@ -105,7 +106,7 @@ class DemoServices(Services):
                     log_line("[demo] a restart would be needed here")
                 return InstallOutcome(ok=True, needs_reboot=True, message="restart needed")
         if progress:
-            progress("done", 1.0)
+            progress(msg("install.progress.done"), 1.0)
         return InstallOutcome(ok=True, message="demonstration: nothing was changed")
 
     def build_plan(self, fplans: list[FrameworkPlan], machine: Machine, target: Target) -> Plan:
@@ -119,18 +120,18 @@ class DemoServices(Services):
         kwargs: dict[str, Any] = {"base_python": f"python{m.group(1)}.{m.group(2)}"} if m else {}
         return self._install_module().build_plan(fplans, machine, target=target.spec(), portable=True, **kwargs)
 
-    def execute(self, plan: Plan, progress: Progress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None) -> InstallOutcome:
+    def execute(self, plan: Plan, progress: SaidProgress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None) -> InstallOutcome:
         self._done_steps = []
         self._last_plan = plan
         return self._walk(plan, progress, cancel, log_line)
 
-    def resume(self, progress: Progress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None) -> InstallOutcome:
+    def resume(self, progress: SaidProgress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None) -> InstallOutcome:
         plan = getattr(self, "_last_plan", None)
         if plan is None:
             return InstallOutcome(ok=False, message="nothing to resume")
         return self._walk(plan, progress, cancel, log_line)
 
-    def rollback(self, progress: Progress | None = None, log_line: LogFn | None = None) -> InstallOutcome:
+    def rollback(self, progress: SaidProgress | None = None, log_line: LogFn | None = None) -> InstallOutcome:
         for sid in reversed(self._done_steps):
             if log_line:
                 log_line(f"[demo] would undo: {sid}")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gpusetup import paths
-from gpusetup.cancel import CancelToken, Progress
+from gpusetup.cancel import CancelToken, Progress, SaidProgress
 from gpusetup.messages import add_note
 from gpusetup.model import (
     Finding,
@@ -323,7 +323,7 @@ class Services:
     def execute(
         self,
         plan: Plan,
-        progress: Progress | None = None,
+        progress: SaidProgress | None = None,
         cancel: CancelToken | None = None,
         log_line: LogFn | None = None,
     ) -> InstallOutcome:
@@ -338,7 +338,7 @@ class Services:
 
     def resume(
         self,
-        progress: Progress | None = None,
+        progress: SaidProgress | None = None,
         cancel: CancelToken | None = None,
         log_line: LogFn | None = None,
     ) -> InstallOutcome:
@@ -352,7 +352,7 @@ class Services:
                 writer.flush()
         return _outcome(result)
 
-    def rollback(self, progress: Progress | None = None, log_line: LogFn | None = None) -> InstallOutcome:
+    def rollback(self, progress: SaidProgress | None = None, log_line: LogFn | None = None) -> InstallOutcome:
         module = self._install_module()
         kwargs, writer = self._log_kwargs(log_line)
         try:

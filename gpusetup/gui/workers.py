@@ -21,6 +21,9 @@ from typing import Any
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from gpusetup.cancel import Cancelled, CancelToken
+from gpusetup.gui.i18n import current_language
+from gpusetup.messages import render
+from gpusetup.model import Message
 
 log = logging.getLogger("gpusetup.gui.workers")
 
@@ -50,12 +53,13 @@ class JobContext:
         self._last_log = 0.0
         self._pending_lines: list[str] = []
 
-    def progress(self, label: str, fraction: float | None = None) -> None:
+    def progress(self, label: str | Message, fraction: float | None = None) -> None:
         """Core progress callback (``Progress``): a new label and the final 1.0 always get through; repeated
-        updates of the same label are rate-limited."""
+        updates of the same label are rate-limited. A label said as data (the installer's Message) is worded
+        here, once, in the interface's language: no page parses the core's words."""
         now = time.monotonic()
         frac = -1.0 if fraction is None else max(0.0, min(1.0, float(fraction)))
-        label = str(label)
+        label = render(label, current_language()) if isinstance(label, Message) else str(label)
         if frac >= 1.0 or label != self._last_label or now - self._last_progress >= self._interval:
             self._last_progress = now
             self._last_label = label

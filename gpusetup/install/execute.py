@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from gpusetup import credentials
-from gpusetup.cancel import CancelToken, Progress
+from gpusetup.cancel import CancelToken, SaidProgress
 from gpusetup.install import snippets
 from gpusetup.install.journal import LOG, PLAN, InstallLock, Journal, LockBusy, default_state_dir
 from gpusetup.install.net import check_index, pip_config_value
@@ -110,7 +110,7 @@ def _elevation(mode: str) -> list[str]:
 class _Run:
     """One execute/resume/rollback call: journal, log file, progress and cancel in one place."""
 
-    def __init__(self, plan: InstallPlan, jdir: Path, progress: Progress | None, cancel: CancelToken | None,
+    def __init__(self, plan: InstallPlan, jdir: Path, progress: SaidProgress | None, cancel: CancelToken | None,
                  log: IO[str] | None, elevate: str, timeout: float) -> None:
         self.plan = plan
         self.jdir = jdir
@@ -173,7 +173,7 @@ def execute(
     plan: Plan,
     *,
     journal_dir: Path | None = None,
-    progress: Progress | None = None,
+    progress: SaidProgress | None = None,
     cancel: CancelToken | None = None,
     log: IO[str] | None = None,
     free_space: FreeSpace | None = None,
@@ -241,7 +241,7 @@ def _preflight(run: _Run, free_space: FreeSpace, check_network: bool) -> Message
             run.fix = "disk-space"
             return msg("install.exec.cannot-write", where=str(where), path=plan.space_path, hint=_where_hint(plan))
     if need and plan.space_path:
-        run.progress("Checking free disk space", None)
+        run.progress(msg("install.progress.disk"), None)
         free = free_space(plan.space_path) // MIB
         run.log_fh.write(f"disk: {free} MiB free at {plan.space_path}, about {need} MiB needed\n")
         if free < need:
@@ -250,7 +250,7 @@ def _preflight(run: _Run, free_space: FreeSpace, check_network: bool) -> Message
                        need=f"{need / 1024:.1f}", hint=_where_hint(plan))
     if check_network and plan.indexes and not plan.offline:
         for url in plan.indexes:
-            run.progress(f"Checking that {url} can be reached", None)
+            run.progress(msg("install.progress.reach", url=url), None)
             chk = check_index(url, plan.probes.get(url) or plan.probe_package or "pip")
             run.log_fh.write(credentials.scrub(f"network: {url}: {'ok' if chk.ok else chk.message}\n"))
             if not chk.ok:
@@ -300,7 +300,7 @@ def _run_steps(run: _Run, start: int, carried: dict[str, dict[str, Any]],
     done: list[str] = []
     for i in range(start, n):
         step = steps[i]
-        label = f"Step {i + 1} of {n}: {step.title}"
+        label = msg("install.progress.step", i=i + 1, n=n, title=_title(step))
         if run.cancel.cancelled:
             run.journal.append("stopped", step=step.id, reason="cancelled")
             return run.result(False, cancelled=True, failed_step=step.id, done=done,
@@ -327,13 +327,13 @@ def _run_steps(run: _Run, start: int, carried: dict[str, dict[str, Any]],
         parser = PipProgress() if step.kind in ("pip", "download") else None  # download: uvfetch speaks pip's format
         reboot_flag: list[bool] = []
 
-        def on_line(line: str, i: int = i, label: str = label, parser: PipProgress | None = parser,
+        def on_line(line: str, i: int = i, label: Message = label, parser: PipProgress | None = parser,
                     reboot_flag: list[bool] = reboot_flag) -> None:
             if "gpusetup: reboot-needed" in line:
                 reboot_flag.append(True)
             if parser is not None and parser.feed(line):
                 frac = parser.fraction or 0.0
-                run.progress(f"{label} — {parser.label}", (i + frac) / n)
+                run.progress(msg("install.progress.with", what=label, detail=parser.message), (i + frac) / n)
 
         beat = _Heartbeat(run, label, i / n) if parser is None else None  # a silent step still shows time passing
         try:
@@ -354,7 +354,7 @@ def _run_steps(run: _Run, start: int, carried: dict[str, dict[str, Any]],
             return run.result(False, failed_step=step.id, done=done, said=_failure_message(step, res, run),
                               fix={"python": "python-mirror", "download": "network"}.get(step.kind))
         done.append(step.id)
-    run.progress("Done", 1.0)
+    run.progress(msg("install.progress.done"), 1.0)
     run.journal.append("finished", ok=True)
     return run.result(True, done=done, said=msg("install.exec.finished", count=n, log=str(run.log_path)))
 
@@ -363,13 +363,14 @@ class _Heartbeat:
     """Every second, "<step> — 7 s" for a step that prints no progress of its own (creating an environment
     takes 10 s or more and says nothing meanwhile), so a progress display never looks frozen."""
 
-    def __init__(self, run: _Run, label: str, fraction: float, interval: float = 1.0) -> None:
+    def __init__(self, run: _Run, label: Message, fraction: float, interval: float = 1.0) -> None:
         self._stop = threading.Event()
         t0 = time.monotonic()
 
         def beat() -> None:
             while not self._stop.wait(interval):
-                run.progress(f"{label} — {time.monotonic() - t0:.0f} s", fraction)
+                run.progress(msg("install.progress.with", what=label,
+                                 detail=msg("duration.seconds", n=f"{time.monotonic() - t0:.0f}")), fraction)
 
         self._thread = threading.Thread(target=beat, name="gpusetup-heartbeat", daemon=True)
         self._thread.start()
@@ -381,6 +382,12 @@ class _Heartbeat:
 
 def step_title(step: Step) -> Message | str:
     """A step's title as data when the planner worded it so (a plan saved by an older version: its English)."""
+    return step.title_code if step.title_code is not None else step.title
+
+
+def _title(step: Step) -> Message | str:
+    """A step's title for a progress message: its code when it has one (each UI words it in its language),
+    else its English title (a plan saved by an older version)."""
     return step.title_code if step.title_code is not None else step.title
 
 
@@ -420,7 +427,7 @@ def _load(jdir: Path) -> InstallPlan | None:
 def resume(
     journal_dir: Path | None = None,
     *,
-    progress: Progress | None = None,
+    progress: SaidProgress | None = None,
     cancel: CancelToken | None = None,
     log: IO[str] | None = None,
     check_network: bool = True,
@@ -496,7 +503,7 @@ def resume(
 def rollback(
     journal_dir: Path | None = None,
     *,
-    progress: Progress | None = None,
+    progress: SaidProgress | None = None,
     cancel: CancelToken | None = None,
     log: IO[str] | None = None,
     elevate: str = "auto",
@@ -538,7 +545,7 @@ def rollback(
                 for k, sid in enumerate(todo):
                     step = by_id.get(sid) or Step(id=sid, title=sid, argv=starts[sid].get("argv", []),
                                                   undo=starts[sid].get("undo", []))
-                    run.progress(f"Undoing: {step.title}", k / max(1, len(todo)))
+                    run.progress(msg("install.progress.undoing", title=_title(step)), k / max(1, len(todo)))
                     if removed_env and step.kind in ("pip", "constraints"):
                         continue  # the whole environment we created goes below
                     if sid in ends:
@@ -564,7 +571,7 @@ def rollback(
                     return run.result(False, failed_step="rollback", said=msg(
                         "install.exec.undo-failures", failures=_lines(failures), log=str(run.log_path)))
                 journal.append("rolled-back", ok=True, notes=notes)
-                run.progress("Rolled back", 1.0)
+                run.progress(msg("install.progress.rolled-back"), 1.0)
                 return run.result(True, said=msg("install.exec.rolled-back", notes=_lines(notes)))
             finally:
                 run.close()

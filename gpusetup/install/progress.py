@@ -4,9 +4,9 @@ pip ≥ 24.1 with ``--progress-bar raw`` prints ``Progress <done> of <total>`` p
 older pip in a new environment first); older pips and uv only print phase lines (Collecting / Downloading /
 Installing), which still give a useful label.
 
-The label is said as a message (``message``: a code and its values, words from the catalogue) and as its
-English text (``label``, what the executor passes on and logs). :func:`message_of` gives back the message
-of a label this module wrote, so the wizard shows it in its own language without guessing at the words.
+The label is said as a message (``message``: a code and its values, words from the catalogue), which the
+executor passes on inside its own progress message; each interface words it in its language. ``label`` is
+the English text.
 """
 
 from __future__ import annotations
@@ -103,50 +103,3 @@ class PipProgress:
             speed = (done - self._start[1]) / elapsed
             return msg("pip.progress.bytes-rate", **sizes, speed=f"{speed / MB:.1f}", left=duration((total - done) / speed))
         return msg("pip.progress.bytes", **sizes)
-
-
-# English label → message, for the labels this module writes (the executor passes only the English text on)
-_PARSE = [
-    ("pip.progress.bytes-rate", re.compile(r"^Downloading (?P<file>.+) (?P<percent>\d+)% \((?P<done>\d+) of (?P<total>\d+) MB, "
-                                           r"(?P<speed>[\d.]+) MB/s, about (?P<left>.+) left\)$")),
-    ("pip.progress.bytes", re.compile(r"^Downloading (?P<file>.+) (?P<percent>\d+)% \((?P<done>\d+) of (?P<total>\d+) MB\)$")),
-    ("pip.progress.downloading-size", re.compile(r"^Downloading (?P<file>\S+) \((?P<size>[\d.]+ [kMG]?B)\)$")),
-    ("pip.progress.downloading", re.compile(r"^Downloading (?P<file>\S+)$")),
-    ("pip.progress.collecting", re.compile(r"^Collecting (?P<what>\S+)$")),
-    ("pip.progress.installing", re.compile(r"^Installing (?P<what>.+)$")),
-    ("pip.progress.installed", re.compile(r"^Successfully installed (?P<what>.+)$")),
-    ("pip.progress.downloaded", re.compile(r"^Successfully downloaded (?P<what>.+)$")),
-    ("pip.progress.starting", re.compile(r"^Starting pip$")),
-]
-_DURATION = [("duration.seconds", re.compile(r"^(?P<n>\d+) s$")), ("duration.minutes", re.compile(r"^(?P<n>\d+) min$")),
-             ("duration.hours", re.compile(r"^(?P<n>[\d.]+) h$"))]
-
-
-def message_of(label: str) -> Message | None:
-    """The message of a label :class:`PipProgress` wrote (None for any other text). Only a match whose
-    message renders back to exactly ``label`` counts, so nothing is guessed."""
-    for code, pattern in _PARSE:
-        m = pattern.match(label)
-        if not m:
-            continue
-        params: dict[str, Any] = dict(m.groupdict())
-        if "percent" in params:
-            params["percent"] = int(params["percent"])
-        if "left" in params:
-            left = _duration_of(params["left"])
-            if left is None:
-                continue
-            params["left"] = left
-        said = Message(code=code, params=params)
-        if render(said) == label:
-            return said
-    return None
-
-
-def _duration_of(text: str) -> Message | None:
-    for code, pattern in _DURATION:
-        m = pattern.match(text)
-        if m:
-            n: Any = m.group("n") if code == "duration.hours" else int(m.group("n"))
-            return Message(code=code, params={"n": n})
-    return None

@@ -1,89 +1,80 @@
-"""The Install page's progress line in the Chinese interface: the installer reports it in English
-(gpusetup.install.execute); the page words it through the Qt translation, step titles as their rows show them."""
+"""The installer's progress is said as data (gpusetup.install.execute passes Messages: a code and its values,
+the step's title as its code); the CLI words it in its language, the wizard's job in the interface's. Nothing
+parses an English label back."""
 
 from __future__ import annotations
 
-import importlib
-import inspect
+import sys
+from pathlib import Path
 
 from gpusetup.gui import i18n
-from gpusetup.gui.pages.install import progress_text
-
-TITLES = {"Install PyTorch 2.7.1 (CUDA 12.8 build)": "安装 PyTorch 2.7.1（CUDA 12.8 版）"}
-
-
-def test_progress_lines_follow_the_interface_language(qapp) -> None:
-    assert i18n.install("zh_CN")
-    try:
-        assert progress_text("Step 2 of 3: Install PyTorch 2.7.1 (CUDA 12.8 build)", TITLES) == \
-            "第 2 步，共 3 步：安装 PyTorch 2.7.1（CUDA 12.8 版）"
-        assert progress_text("Step 2 of 3: Install PyTorch 2.7.1 (CUDA 12.8 build) — 14 s", TITLES) == \
-            "第 2 步，共 3 步：安装 PyTorch 2.7.1（CUDA 12.8 版） — 14 秒"
-        assert progress_text("Undoing: Install PyTorch 2.7.1 (CUDA 12.8 build)", TITLES) == \
-            "正在撤销：安装 PyTorch 2.7.1（CUDA 12.8 版）"
-        assert progress_text("Checking free disk space", TITLES) == "正在检查可用磁盘空间"
-        assert progress_text("Checking that https://pypi.org/simple can be reached", TITLES) == \
-            "正在检查能否连接到 https://pypi.org/simple"
-        assert progress_text("Done", TITLES) == "完成"
-        assert progress_text("Rolled back", TITLES) == "已撤销"
-    finally:
-        i18n.install("en")
-    assert progress_text("Step 2 of 3: Install PyTorch 2.7.1 (CUDA 12.8 build) — 14 s", {}) == \
-        "Step 2 of 3: Install PyTorch 2.7.1 (CUDA 12.8 build) — 14 s"  # English: unchanged
+from gpusetup.gui.workers import JobContext
+from gpusetup.install import execute
+from gpusetup.install.plan import InstallPlan
+from gpusetup.install.progress import PipProgress
+from gpusetup.messages import msg, render, worded_step
+from gpusetup.model import Message, Step
 
 
-def test_the_installer_still_words_its_progress_this_way() -> None:
-    src = inspect.getsource(importlib.import_module("gpusetup.install.execute"))  # the module, not the function
-    for form in ('f"Step {i + 1} of {n}: {step.title}"', '"Checking free disk space"', 'f"Checking that {url} can be reached"',
-                 'f"Undoing: {step.title}"', '"Done"', '"Rolled back"', 'f"{label} — {time.monotonic() - t0:.0f} s"'):
-        assert form in src, form
+def _plan(tmp_path: Path) -> InstallPlan:
+    env = str(tmp_path / "env")
+    return InstallPlan(steps=[
+        worded_step("create-venv", msg("step.title.create-venv", venv=env), msg("step.explain.create-venv"),
+                    argv=[sys.executable, "-c", "print('made')"]),
+        Step(id="old", title="A step from a plan saved before titles had codes", argv=[sys.executable, "-c", "pass"]),
+    ])
 
 
-def test_pip_progress_is_worded_in_the_interface_language(qapp) -> None:
-    """The download's bytes, speed and time left (gpusetup.install.progress), in Chinese from the catalogue."""
-    from gpusetup.install.progress import PipProgress
+def test_the_installer_says_its_progress_as_data(tmp_path: Path) -> None:
+    seen: list[object] = []
+    res = execute(_plan(tmp_path), journal_dir=tmp_path / "state", progress=lambda said, f: seen.append(said),
+                  check_network=False)
+    assert res.ok, res.message
+    assert seen and all(isinstance(s, Message) for s in seen), seen
+    en = [render(s) for s in seen]
+    assert en[0] == f"Step 1 of 2: Create the virtual environment {tmp_path / 'env'}" and en[-1] == "Done"
+    zh = [render(s, "zh_CN") for s in seen]
+    assert zh[0] == f"第 1 步，共 2 步：创建虚拟环境 {tmp_path / 'env'}" and zh[-1] == "完成"
+    # a title without a code (an older saved plan) is shown as it was written
+    assert "第 2 步，共 2 步：A step from a plan saved before titles had codes" in zh
 
+
+class _Signal:
+    def __init__(self) -> None:
+        self.got: list[tuple[str, float]] = []
+
+    def emit(self, *args: object) -> None:
+        self.got.append(args)  # type: ignore[arg-type]
+
+
+class _Signals:
+    def __init__(self) -> None:
+        self.progress = _Signal()
+
+
+def test_the_wizard_words_progress_in_its_language(qapp) -> None:
+    """The job's progress callback words a message once, in the interface's language (the page shows it)."""
+    signals = _Signals()
+    ctx = JobContext(signals, token=None, interval=0.0)  # type: ignore[arg-type]
     now = [0.0]
-    p = PipProgress(clock=lambda: now[0])
-    p.feed("  Downloading http://127.0.0.1/files/slowpkg-1.0-py3-none-any.whl (3.1 MB)")
-    sized = p.label
-    p.feed("Progress 1048576 of 3150000")
+    pip = PipProgress(clock=lambda: now[0])
+    pip.feed("  Downloading http://127.0.0.1/files/slowpkg-1.0-py3-none-any.whl (3.1 MB)")
+    pip.feed("Progress 1048576 of 3150000")
     now[0] += 4
-    p.feed("Progress 2097152 of 3150000")
-    line = f"Step 3 of 5: Install slowpkg==1.0 — {p.label}"
-    assert p.label == "Downloading slowpkg-1.0-py3-none-any.whl 67% (2 of 3 MB, 0.3 MB/s, about 4 s left)"
-    titles = {"Install slowpkg==1.0": "安装 slowpkg==1.0"}
+    pip.feed("Progress 2097152 of 3150000")
+    step = msg("install.progress.step", i=3, n=5, title=msg("step.title.verify"))
     assert i18n.install("zh_CN")
     try:
-        assert progress_text(line, titles) == (
-            "第 3 步，共 5 步：安装 slowpkg==1.0 — 正在下载 slowpkg-1.0-py3-none-any.whl：67%（2 / 3 MB，每秒 0.3 MB，还需大约 4 秒）")
-        assert progress_text(f"Step 3 of 5: Install slowpkg==1.0 — {sized}", titles).endswith(
-            "正在下载 slowpkg-1.0-py3-none-any.whl（3.1 MB）")
-        # words the progress module did not write stay as they came
-        assert progress_text("Step 3 of 5: Install slowpkg==1.0 — Building wheel for x", titles).endswith(
-            " — Building wheel for x")
+        ctx.progress(msg("install.progress.with", what=step, detail=pip.message), 0.5)
+        ctx.progress(msg("install.progress.with", what=step, detail=msg("duration.seconds", n=14)), 0.5)
+        ctx.progress(msg("install.progress.reach", url="https://pypi.org/simple"), None)
+        ctx.progress("words a job said itself", 0.9)
     finally:
         i18n.install("en")
-    assert progress_text(line, {}) == line  # English: unchanged
-
-
-def test_every_label_the_progress_module_writes_is_given_back_as_its_message() -> None:
-    from gpusetup.install.progress import PipProgress, message_of
-    from gpusetup.messages import render
-
-    now = [0.0]
-    p = PipProgress(clock=lambda: now[0])
-    lines = ["Collecting torch==2.9.1+cpu", "  Downloading https://x/torch-2.9.1%2Bcpu-cp311-cp311-linux_x86_64.whl (184.4 MB)",
-             "Progress 1000000 of 184400000", "Progress 90000000 of 184400000", "Progress 184400000 of 184400000",
-             "  Downloading https://x/tinydep-1.0-py3-none-any.whl", "Installing collected packages: tinydep, torch",
-             "Successfully installed tinydep-1.0 torch-2.9.1+cpu", "Successfully downloaded a-1"]
-    seen = [p.label]
-    for i, ln in enumerate(lines):
-        now[0] += 30 * i
-        if p.feed(ln):
-            seen.append(p.label)
-    assert any("MB/s, about" in s and " min left" in s for s in seen) or any("MB/s" in s for s in seen), seen
-    for label in seen:
-        said = message_of(label)
-        assert said is not None and render(said) == label, label
-    assert message_of("Building wheel for x") is None
+    texts = [t for t, _ in signals.progress.got]
+    assert texts[0] == ("第 3 步，共 5 步：检查安装的版本是否与计划一致 — 正在下载 slowpkg-1.0-py3-none-any.whl：67%"
+                        "（2 / 3 MB，每秒 0.3 MB，还需大约 4 秒）")
+    assert texts[1].endswith(" — 14 秒") and texts[2] == "正在检查能否连接到 https://pypi.org/simple"
+    assert texts[3] == "words a job said itself"
+    ctx.progress(step, 0.6)  # English again
+    assert signals.progress.got[-1][0].startswith("Step 3 of 5: ")

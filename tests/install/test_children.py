@@ -16,6 +16,7 @@ import pytest
 
 from gpusetup.install import rollback
 from gpusetup.install.journal import Journal
+from gpusetup.messages import render
 
 pytestmark = [pytest.mark.network, pytest.mark.skipif(not Path("/proc/self/status").exists(),
                                                       reason="PR_SET_PDEATHSIG is Linux's (Windows: Job object)")]
@@ -76,7 +77,7 @@ def test_kill_9_during_pip_download_takes_pip_down_too(index, tmp_path: Path) ->
     dead = (jdir / "install.lock").read_text().strip()
     assert dead == str(gs.pid)
     seen: list[str] = []
-    back = rollback(jdir, progress=lambda label, f: seen.append(label))
+    back = rollback(jdir, progress=lambda said, f: seen.append(render(said)))
     assert back.ok, back.message
     note = f"An earlier gpusetup install (process {dead}) ended without releasing its lock"
     assert any(note in s for s in seen)

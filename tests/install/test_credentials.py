@@ -18,6 +18,7 @@ from gpusetup.install import build_plan, execute, resume
 from gpusetup.install.journal import Journal
 from gpusetup.install.net import check_index
 from gpusetup.install.stream import run_streaming
+from gpusetup.messages import render
 
 from .stand_ins import PLENTY, installed, machine, torch_plan
 
@@ -88,7 +89,8 @@ def test_password_in_mirror_url_installs_and_never_reaches_disk_or_screen(authed
     token = CancelToken()
     seen: list[str] = []
 
-    def progress(label: str, frac: float | None) -> None:
+    def progress(said: object, frac: float | None) -> None:
+        label = render(said)  # type: ignore[arg-type]
         seen.append(label)
         if label.startswith("Step 2 of"):
             token.cancel()  # stop pip as it starts: an unfinished install that --resume must complete
@@ -101,14 +103,14 @@ def test_password_in_mirror_url_installs_and_never_reaches_disk_or_screen(authed
     # a new process knows no password: resume stops, says where to give it, and changes nothing
     credentials.forget_all()
     before = len(Journal(jdir).read())
-    again = resume(jdir, progress=lambda label, f: seen.append(label))
+    again = resume(jdir, progress=lambda said, f: seen.append(render(said)))
     assert not again.ok and "never saves passwords" in again.message and "--index-url" in again.message
     assert "alice:****@" in again.message
     assert len(Journal(jdir).read()) == before
 
     # asked on a terminal: the answer is used for this run only
     asked: list[str] = []
-    done = resume(jdir, progress=lambda label, f: seen.append(label),
+    done = resume(jdir, progress=lambda said, f: seen.append(render(said)),
                   ask_secret=lambda url: asked.append(url) or PASSWORD)
     assert done.ok, done.message
     assert asked == [authed.url.replace("http://", "http://alice:****@")]

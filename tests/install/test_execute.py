@@ -17,6 +17,7 @@ from gpusetup.cancel import CancelToken
 from gpusetup.install import build_plan, execute, resume, rollback
 from gpusetup.install.journal import InstallLock, Journal
 from gpusetup.install.net import check_index
+from gpusetup.messages import render
 from gpusetup.model import Plan, Step, to_dict
 
 from .stand_ins import HOST_PIP, MIB, PLENTY, installed, machine, torch_plan
@@ -39,7 +40,7 @@ def test_install_verify_protect_then_rollback(index, tmp_path: Path) -> None:
     assert [s.id for s in plan.steps] == ["create-venv", "pip-install", "verify", "protect"]
     assert plan.indexes == [f"{index.url}/whl/cu126"]
     seen: list[tuple[str, float | None]] = []
-    res = execute(plan, journal_dir=jdir, progress=lambda label, f: seen.append((label, f)), free_space=PLENTY)
+    res = execute(plan, journal_dir=jdir, progress=lambda said, f: seen.append((render(said), f)), free_space=PLENTY)
     assert res.ok, res.message
     venv = tmp_path / "env"
     assert installed(venv) == {"torch": "2.9.1+cu126", "tinydep": "1.0"}
@@ -128,7 +129,8 @@ def test_cancel_mid_download_stops_pip_and_rolls_back(index, tmp_path: Path) -> 
     token = CancelToken()
     seen: list[tuple[str, float | None]] = []
 
-    def progress(label: str, frac: float | None) -> None:
+    def progress(said: object, frac: float | None) -> None:
+        label = render(said)  # type: ignore[arg-type]
         seen.append((label, frac))
         if "Downloading slowpkg" in label and "%" in label and frac and frac > 0.26 and not token.cancelled:
             cancelled_at.append(time.monotonic())

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from gpusetup.install import execute
 from gpusetup.install.plan import InstallPlan
+from gpusetup.messages import render
 from gpusetup.model import Step
 
 
@@ -17,7 +18,7 @@ def test_a_silent_step_shows_its_seconds(tmp_path: Path) -> None:
         Step(id="next", title="Say hello", argv=[sys.executable, "-c", "print('hello')"]),
     ])
     seen: list[tuple[str, float | None]] = []
-    res = execute(plan, journal_dir=tmp_path / "state", progress=lambda label, f: seen.append((label, f)),
+    res = execute(plan, journal_dir=tmp_path / "state", progress=lambda said, f: seen.append((render(said), f)),
                   check_network=False)
     assert res.ok, res.message
     beats = [label for label, _ in seen if label.startswith("Step 1 of 2: Wait quietly — ")]
@@ -48,7 +49,7 @@ def test_a_new_environment_with_an_old_pip_shows_bytes_speed_and_time_left(index
     pip_step = next(s for s in plan.steps if s.id == "pip-install")
     assert "--progress-bar" in pip_step.argv
     seen: list[tuple[str, float | None]] = []
-    res = execute(plan, journal_dir=tmp_path / "state", progress=lambda label, f: seen.append((label, f)),
+    res = execute(plan, journal_dir=tmp_path / "state", progress=lambda said, f: seen.append((render(said), f)),
                   free_space=PLENTY)
     assert res.ok, res.message
     got = installed(tmp_path / "env")

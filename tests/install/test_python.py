@@ -12,6 +12,7 @@ import pytest
 
 from gpusetup.install import PlanError, build_plan, execute
 from gpusetup.install import python as pyfind
+from gpusetup.messages import render
 from gpusetup.probe.platform import linux
 
 from .stand_ins import PLENTY, installed, machine, torch_plan, uv_wheel
@@ -250,7 +251,7 @@ def test_uv_downloads_and_installs_a_python_from_a_local_stand_in(
         assert plan.steps[1].argv[0] == str(fetched) and not fetched.exists()
         seen: list[tuple[str, float | None]] = []
         res = execute(plan, journal_dir=tmp_path / "state", free_space=PLENTY,
-                      progress=lambda label, frac: seen.append((label, frac)))
+                      progress=lambda said, frac: seen.append((render(said), frac)))
         assert res.ok, res.message
     finally:
         server.shutdown()

@@ -5,7 +5,6 @@ survived through the resume file. For Docker it writes the files and shows the n
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -311,10 +310,13 @@ class InstallPage(BasePage):
         self._buttons()
 
     def _on_progress(self, text: str, fraction: float) -> None:
-        self.progress.update_progress(progress_text(text, {r.step.title: r.display_title for r in self.rows}), fraction)
+        # the installer says its progress as data; the job worded it in this interface's language
+        # (gui/workers.JobContext.progress), with each step's title as its row shows it
+        self.progress.update_progress(text, fraction)
         hit = None
         for i, row in enumerate(self.rows):
-            if text and (text == row.step.id or text == row.step.title or row.step.title in text or row.step.id in text.split()):
+            if text and (text == row.step.id or row.display_title in text or row.step.title in text
+                         or row.step.id in text.split()):
                 hit = i
         if hit is None and fraction >= 0 and self.rows:
             hit = min(len(self.rows) - 1, int(fraction * len(self.rows)))
@@ -574,41 +576,3 @@ class InstallPage(BasePage):
         self.state.install = InstallOutcome(ok=False, message=text)
         self.status.set("fail", tr("Writing the Docker files failed: {error}").format(error=text))
         self._buttons()
-
-
-_STEP_OF = re.compile(r"^Step (\d+) of (\d+): (.*)$", re.DOTALL)
-_SECONDS = re.compile(r"^(\d+) s$")
-
-
-def progress_text(text: str, titles: dict[str, str]) -> str:
-    """The installer's progress line (English, from gpusetup.install.execute) in the interface's language.
-
-    ``titles`` maps each plan step's English title to the one shown in its row (translated there). Parts the
-    wizard does not know (a URL, a package tool's own progress words) stay as they came."""
-
-    # lazy: the gpusetup.install package loads the whole installer, which waits for the first paint (issue 12)
-    from gpusetup.install.progress import message_of as pip_message_of
-
-    def title(t: str) -> str:
-        for eng in sorted(titles, key=len, reverse=True):  # the longest title that starts the text
-            if t == eng or t.startswith(eng + " — "):
-                rest = t[len(eng) + 3:]
-                if not rest:
-                    return titles[eng]
-                secs = _SECONDS.match(rest)
-                if secs:
-                    return titles[eng] + " — " + tr("{n} s").format(n=secs.group(1))
-                said = pip_message_of(rest)  # pip's progress, as the installer's progress module said it
-                return titles[eng] + " — " + (render(said, current_language()) if said is not None else rest)
-        return t
-
-    m = _STEP_OF.match(text)
-    if m:
-        return tr("Step {i} of {n}: {title}").format(i=m.group(1), n=m.group(2), title=title(m.group(3)))
-    if text.startswith("Undoing: "):
-        return tr("Undoing: {title}").format(title=title(text[len("Undoing: "):]))
-    if text.startswith("Checking that ") and text.endswith(" can be reached"):
-        return tr("Checking that {url} can be reached").format(url=text[len("Checking that "):-len(" can be reached")])
-    fixed = {"Checking free disk space": tr("Checking free disk space"), "Done": tr("Done"), "done": tr("Done"),
-             "Rolled back": tr("Rolled back")}
-    return fixed.get(text) or title(text)
