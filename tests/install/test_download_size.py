@@ -297,3 +297,29 @@ def test_a_mirror_password_never_lands_in_the_plan(tmp_path: Path, closed_port: 
     add_download_size(plan, timeout=2, deadline=5)
     assert plan.download["reason"] == "unreachable" and "127.0.0.1" in plan.download["detail"]
     assert "s3cret-pw" not in json.dumps(to_dict(plan))
+
+
+def test_offline_estimate_uses_a_frameworks_measured_row() -> None:
+    """sizes.json rows for one framework (read from the index on a date, with the note) win over the variant's
+    generic row; the unpacked size still comes from the generic row."""
+    from gpusetup import resources
+    from gpusetup.compat.profile import machine_from_data
+    from gpusetup.compat.resolver import resolve
+    from gpusetup.install.plan import framework_download_sizes
+
+    rows = resources.read_json("install", "sizes.json")["tables"]["disk"]["rows"]
+    measured = {(r["framework"], r["variant_prefix"]): r for r in rows if "framework" in r}
+    assert measured and all(r["measured"][:4].isdigit() and "files" in r["measured"] for r in measured.values())
+    m = machine_from_data({"os": "linux", "arch": "x86_64", "python": "3.12", "gpus": []})
+    fplans = resolve(m, ["pytorch", "jax", "tensorflow"])
+    sizes = framework_download_sizes(fplans, m, ask_index=False)
+    used = 0
+    for fp in fplans:
+        assert fp.choice is not None
+        row = next((r for (fw, prefix), r in measured.items() if fw == fp.framework and fp.choice.variant.startswith(prefix)),
+                   None)
+        generic = next(r for r in rows if "framework" not in r and fp.choice.variant.startswith(r["variant_prefix"]))
+        assert sizes[fp.framework].estimate_mib == (row or generic)["download_mib"]
+        assert sizes[fp.framework].reason == "offline"
+        used += row is not None
+    assert used, "a CPU-only machine's JAX or TensorFlow plan uses its measured row"
