@@ -23,7 +23,8 @@ from gpusetup.analyze.recognisers import (
     merge_machines,
     recogniser,
 )
-from gpusetup.model import Finding, Machine, Severity, to_dict
+from gpusetup.messages import msg, render
+from gpusetup.model import Finding, Machine, Message, Severity, to_dict
 from gpusetup.rules import evaluate
 from gpusetup.rules.unrecognised import not_recognised
 
@@ -36,6 +37,7 @@ __all__ = [
     "analyze_paths",
     "analyze_text",
     "facts_summary",
+    "missing_fact_messages",
     "missing_facts",
     "read_bytes",
     "recogniser",
@@ -246,17 +248,22 @@ def missing_facts(m: Machine, has_report: bool = False) -> list[str]:
     for the driver, the GPUs and the frameworks, so "not there" is an answer, not a gap — and asking for the
     report it already is would be no help.
     """
+    return [render(m) for m in missing_fact_messages(m, has_report)]
+
+
+def missing_fact_messages(m: Machine, has_report: bool = False) -> list[Message]:
+    """:func:`missing_facts` as data (message codes), for output in the CLI's language."""
     if has_report:
         return []
     need = []
     if not m.driver.version and not m.driver.versions:
-        need.append("the NVIDIA driver version (the header of `nvidia-smi`)")
+        need.append(msg("analyze.missing.driver"))
     if not m.gpus:
-        need.append("the GPU model (`nvidia-smi -L`, or `lspci -nn | grep -i nvidia` when nvidia-smi fails)")
+        need.append(msg("analyze.missing.gpu"))
     if not any(env.frameworks for env in m.python_envs):
-        need.append("the framework build (`python -m torch.utils.collect_env`)")
+        need.append(msg("analyze.missing.framework"))
     if not m.system.os:
-        need.append("the operating system (and whether it is WSL or a container)")
+        need.append(msg("analyze.missing.os"))
     if need:
-        need.append("best of all: `gpusetup bundle` (or `gpusetup diagnose --json`) run on the affected machine")
+        need.append(msg("analyze.missing.bundle"))
     return need

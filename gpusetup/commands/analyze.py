@@ -8,11 +8,13 @@ import sys
 import textwrap
 from pathlib import Path
 
-from gpusetup.analyze import analyze_paths, facts_summary, missing_facts
+from gpusetup.analyze import analyze_paths, facts_summary, missing_fact_messages
 from gpusetup.analyze.fleet import fleet_rows
 from gpusetup.commands import write_atomic
 from gpusetup.errors import EXIT_TOOL
-from gpusetup.model import Severity
+from gpusetup.i18n import finding_text, output_language
+from gpusetup.messages import msg, render
+from gpusetup.model import Message, Severity
 from gpusetup.report.fleet import fleet_json, fleet_table
 
 
@@ -31,7 +33,7 @@ def register(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.files.count("-") > 1:
-        print("gpusetup analyze: '-' (standard input) can be given only once", file=sys.stderr)
+        print("gpusetup analyze: " + render(msg("analyze.out.stdin-once"), output_language()), file=sys.stderr)
         return EXIT_TOOL
     rows = fleet_rows(args.files)
     if rows is not None:
@@ -40,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     out = json.dumps(analysis.to_dict(), indent=2, ensure_ascii=False) + "\n" if args.json else render_text(analysis)
     if args.output:
         write_atomic(Path(args.output), out)
-        print(f"Result written to {args.output}", file=sys.stderr)
+        print(render(msg("analyze.out.written", path=args.output), output_language()), file=sys.stderr)
     else:
         sys.stdout.write(out)
     for bad in analysis.unreadable:
@@ -55,7 +57,7 @@ def _fleet(args: argparse.Namespace, rows) -> int:  # noqa: ANN001 - list[FleetR
     out = json.dumps(fleet_json(rows), indent=2, ensure_ascii=False) + "\n" if args.json else fleet_table(rows)
     if args.output:
         write_atomic(Path(args.output), out)
-        print(f"Result written to {args.output}", file=sys.stderr)
+        print(render(msg("analyze.out.written", path=args.output), output_language()), file=sys.stderr)
     else:
         sys.stdout.write(out)
     if any(r.error for r in rows):
@@ -64,66 +66,120 @@ def _fleet(args: argparse.Namespace, rows) -> int:  # noqa: ANN001 - list[FleetR
 
 
 _MARK = {"error": "ERROR  ", "warning": "WARNING", "info": "INFO   ", "ok": "OK     "}
+# the facts the input held, in the order shown, and the label of each (gpusetup.analyze.facts_summary keys)
+_FACT_LABELS: dict[str, Message] = {
+    "os": msg("analyze.out.fact.os"), "distro": msg("analyze.out.fact.distro"), "kernel": msg("analyze.out.fact.kernel"),
+    "wsl": msg("analyze.out.fact.wsl"), "container": msg("analyze.out.fact.container"),
+    "driver_version": msg("analyze.out.fact.driver-version"), "driver_cuda_version": msg("analyze.out.fact.driver-cuda"),
+    "nvml_error": msg("analyze.out.fact.nvml-error"), "cuinit_error": msg("analyze.out.fact.cuinit-error"),
+    "xids": msg("analyze.out.fact.xids"),
+}
 
 
-def render_text(analysis) -> str:  # noqa: ANN001 - gpusetup.analyze.Analysis (kept out of import time)
-    w = 100
+# what kind of input each was, in the output language (English: the recogniser's own label, AnalyzedInput.describe)
+_KINDS: dict[str, Message] = {
+    "gpusetup-report": msg("analyze.kind.gpusetup-report"),
+    "gpusetup-plan": msg("analyze.kind.gpusetup-plan"),
+    "nvidia-smi-xml": msg("analyze.kind.nvidia-smi-xml"),
+    "nvidia-smi-q": msg("analyze.kind.nvidia-smi-q"),
+    "nvidia-smi-table": msg("analyze.kind.nvidia-smi-table"),
+    "collect-env": msg("analyze.kind.collect-env"),
+    "conda-list": msg("analyze.kind.conda-list"),
+    "package-list": msg("analyze.kind.package-list"),
+    "apt-history": msg("analyze.kind.apt-history"),
+    "device-query": msg("analyze.kind.device-query"),
+    "framework-mentions": msg("analyze.kind.framework-mentions"),
+    "system-hints": msg("analyze.kind.system-hints"),
+    "environment": msg("analyze.kind.environment"),
+    "nvidia-proc-version": msg("analyze.kind.nvidia-proc-version"),
+    "log-lines": msg("analyze.kind.log-lines"),
+    "lspci": msg("analyze.kind.lspci"),
+    "kernel-log": msg("analyze.kind.kernel-log"),
+    "traceback": msg("analyze.kind.traceback"),
+    "docker-error": msg("analyze.kind.docker-error"),
+    "error-lines": msg("analyze.kind.error-lines"),
+    "text": msg("analyze.kind.text"),
+}
+
+
+def _describe(item, lang: str) -> str:  # noqa: ANN001 - gpusetup.analyze.AnalyzedInput
+    if lang == "en" or not all(k in _KINDS for k in item.kinds):
+        return str(item.describe())
+    return "、".join(render(_KINDS[k], lang) for k in item.kinds) or render(_KINDS["text"], lang)
+
+
+def render_text(analysis, language: str | None = None) -> str:  # noqa: ANN001 - gpusetup.analyze.Analysis
+    """The analysis as text in ``language`` (default: the CLI's, ``gpusetup --lang``). Headings, labels and
+    finding titles follow the language; what the input itself said (evidence, facts, file names) is quoted
+    as it is, and a rule's own English detail is shown beside a translated meaning."""
+    lang = output_language(language)
+
+    def w(message: Message) -> str:
+        return render(message, lang)
+
+    width = 100
     lines: list[str] = []
     n = len(analysis.inputs)
-    lines.append(f"gpusetup analyze — {n} input{'s' if n != 1 else ''}")
+    lines.append(w(msg("analyze.out.heading-one" if n == 1 else "analyze.out.heading", count=n)))
     for i in analysis.inputs:
         if i.error:
-            lines.append(f"  {i.name}: NOT READ — {i.error}")
+            lines.append(f"  {i.name}: " + w(msg("analyze.out.not-read", error=i.error)))
         else:
-            lines.append(f"  {i.name}: {i.describe()}")
+            lines.append(f"  {i.name}: {_describe(i, lang)}")
         for note in i.notes:
-            lines.append(f"      note: {note}")
+            lines.append("      " + w(msg("analyze.out.note", note=note)))
     lines.append("")
     if not any(not i.error for i in analysis.inputs):
-        lines.append("No input could be read, so nothing was analysed.")
+        lines.append(w(msg("analyze.out.nothing-read")))
         return "\n".join(lines) + "\n"
     if analysis.findings:
-        lines.append("Findings (most severe first):")
+        lines.append(w(msg("analyze.out.findings")))
         for f in analysis.findings:
             code = f" {f.catalogue}" if f.catalogue else ""
+            translated = finding_text(f, lang)
             lines.append("")
-            lines.append(f"{_MARK.get(f.severity.value, f.severity.value)}{code}  {f.title}  [{f.id}]")
-            for label, body in (("What it means", f.detail), ("Fix", f.fix)):
+            lines.append(f"{_MARK.get(f.severity.value, f.severity.value)}{code}  "
+                         f"{translated[0] if translated else f.title}  [{f.id}]")
+            parts = [(w(msg("analyze.out.meaning")), translated[1]), (w(msg("analyze.out.detail-english")), f.detail)] \
+                if translated else [(w(msg("analyze.out.meaning")), f.detail)]
+            for label, body in (*parts, (w(msg("analyze.out.fix")), f.fix)):
                 if body:
-                    wrapped = textwrap.wrap(body, w - 6) or [""]
-                    lines.append(f"    {label}: {wrapped[0]}")
+                    # Chinese has no spaces to wrap at (textwrap would cut a quoted English message instead)
+                    wrapped = (textwrap.wrap(body, width - 6) if body.isascii() else [body]) or [""]
+                    lines.append(f"    {label} {wrapped[0]}")
                     lines.extend(f"      {ln}" for ln in wrapped[1:])
             if f.evidence:
-                lines.append("    Evidence:")
+                lines.append("    " + w(msg("analyze.out.evidence")))
                 lines.extend(f"      > {e}" for e in f.evidence)
     else:
-        lines.append("No known problem found in the input.")
+        lines.append(w(msg("analyze.out.no-problem")))
     facts = facts_summary(analysis.machine)
     lines.append("")
-    lines.append("Facts found in the input:")
+    lines.append(w(msg("analyze.out.facts")))
     shown = 0
-    for key in ("os", "distro", "kernel", "wsl", "container", "driver_version", "driver_cuda_version",
-                "nvml_error", "cuinit_error", "xids"):
+    for key, fact_label in _FACT_LABELS.items():
         if key in facts:
-            lines.append(f"  {key.replace('_', ' ')}: {facts[key]}")
+            lines.append("  " + w(msg("analyze.out.fact", label=fact_label, value=facts[key])))
             shown += 1
     for g in facts.get("gpus", []):
-        lines.append("  GPU: " + ", ".join(f"{k} {v}" for k, v in g.items()))
+        lines.append("  " + w(msg("analyze.out.fact", label=msg("analyze.out.fact.gpu"),
+                              value=", ".join(f"{k} {v}" for k, v in g.items()))))
         shown += 1
     for fw in facts.get("frameworks", []):
-        lines.append("  framework: " + ", ".join(f"{k} {v}" for k, v in fw.items()))
+        lines.append("  " + w(msg("analyze.out.fact", label=msg("analyze.out.fact.framework"),
+                              value=", ".join(f"{k} {v}" for k, v in fw.items()))))
         shown += 1
     for t in facts.get("cuda_toolkits", []):
-        lines.append(f"  CUDA toolkit: {t}")
+        lines.append("  " + w(msg("analyze.out.fact", label=msg("analyze.out.fact.toolkit"), value=t)))
         shown += 1
     if facts.get("packages"):
-        lines.append(f"  NVIDIA/CUDA packages: {len(facts['packages'])} listed")
+        lines.append("  " + w(msg("analyze.out.packages", count=len(facts["packages"]))))
         shown += 1
     if not shown:
-        lines.append("  (none of the facts gpusetup knows how to read)")
-    missing = missing_facts(analysis.machine, analysis.has_report)
+        lines.append("  " + w(msg("analyze.out.no-facts")))
+    missing = missing_fact_messages(analysis.machine, analysis.has_report)
     if missing:
         lines.append("")
-        lines.append("Not in the input (would make the diagnosis surer):")
-        lines.extend(f"  - {m}" for m in missing)
+        lines.append(w(msg("analyze.out.missing")))
+        lines.extend(f"  - {render(m, lang)}" for m in missing)
     return "\n".join(lines) + "\n"

@@ -28,6 +28,7 @@ than guess when that does not settle.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.tags import compatible_tags, cpython_tags, mac_platforms
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from gpusetup.messages import msg
@@ -78,7 +80,6 @@ class Target:
 
     def tags(self) -> dict[str, int]:
         """Wheel tags this target installs → rank (lower is preferred, as pip orders them)."""
-        from packaging.tags import compatible_tags, cpython_tags, mac_platforms
         major, minor = (int(x) for x in self.python.split(".")[:2])
         if self.os == "windows":
             plats = ["win_amd64"] if self.arch == "x86_64" else ["win_arm64"]
@@ -138,6 +139,40 @@ def human(n: int) -> str:
     return f"{max(1, round(n / 1024))} KB"
 
 
+class _Cache:
+    """Index pages and metadata read in this process, for a few minutes: going Back in the wizard and planning
+    again (another folder, another framework) does not read them again. Bounded; only answers, never errors."""
+
+    def __init__(self, seconds: float = 600.0, entries: int = 2000) -> None:
+        self.seconds, self.entries = seconds, entries
+        self._data: dict[tuple[str, ...], tuple[float, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, ...]) -> Any:
+        with self._lock:
+            hit = self._data.get(key)
+            return hit[1] if hit and time.monotonic() - hit[0] < self.seconds else None
+
+    def put(self, key: tuple[str, ...], value: Any) -> Any:
+        with self._lock:
+            if len(self._data) >= self.entries:
+                self._data.clear()
+            self._data[key] = (time.monotonic(), value)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+_CACHE = _Cache()
+
+
+def forget() -> None:
+    """Drop what this process remembers of the indexes (a changed mirror; tests that change their index)."""
+    _CACHE.clear()
+
+
 class Unresolved(Exception):
     """The walk cannot give an exact figure (the message says why); the caller labels the estimate."""
 
@@ -154,10 +189,14 @@ class _Pick:
 
 
 class _Walk:
-    def __init__(self, target: Target, installed: Mapping[str, str], http: Any, deadline: float) -> None:
+    def __init__(self, target: Target, installed: Mapping[str, str], http: Any, deadline: float,
+                 extra: Sequence[str] = ()) -> None:
+        # lazy: compat.refresh costs 28-74 ms (python -X importtime) of every plan and install; only a walk of
+        # the index needs it
         from gpusetup.compat import refresh
 
         self.R = refresh
+        self.extra = list(extra)
         self.target = target
         self.tags = target.tags()
         self.installed = {self.R.normalise(k): v for k, v in installed.items()}
@@ -175,10 +214,20 @@ class _Walk:
         if key not in self.pages:
             if time.monotonic() > self.deadline:
                 raise Unresolved("unreachable", "the index did not answer in time")
-            try:
-                self.pages[key] = self.R.list_files(self.http, index, project)[0]
-            except self.R.RefreshError as exc:  # a project the index lacks (404) is not a network failure
-                self.pages[key] = Unresolved("unresolved" if "(404)" in str(exc) else "unreachable", str(exc))
+            files: list[R.IndexFile] = []
+            for n, url in enumerate([index, *self.extra]):  # pip reads its extra-index-url beside every index
+                got_page = _CACHE.get(("page", url, project))
+                if got_page is None:
+                    try:
+                        got_page = _CACHE.put(("page", url, project), self.R.list_files(self.http, url, project)[0])
+                    except self.R.RefreshError as exc:  # a project the index lacks (404) is not a network failure
+                        if n and "(404)" in str(exc):
+                            continue
+                        self.pages[key] = Unresolved("unresolved" if "(404)" in str(exc) else "unreachable", str(exc))
+                        break
+                files += got_page
+            else:
+                self.pages[key] = files
         got = self.pages[key]
         if isinstance(got, Unresolved):
             raise got
@@ -235,7 +284,7 @@ class _Walk:
             queue.append(name)
 
     def run(self, groups: Sequence[tuple[str, Sequence[str]]]) -> list[_Pick]:
-        from packaging.requirements import InvalidRequirement, Requirement
+        from packaging.requirements import InvalidRequirement, Requirement  # lazy: 6 ms, only for a walk
 
         queue: list[str] = []
         for index, reqs in groups:
@@ -281,8 +330,11 @@ class _Walk:
             return None
         if time.monotonic() > self.deadline:
             raise Unresolved("unreachable", "the index did not answer in time")
+        cached = _CACHE.get(("metadata", pick.file.url))
+        if cached is not None:
+            return cached
         try:
-            return self.R.wheel_metadata(self.http, pick.file)
+            return _CACHE.put(("metadata", pick.file.url), self.R.wheel_metadata(self.http, pick.file))
         except self.R.RefreshError as exc:
             raise Unresolved("unresolved", f"the dependencies of {pick.file.filename} cannot be read: {exc}") from exc
 
@@ -295,16 +347,22 @@ def _applies(req: Requirement, target: Target, extras: Iterable[str]) -> bool:
 
 def measure(groups: Sequence[tuple[str, Sequence[str]]], target: Target, *, estimate_mib: int,
             installed: Mapping[str, str] | None = None, timeout: float = TIMEOUT, deadline: float = DEADLINE,
-            http: Any = None) -> DownloadSize:
+            http: Any = None, extra_indexes: Sequence[str] = (), proxy: str | None = None) -> DownloadSize:
     """The bytes pip will download for ``groups`` — (index URL, requirement lines) as the plan's pip steps
     pass them — into an environment for ``target`` that already has ``installed`` (name → version).
+    ``extra_indexes``: pip's configured extra-index-url (read beside every index, as pip does; only http(s)).
 
     Never raises for network trouble or an index without sizes: the answer is then the table estimate,
     labelled as one, with the reason.
     """
-    from gpusetup.compat import refresh
+    from gpusetup.compat import refresh  # lazy: see _Walk
 
-    walk = _Walk(target, installed or {}, http or refresh.Http(timeout=timeout), time.monotonic() + deadline)
+    if http is None:
+        http = refresh.Http(timeout=timeout)
+        if proxy:  # pip's own proxy setting (the environment's HTTPS_PROXY is honoured by requests itself)
+            http.session.proxies.update({"http": proxy, "https": proxy})
+    walk = _Walk(target, installed or {}, http, time.monotonic() + deadline,
+                 [u for u in extra_indexes if u.startswith(("http://", "https://"))])
     try:
         picks = walk.run(groups)
     except Unresolved as exc:

@@ -29,7 +29,6 @@ from gpusetup.model import Choice, FrameworkPlan, Machine, Message, Plan
 from gpusetup.probe import current_os
 from gpusetup.resources import installers_dir
 from gpusetup.runner import SubprocessRunner
-from gpusetup.selftest.peaks import load_specs
 from gpusetup.versions import Version
 
 PYTORCH_INDEX_PREFIX = "https://download.pytorch.org/whl"
@@ -393,6 +392,7 @@ def _plan_pip_upgrade(plan: InstallPlan, index_url: str | None, wheelhouse: str 
 
 
 def _set_download(plan: InstallPlan, size: download_size.DownloadSize) -> None:
+    size.detail = credentials.scrub(size.detail)  # an error names the index URL: never its password
     plan.download = size.to_dict()
     plan.download_note = size.message()
 
@@ -462,7 +462,7 @@ def add_download_size(plan: InstallPlan, *, index: str | None = None, timeout: f
     installed = {} if new_env else _installed(plan)
     target = download_size.Target(python=q["python"], os=q["os"], arch=q["arch"])
     size = download_size.measure(groups, target, estimate_mib=plan.download_mib, installed=installed,
-                                 timeout=timeout, deadline=deadline)
+                                 timeout=timeout, deadline=deadline, **_pip_network())
     _set_download(plan, size)
     if size.source == "index":  # the disk check before Install counts what is really downloaded
         plan.download_mib = max(1, -(-size.bytes // (1 << 20)))
@@ -498,8 +498,18 @@ def framework_download_sizes(fplans: list[FrameworkPlan], machine: Machine, pyth
             continue
         os_name, _, arch = platform.partition("-")
         out[fp.framework] = download_size.measure([(real, list(ch.packages))], download_size.Target(py, os_name, arch),
-                                                  estimate_mib=estimate)
+                                                  estimate_mib=estimate, **_pip_network())
+        out[fp.framework].detail = credentials.scrub(out[fp.framework].detail)
     return out
+
+
+def _pip_network() -> dict[str, Any]:
+    """pip's extra indexes and proxy from its configuration, so the size is of what pip will fetch, as pip."""
+    try:
+        extra = credentials.reveal(_pip_config("extra-index-url") or "").split()
+    except credentials.MissingCredential:
+        extra = []
+    return {"extra_indexes": extra, "proxy": _pip_config("proxy")}
 
 
 def _installed(plan: InstallPlan) -> dict[str, str]:
@@ -644,6 +654,10 @@ def _all_data_centre(machine: Machine) -> bool:
     gpus = machine.nvidia_gpus
     if not gpus:
         return False
+    # lazy: the self-test package (for its spec table) costs 41 ms (python -X importtime, load average 3.5) of
+    # everything that imports gpusetup.install, `gpusetup plan` included
+    from gpusetup.selftest.peaks import load_specs
+
     specs = load_specs()
     found = [specs.find(g.name, g.pci.device_id) for g in gpus]
     return all(s is not None and s.segment == "datacenter" for s in found)

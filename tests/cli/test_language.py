@@ -95,3 +95,49 @@ def test_docker_set_up_in_chinese(tmp_path: Path, capsys: pytest.CaptureFixture[
                     "--out", str(tmp_path / "none")])
     assert refused == 2
     _chinese_without_english(capsys.readouterr().err)
+
+
+def test_analyze_in_chinese(capsys: pytest.CaptureFixture[str]) -> None:
+    """`gpusetup analyze` of what users sent (recorded issue texts): its headings, labels, the kind of each
+    input, finding titles and meanings and what is missing, in Chinese. Quoted as it is: the input's own lines
+    (evidence, facts), a rule's English detail and fix (shown under their Chinese labels)."""
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    inputs = [str(fixtures / "recorded-issues" / "F05__rtx-5090-sm120-torch-2.0.1-cu118__deepprep-233.txt"),
+              str(fixtures / "collect-env" / "windows10-home__cpu-only__torch-1.4.0+cpu__pytorch-issue-33473.txt")]
+    rc = main(["--lang", "zh_CN", "analyze", *inputs])
+    zh = capsys.readouterr().out
+    assert main(["analyze", *inputs]) == rc  # the same verdict in both languages
+    en = capsys.readouterr().out
+    assert "Findings (most severe first):" in en and "What it means:" in en and not CJK.search(en)
+    assert "发现的问题（最严重的在前）：" in zh and "含义：" in zh and "从输入中读到的信息：" in zh
+    assert "文字中提到的框架版本" in zh  # the kind of input, in words
+    own, quoted = [], False
+    for line in zh.splitlines():
+        if line.startswith("    ") and not line.startswith("      "):  # a label line opens a block
+            quoted = line.lstrip().startswith(("规则的原文", "解决方法"))
+        if quoted or line.startswith("      ") or "：" in line[:14] and line.startswith("  ") and not line.startswith("    "):
+            continue  # a quoted block or its continuation lines, evidence, or a fact (label：the input's value)
+        own.append(line.split(".txt: ", 1)[-1])  # an input line: its file name is the user's
+    # an error message the user will see is quoted as it is, in “…” (it may be wrapped over two lines)
+    _chinese_without_english(re.sub(r"“[^”]*”", "“”", "\n".join(own)))
+
+
+def test_db_config_and_bundle_lines_in_chinese(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """`db info`, `config show`/`init` and the lines `bundle` prints around its file, in Chinese; table and
+    key names, paths and dates are quoted as they are."""
+    monkeypatch.setenv("GPUSETUP_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("GPUSETUP_CONFIG", str(tmp_path / "config.toml"))
+    assert main(["--lang", "zh_CN", "db", "info"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("兼容性数据版本 ") and "数据表" in out and "已核实" in out
+    _chinese_without_english("\n".join(line.split()[0] if line[:1].islower() else line for line in out.splitlines()))
+    assert main(["--lang", "zh_CN", "config", "show"]) == 0
+    out = capsys.readouterr().out
+    assert "（未设置）" in out
+    _chinese_without_english(out)
+    monkeypatch.chdir(tmp_path)
+    assert main(["--lang", "zh_CN", "bundle", "--no-plan", "-o", "b.zip"]) == 0
+    out = capsys.readouterr().out
+    assert "已写入 b.zip" in out and "gpusetup analyze b.zip" in out
+    _chinese_without_english(out)

@@ -25,6 +25,16 @@ from install.stand_ins import Index, _handler, build_wheel, torch_plan, wheel_of
 pytestmark = pytest.mark.network
 
 
+
+@pytest.fixture(autouse=True)
+def fresh_index_memory():
+    """Each test reads its index afresh (some switch the index between JSON and HTML)."""
+    from gpusetup.compat.download_size import forget
+
+    forget()
+    yield
+    forget()
+
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("gui-sized-index")

@@ -26,6 +26,16 @@ pytestmark = pytest.mark.network
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
+
+@pytest.fixture(autouse=True)
+def fresh_index_memory():
+    """Each test reads its index afresh (some switch the index between JSON and HTML)."""
+    from gpusetup.compat.download_size import forget
+
+    forget()
+    yield
+    forget()
+
 @pytest.fixture(scope="module")
 def sized(tmp_path_factory: pytest.TempPathFactory):
     """torch (cpu) → tinydep>=1.0 (1.0 and 0.9 offered) → leaf; plus requirements whose markers exclude them."""
@@ -40,7 +50,8 @@ def sized(tmp_path_factory: pytest.TempPathFactory):
     idx = Index(root)
     idx.slow = False
     idx.json = True
-    idx.layouts = {"cpu": [torch, dep, old, leaf, leaf1, excluded]}
+    newer_leaf = build_wheel(root, "leaf", "3.0", payload=3_000)  # only on the extra index
+    idx.layouts = {"cpu": [torch, dep, old, leaf, leaf1, excluded], "extra": [newer_leaf]}
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(idx))
     server.daemon_threads = True
     idx.server = server
@@ -243,3 +254,46 @@ def test_download_only_plan_is_sized_like_what_pip_download_writes(sized, tmp_pa
     assert res.ok, res.message
     written = sorted(house.iterdir())
     assert plan.download["files"] == len(written) and plan.download["bytes"] == sum(f.stat().st_size for f in written)
+
+
+def test_planning_again_does_not_read_the_index_again(sized) -> None:
+    """Back and Next in the wizard plan again: the pages and metadata read a moment ago are not fetched twice."""
+    from gpusetup.compat.refresh import Http
+
+    idx, _ = sized
+    http = Http(timeout=5)
+    first = ds.measure([(f"{idx.url}/whl/cpu", ["torch==2.9.1+cpu"])], ds.Target(python=PY), estimate_mib=1, http=http)
+    asked = http.requests
+    again = ds.measure([(f"{idx.url}/whl/cpu", ["torch==2.9.1+cpu"])], ds.Target(python=PY), estimate_mib=1, http=http)
+    assert asked == 6 and http.requests == asked  # 3 pages + 3 metadata files, once
+    assert (again.bytes, again.files) == (first.bytes, first.files)
+
+
+def test_pips_extra_index_is_read_like_pip_reads_it(sized, tmp_path: Path) -> None:
+    """pip's configured extra-index-url is read beside the plan's index: a newer leaf there is what pip takes
+    (real pip --dry-run --report says so) and what is sized."""
+    idx, _ = sized
+    got = ds.measure([(f"{idx.url}/whl/cpu", ["torch==2.9.1+cpu"])], ds.Target(python=PY), estimate_mib=1,
+                     extra_indexes=[f"{idx.url}/whl/extra", "file:///nowhere/simple"])
+    report = tmp_path / "r.json"
+    res = subprocess.run([sys.executable, "-m", "pip", "install", "--isolated", "--dry-run", "--ignore-installed",
+                          "--disable-pip-version-check", "--no-cache-dir", "--report", str(report), "--index-url",
+                          f"{idx.url}/whl/cpu", "--extra-index-url", f"{idx.url}/whl/extra", "torch==2.9.1+cpu"],
+                         capture_output=True, text=True, timeout=180)
+    assert res.returncode == 0, res.stderr[-2000:]
+    pip_files = sorted(urllib.parse.unquote(i["download_info"]["url"].rsplit("/", 1)[-1])
+                       for i in json.loads(report.read_text())["install"])
+    assert "leaf-3.0-py3-none-any.whl" in pip_files
+    assert sorted(f["file"] for f in got.files) == pip_files
+
+
+def test_a_mirror_password_never_lands_in_the_plan(tmp_path: Path, closed_port: int) -> None:
+    from gpusetup.model import to_dict
+
+    m = machine()
+    m.system.python = Version(f"{PY}.0")
+    plan = build_plan(torch_plan(None, ["torch==2.9.1+cpu"], "cpu"), m, f"venv:{tmp_path / 'env'}", with_pip=False,
+                      host_pip=True, index_url=f"http://user:s3cret-pw@127.0.0.1:{closed_port}/simple")
+    add_download_size(plan, timeout=2, deadline=5)
+    assert plan.download["reason"] == "unreachable" and "127.0.0.1" in plan.download["detail"]
+    assert "s3cret-pw" not in json.dumps(to_dict(plan))
