@@ -11,7 +11,8 @@ from gpusetup.bundle import build_bundle, planned_items
 from gpusetup.commands import positive_number, prepare_output, python_executable
 from gpusetup.compat.resolver import resolve
 from gpusetup.errors import ToolError
-from gpusetup.messages import msg
+from gpusetup.i18n import output_language
+from gpusetup.messages import msg, render
 from gpusetup.model import Machine, Report
 from gpusetup.probe import ProbeContext, detect
 from gpusetup.rules import evaluate
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         if report.selftest is not None:
             report.findings = evaluate_report(report)  # adds findings from the measurements
     if args.no_redact:
-        print("gpusetup: --no-redact: the bundle keeps names, addresses, serials and ids. Share it only with people you trust.", file=sys.stderr)
+        print("gpusetup: " + render(msg("bundle.out.no-redact"), output_language()), file=sys.stderr)
     try:
         result = build_bundle(
             Path(out), report, ctx, redact=not args.no_redact, python=args.python, size_cap=int(args.size_cap * 1024 * 1024)
@@ -64,13 +65,14 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise ToolError(msg("cli.error.cannot-write-here", path=str(out), reason=exc.strerror or str(exc))) from exc
     m = result.manifest
-    print(f"Wrote {result.path} ({result.size / 1024:.0f} KiB, {len(m['files'])} files).")
+    lang = output_language()
+    print(render(msg("bundle.out.written", path=str(result.path), kib=f"{result.size / 1024:.0f}", files=len(m["files"])), lang))
     if result.redacted:
-        kinds = ", ".join(f"{k} ×{n}" for k, n in m["redactions"].items()) or "nothing needed removing"
-        print(f"Removed private data: {kinds}.")
+        kinds = ", ".join(f"{k} ×{n}" for k, n in m["redactions"].items())
+        print(render(msg("bundle.out.removed", kinds=kinds) if kinds else msg("bundle.out.removed-nothing"), lang))
     if m["cut"]:
-        print(f"To stay under the size cap, {len(m['cut'])} file(s) were shortened or left out (listed in manifest.json).")
-    print("Send this file to your support contact. They can read it with: gpusetup analyze " + str(result.path))
+        print(render(msg("bundle.out.cut", count=len(m["cut"])), lang))
+    print(render(msg("bundle.out.send", path=str(result.path)), lang))
     return 0
 
 

@@ -8,7 +8,8 @@ import sys
 from gpusetup.bundle.redact import Redactor
 from gpusetup.config import TEMPLATE, ConfigError, config_path, load_config
 from gpusetup.errors import ToolError
-from gpusetup.messages import msg
+from gpusetup.i18n import output_language
+from gpusetup.messages import msg, render
 
 
 def register(p: argparse.ArgumentParser) -> None:
@@ -36,18 +37,19 @@ def run(args: argparse.Namespace) -> int:
             path.chmod(0o600)  # it may come to hold a proxy password
         except OSError as exc:
             raise ToolError(msg("cli.error.cannot-write-here", path=str(path), reason=exc.strerror or str(exc))) from exc
-        print(f"Wrote {path}; remove the '#' in front of the lines you want.")
+        print(render(msg("config.out.written", path=str(path)), output_language()))
         return 0
     try:
         cfg = load_config(path)
     except ConfigError as exc:
         raise ToolError(msg("cli.error.config", detail=str(exc))) from exc
     red = Redactor()
-    print(f"Configuration file: {path}" + ("" if cfg.exists else " (not there: built-in defaults)"))
+    lang = output_language()
+    print(render(msg("config.out.file" if cfg.exists else "config.out.file-missing", path=str(path)), lang))
     rows = [("mirrors.pypi", cfg.pypi_mirror), ("mirrors.pytorch", cfg.pytorch_mirror),
             ("network.proxy", cfg.proxy), ("defaults.frameworks", ", ".join(cfg.frameworks) or None),
             ("defaults.target", cfg.target)]
     for key, value in rows:
-        shown = red.redact(value) if value else "(not set)"
+        shown = red.redact(value) if value else render(msg("config.out.not-set"), lang)
         sys.stdout.write(f"  {key:<20} {shown}\n")
     return 0

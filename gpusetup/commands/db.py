@@ -12,7 +12,9 @@ from gpusetup.commands import carried, positive_number
 from gpusetup.compat.db import DataError, get_db
 from gpusetup.compat.update import UpdateError, check_url, update
 from gpusetup.errors import ToolError
-from gpusetup.messages import msg
+from gpusetup.i18n import output_language
+from gpusetup.messages import msg, render
+from gpusetup.model import Message
 
 
 def register(p: argparse.ArgumentParser) -> None:
@@ -36,27 +38,43 @@ def run_info(args: argparse.Namespace) -> int:
     if getattr(args, "json", False):
         print(json.dumps(info, indent=2, ensure_ascii=False))
         return 0
-    origin = "built into gpusetup" if info["origin"] == "embedded" else f"updated copy in {info['origin']}"
-    print(f"Compatibility data version {info['version']}, last checked {info['checked']} ({origin}).")
+    lang = output_language()
+
+    def say(message: Message) -> None:
+        print(render(message, lang))
+
+    origin = msg("db.out.built-in") if info["origin"] == "embedded" else msg("db.out.updated-copy", path=info["origin"])
+    say(msg("db.out.version", version=info["version"], checked=info["checked"], origin=origin))
     age = info.get("age_days")
     if age is not None:
-        when = "today" if age == 0 else ("1 day ago" if age == 1 else f"{age} days ago")
-        print(f"Age: checked {when}; newer framework releases may exist (gpusetup plan checks the index live).")
+        when = msg("db.out.today") if age == 0 else (msg("db.out.one-day") if age == 1 else msg("db.out.days", days=age))
+        say(msg("db.out.age", when=when))
     if info.get("rows"):
         share = 100 * info["verified_rows"] / info["rows"]
-        print(f"Verified: {info['verified_rows']} of {info['rows']} rows ({share:.0f}%) come from the artifacts or a "
-              "primary source; the rest are secondary or inferred, and plans that rest on them say so.")
+        say(msg("db.out.verified", verified=info["verified_rows"], rows=info["rows"], share=f"{share:.0f}"))
     if info["fallback_reason"]:
-        print(f"Note: {info['fallback_reason']}")
+        say(msg("db.out.note", note=info["fallback_reason"]))
     print()
-    width = max(len(t["table"]) for t in info["tables"])
-    print(f"{'table':<{width}}  checked     verified  rows")
+    head = [render(m, lang) for m in (msg("db.out.col.table"), msg("db.out.col.checked"), msg("db.out.col.verified"),
+                                      msg("db.out.col.rows"))]
+    width = max(_cells(h) for h in [head[0], *(t["table"] for t in info["tables"])])
+    print(f"{_pad(head[0], width)}  {_pad(head[1], 10)}  {_pad(head[2], 8)}  {head[3]}")
     for t in info["tables"]:
-        ver = "yes" if t["verified"] else "no"
-        extra = f" ({t['unverified_rows']} unverified)" if t["unverified_rows"] else ""
-        print(f"{t['table']:<{width}}  {t['checked']}  {ver:<8}  {t['rows']}{extra}")
-    print("\n'verified: no' marks facts from secondary sources or inferred; see each table's note and sources (--json).")
+        ver = render(msg("db.out.yes") if t["verified"] else msg("db.out.no"), lang)
+        extra = render(msg("db.out.unverified", count=t["unverified_rows"]), lang) if t["unverified_rows"] else ""
+        print(f"{_pad(t['table'], width)}  {t['checked']}  {_pad(ver, 8)}  {t['rows']}{extra}")
+    print()
+    say(msg("db.out.legend"))
     return 0
+
+
+def _cells(text: str) -> int:
+    """Columns ``text`` takes in a terminal: a CJK character takes two."""
+    return sum(2 if "\u2e80" <= ch <= "\u9fff" or "\uff00" <= ch <= "\uffef" else 1 for ch in text)
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * max(0, width - _cells(text))
 
 
 def run_update(args: argparse.Namespace) -> int:
@@ -66,5 +84,5 @@ def run_update(args: argparse.Namespace) -> int:
         except UpdateError as exc:
             raise ToolError(msg("cli.error.detail", detail=carried(exc))) from exc
     result = update(args.url, timeout=args.timeout)
-    print(result.message)
+    print(render(result.said, output_language()) if result.said is not None else result.message)
     return 0 if result.ok else 2

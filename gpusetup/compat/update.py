@@ -35,6 +35,8 @@ from urllib.parse import urljoin, urlsplit
 
 from gpusetup import resources
 from gpusetup.compat import db as compat_db
+from gpusetup.messages import msg, render
+from gpusetup.model import Message
 from gpusetup.resources import resource
 from gpusetup.versions import Version
 
@@ -55,10 +57,16 @@ class UpdateError(Exception):
 @dataclass
 class UpdateResult:
     ok: bool
-    message: str
+    message: str  # English words; ``said`` is the same as data (a gpusetup.messages message)
     version: str | None = None  # bundle version now in use
     installed_to: Path | None = None
     previous: Path | None = None  # where the old copy was kept
+    said: Message | None = None
+
+    @classmethod
+    def of(cls, ok: bool, said: Message, version: str | None = None, installed_to: Path | None = None,
+           previous: Path | None = None) -> UpdateResult:
+        return cls(ok, render(said), version, installed_to, previous, said)
 
 
 # ------------------------------------------------------------------------------------------- keys
@@ -224,20 +232,21 @@ def update(
     try:
         return _update(url, dest, keys, timeout, session)
     except UpdateError as exc:
-        return UpdateResult(False, f"Update failed: {exc}. {_in_use(dest)}")
+        return UpdateResult.of(False, msg("db.update.failed", reason=str(exc), in_use=_in_use(dest)))
     except Exception as exc:  # noqa: BLE001 - an update must never crash the tool
-        return UpdateResult(False, f"Update failed unexpectedly ({type(exc).__name__}: {exc}). {_in_use(dest)}")
+        return UpdateResult.of(False, msg("db.update.failed-unexpectedly", error=f"{type(exc).__name__}: {exc}",
+                                          in_use=_in_use(dest)))
 
 
-def _in_use(dest: Path) -> str:
+def _in_use(dest: Path) -> Message:
     compat_db.clear_cache()
     try:
         db = compat_db._cached(str(dest))
     except compat_db.DataError as exc:
-        return f"The compatibility data cannot be loaded either: {exc}"
+        return msg("db.update.unloadable", reason=str(exc))
     if db.origin == "embedded":
-        return f"gpusetup keeps using its built-in data (version {db.version})."
-    return f"gpusetup keeps using the data installed before (version {db.version})."
+        return msg("db.update.keeps-built-in", version=db.version)
+    return msg("db.update.keeps-installed", version=db.version)
 
 
 def _update(url: str | None, dest: Path, keys: list[bytes] | None, timeout: float, session: Any) -> UpdateResult:
@@ -260,7 +269,7 @@ def _update(url: str | None, dest: Path, keys: list[bytes] | None, timeout: floa
     if Version(version) < Version(current.version):
         raise UpdateError(f"the server offers version {version}, older than the data in use ({current.version})")
     if current.origin != "embedded" and version == current.version:
-        return UpdateResult(True, f"The compatibility data is already up to date (version {version}).", version, dest)
+        return UpdateResult.of(True, msg("db.update.up-to-date", version=version), version, dest)
 
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".compat-new-", dir=dest.parent))
@@ -282,8 +291,9 @@ def _update(url: str | None, dest: Path, keys: list[bytes] | None, timeout: floa
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     compat_db.clear_cache()
-    kept = f" The previous copy is kept in {previous}." if previous else ""
-    return UpdateResult(True, f"Installed compatibility data version {version} into {dest}.{kept}", version, dest, previous)
+    said = msg("db.update.installed-kept", version=version, path=str(dest), previous=str(previous)) if previous \
+        else msg("db.update.installed", version=version, path=str(dest))
+    return UpdateResult.of(True, said, version, dest, previous)
 
 
 def _write(path: Path, data: bytes) -> None:

@@ -120,3 +120,24 @@ def test_analyze_in_chinese(capsys: pytest.CaptureFixture[str]) -> None:
         own.append(line.split(".txt: ", 1)[-1])  # an input line: its file name is the user's
     # an error message the user will see is quoted as it is, in “…” (it may be wrapped over two lines)
     _chinese_without_english(re.sub(r"“[^”]*”", "“”", "\n".join(own)))
+
+
+def test_db_config_and_bundle_lines_in_chinese(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """`db info`, `config show`/`init` and the lines `bundle` prints around its file, in Chinese; table and
+    key names, paths and dates are quoted as they are."""
+    monkeypatch.setenv("GPUSETUP_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("GPUSETUP_CONFIG", str(tmp_path / "config.toml"))
+    assert main(["--lang", "zh_CN", "db", "info"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("兼容性数据版本 ") and "数据表" in out and "已核实" in out
+    _chinese_without_english("\n".join(line.split()[0] if line[:1].islower() else line for line in out.splitlines()))
+    assert main(["--lang", "zh_CN", "config", "show"]) == 0
+    out = capsys.readouterr().out
+    assert "（未设置）" in out
+    _chinese_without_english(out)
+    monkeypatch.chdir(tmp_path)
+    assert main(["--lang", "zh_CN", "bundle", "--no-plan", "-o", "b.zip"]) == 0
+    out = capsys.readouterr().out
+    assert "已写入 b.zip" in out and "gpusetup analyze b.zip" in out
+    _chinese_without_english(out)
