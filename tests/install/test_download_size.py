@@ -98,6 +98,20 @@ def test_html_index_without_sizes_keeps_the_estimate_and_says_so(sized, tmp_path
     assert "没有给出文件大小" in render(plan.size_messages()[0], "zh_CN")
 
 
+def test_html_index_sized_by_head_requests_like_download_pytorch_org(sized, tmp_path: Path) -> None:
+    """A PEP 503 HTML index with PEP 658 metadata (no sizes on the page): each chosen file's size comes from its
+    server's Content-Length (HEAD), and the figure is the same as from the JSON sizes."""
+    idx, wheels = sized
+    plan = _plan(idx.url, tmp_path)
+    idx.json, idx.pep658, idx.head = False, True, True
+    try:
+        add_download_size(plan)
+    finally:
+        idx.json, idx.pep658, idx.head = True, False, False
+    assert plan.download["source"] == "index", plan.download
+    assert (plan.download["bytes"], plan.download["files"]) == (sum(w.stat().st_size for w in wheels.values()), 3)
+
+
 def test_unreachable_index_keeps_the_estimate(tmp_path: Path, closed_port: int) -> None:
     plan = _plan(f"http://127.0.0.1:{closed_port}", tmp_path)
     add_download_size(plan, timeout=2, deadline=5)
