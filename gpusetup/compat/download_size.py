@@ -10,8 +10,11 @@ The files pip will fetch are the framework's wheel for the target's Python, OS a
 dependency (with the markers evaluated for that target) that the target environment does not already
 satisfy. This module walks that graph itself with the one index reader of the project
 (:mod:`gpusetup.compat.refresh`): the project pages as PEP 691 JSON, which carry each file's ``size``
-(PEP 700), and each chosen wheel's dependencies from its PEP 658 ``.metadata`` file (or, when the index has
-none, the METADATA member read by HTTP range requests out of the wheel's zip directory). Every read is
+(PEP 700) — a PEP 503 HTML page (download.pytorch.org, many mirrors) has none, so the chosen file's server is
+asked for its Content-Length (HEAD, else a one-byte range request) — and each chosen wheel's dependencies
+from its PEP 658 ``.metadata`` file (or, when the index has none, the METADATA member read by HTTP range
+requests out of the wheel's zip directory). pip's configured extra-index-url and proxy are honoured, a
+mirror's password is never written into the answer. Every read is
 bounded (page, metadata and zip-directory size limits, a timeout per request, a cap on projects and a
 deadline for the whole walk), it never downloads a wheel, and it needs no Python of the target: the new
 environment usually does not exist yet at plan time.
@@ -186,6 +189,7 @@ class _Pick:
     project: str
     version: Version
     file: R.IndexFile
+    size: int | None = None  # PEP 700, else the server's Content-Length (HEAD) or Content-Range
 
 
 class _Walk:
@@ -262,9 +266,7 @@ class _Walk:
         if best is None:
             raise Unresolved("unresolved", f"{project}{spec}: no wheel for Python {self.target.python} on "
                                            f"{self.target.os} {self.target.arch} on {index}")
-        if best[2].size is None:
-            raise Unresolved("no-sizes", f"{index} does not give file sizes ({best[2].filename})")
-        return _Pick(project, Version(str(best[0])), best[2])
+        return _Pick(project, Version(str(best[0])), best[2], best[2].size)
 
     def _add(self, req: Requirement, index: str, queue: list[str]) -> None:
         name = self.R.normalise(req.name)
@@ -304,6 +306,11 @@ class _Walk:
                 # the pages of a round are read side by side (a CUDA build's ~20 nvidia-* projects)
                 list(pool.map(lambda n: self._page_or_none(self.index_of[n], n), names))
                 chosen = {n: self._choose(self.index_of[n], n) for n in names}
+                # a PEP 503 page (HTML: download.pytorch.org, many mirrors) gives no size: ask the file's server
+                list(pool.map(self._size, [p for p in chosen.values() if p is not None and p.size is None]))
+                unsized = sorted(p.file.filename for p in chosen.values() if p is not None and p.size is None)
+                if unsized:
+                    raise Unresolved("no-sizes", f"the index gives no size for {', '.join(unsized[:5])}")
                 metas = dict(zip(chosen, pool.map(self._metadata, chosen.values()), strict=True))
                 for n, pick in chosen.items():
                     if pick is None:
@@ -325,6 +332,19 @@ class _Walk:
         with suppress(Unresolved):  # kept, and raised in order by _choose
             self._page(index, project)
 
+    def _size(self, pick: _Pick) -> None:
+        """The file's length from a HEAD (Content-Length after redirects), else a one-byte range request."""
+        key = ("size", pick.file.url)
+        got = _CACHE.get(key)
+        if got is None and time.monotonic() < self.deadline:
+            got = _head_length(self.http, pick.file.url.split("#")[0])
+            if got is None:
+                with suppress(self.R.RefreshError):
+                    got = self.http.size(pick.file.url.split("#")[0])
+            if got is not None:
+                _CACHE.put(key, got)
+        pick.size = got
+
     def _metadata(self, pick: _Pick | None) -> R.Metadata | None:
         if pick is None:
             return None
@@ -337,6 +357,19 @@ class _Walk:
             return _CACHE.put(("metadata", pick.file.url), self.R.wheel_metadata(self.http, pick.file))
         except self.R.RefreshError as exc:
             raise Unresolved("unresolved", f"the dependencies of {pick.file.filename} cannot be read: {exc}") from exc
+
+
+def _head_length(http: Any, url: str) -> int | None:
+    """Content-Length of a HEAD (no body is read); None when the server does not say it."""
+    import requests  # lazy: see _Walk (only a walk of the index asks servers)
+
+    http.requests += 1
+    try:
+        r = http.session.head(url, allow_redirects=True, timeout=http.timeout)
+    except requests.exceptions.RequestException:
+        return None
+    length = r.headers.get("Content-Length", "")
+    return int(length) if r.status_code == 200 and length.isdigit() else None
 
 
 def _applies(req: Requirement, target: Target, extras: Iterable[str]) -> bool:
@@ -367,8 +400,8 @@ def measure(groups: Sequence[tuple[str, Sequence[str]]], target: Target, *, esti
         picks = walk.run(groups)
     except Unresolved as exc:
         return DownloadSize("estimate", reason=exc.reason, detail=str(exc), estimate_mib=estimate_mib)
-    files: list[dict[str, Any]] = [{"project": p.project, "version": str(p.version), "file": p.file.filename, "size": int(p.file.size or 0)}
-             for p in sorted(picks, key=lambda p: p.project)]
+    files: list[dict[str, Any]] = [{"project": p.project, "version": str(p.version), "file": p.file.filename,
+                                    "size": int(p.size or 0)} for p in sorted(picks, key=lambda p: p.project)]
     return DownloadSize("index", bytes=sum(f["size"] for f in files), files=files, estimate_mib=estimate_mib)
 
 

@@ -352,10 +352,12 @@ def _req_name(req: str) -> str:
 def _sizes(choices: list[tuple[FrameworkPlan, Choice]]) -> tuple[int, int]:
     rows = resources.read_json("install", "sizes.json")["tables"]["disk"]["rows"]
     down = inst = 0
-    for _, ch in choices:
-        row = next(r for r in rows if ch.variant.startswith(r["variant_prefix"]))
+    for fp, ch in choices:
+        generic = next(r for r in rows if "framework" not in r and ch.variant.startswith(r["variant_prefix"]))
+        row = next((r for r in rows if r.get("framework") == fp.framework and ch.variant.startswith(r["variant_prefix"])),
+                   generic)  # a framework's own measured download, where the table has one
         down += row["download_mib"]
-        inst += row["installed_mib"]
+        inst += row.get("installed_mib", generic["installed_mib"])
     return down, inst
 
 

@@ -109,6 +109,8 @@ class Index:
         self.layouts: dict[str, list[Path]] = {}
         self.slow = True
         self.served: list[tuple[str, int]] = []  # (file, bytes) of every wheel sent
+        self.head = False  # True: HEAD on /files/ answers the Content-Length (what a CDN does)
+        self.pep658 = False  # True: the HTML pages advertise PEP 658 metadata and /files/X.whl.metadata is served
         self.json = False  # True: PEP 691 JSON pages (when asked by Accept) with PEP 700 sizes and PEP 658 metadata
         self.proxied: list[str] = []
         self.auth: tuple[str, str] | None = None  # (user, password): basic auth required on every request
@@ -133,6 +135,17 @@ def _handler(index: Index) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(body)
 
+        def do_HEAD(self) -> None:  # noqa: N802 - http.server's name
+            parts = [urllib.parse.unquote(p) for p in self.path.split("/") if p]
+            f = index.root / parts[-1] if parts[:1] == ["files"] and len(parts) == 2 else None
+            if not index.head or f is None or not f.is_file():
+                self.send_error(405 if not index.head else 404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(f.stat().st_size))
+            self.end_headers()
+
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
             path = self.path
             if path.startswith("http://"):
@@ -149,7 +162,8 @@ def _handler(index: Index) -> type[BaseHTTPRequestHandler]:
                     self.end_headers()
                     return
             parts = [urllib.parse.unquote(p) for p in path.split("/") if p]
-            if parts[:1] == ["files"] and len(parts) == 2 and parts[1].endswith(".whl.metadata") and index.json:
+            if (parts[:1] == ["files"] and len(parts) == 2 and parts[1].endswith(".whl.metadata")
+                    and (index.json or index.pep658)):
                 wheel = index.root / parts[1].removesuffix(".metadata")
                 if not wheel.is_file():
                     self.send_error(404)
@@ -193,8 +207,9 @@ def _handler(index: Index) -> type[BaseHTTPRequestHandler]:
                 self._send(200, json.dumps({"meta": {"api-version": "1.1"}, "name": project, "files": files}).encode(),
                            "application/vnd.pypi.simple.v1+json")
                 return
+            meta = ' data-core-metadata="true"' if index.pep658 else ""
             links = "".join(
-                f'<a href="/files/{urllib.parse.quote(w.name)}#sha256={hashlib.sha256(w.read_bytes()).hexdigest()}">'
+                f'<a href="/files/{urllib.parse.quote(w.name)}#sha256={hashlib.sha256(w.read_bytes()).hexdigest()}"{meta}>'
                 f"{html.escape(w.name)}</a><br>\n" for w in wheels)
             body = f"<!DOCTYPE html><html><body>\n{links}</body></html>\n".encode()
             self.send_response(200)

@@ -98,6 +98,20 @@ def test_html_index_without_sizes_keeps_the_estimate_and_says_so(sized, tmp_path
     assert "没有给出文件大小" in render(plan.size_messages()[0], "zh_CN")
 
 
+def test_html_index_sized_by_head_requests_like_download_pytorch_org(sized, tmp_path: Path) -> None:
+    """A PEP 503 HTML index with PEP 658 metadata (no sizes on the page): each chosen file's size comes from its
+    server's Content-Length (HEAD), and the figure is the same as from the JSON sizes."""
+    idx, wheels = sized
+    plan = _plan(idx.url, tmp_path)
+    idx.json, idx.pep658, idx.head = False, True, True
+    try:
+        add_download_size(plan)
+    finally:
+        idx.json, idx.pep658, idx.head = True, False, False
+    assert plan.download["source"] == "index", plan.download
+    assert (plan.download["bytes"], plan.download["files"]) == (sum(w.stat().st_size for w in wheels.values()), 3)
+
+
 def test_unreachable_index_keeps_the_estimate(tmp_path: Path, closed_port: int) -> None:
     plan = _plan(f"http://127.0.0.1:{closed_port}", tmp_path)
     add_download_size(plan, timeout=2, deadline=5)
@@ -297,3 +311,29 @@ def test_a_mirror_password_never_lands_in_the_plan(tmp_path: Path, closed_port: 
     add_download_size(plan, timeout=2, deadline=5)
     assert plan.download["reason"] == "unreachable" and "127.0.0.1" in plan.download["detail"]
     assert "s3cret-pw" not in json.dumps(to_dict(plan))
+
+
+def test_offline_estimate_uses_a_frameworks_measured_row() -> None:
+    """sizes.json rows for one framework (read from the index on a date, with the note) win over the variant's
+    generic row; the unpacked size still comes from the generic row."""
+    from gpusetup import resources
+    from gpusetup.compat.profile import machine_from_data
+    from gpusetup.compat.resolver import resolve
+    from gpusetup.install.plan import framework_download_sizes
+
+    rows = resources.read_json("install", "sizes.json")["tables"]["disk"]["rows"]
+    measured = {(r["framework"], r["variant_prefix"]): r for r in rows if "framework" in r}
+    assert measured and all(r["measured"][:4].isdigit() and "files" in r["measured"] for r in measured.values())
+    m = machine_from_data({"os": "linux", "arch": "x86_64", "python": "3.12", "gpus": []})
+    fplans = resolve(m, ["pytorch", "jax", "tensorflow"])
+    sizes = framework_download_sizes(fplans, m, ask_index=False)
+    used = 0
+    for fp in fplans:
+        assert fp.choice is not None
+        row = next((r for (fw, prefix), r in measured.items() if fw == fp.framework and fp.choice.variant.startswith(prefix)),
+                   None)
+        generic = next(r for r in rows if "framework" not in r and fp.choice.variant.startswith(r["variant_prefix"]))
+        assert sizes[fp.framework].estimate_mib == (row or generic)["download_mib"]
+        assert sizes[fp.framework].reason == "offline"
+        used += row is not None
+    assert used, "a CPU-only machine's JAX or TensorFlow plan uses its measured row"
