@@ -1,12 +1,11 @@
-"""Core texts in other languages, without Qt: a title and "what this means" per finding id and per
-install-step id; and which language the command line prints in (:func:`choose_language`,
-:func:`output_language`).
+"""Core texts in other languages, without Qt: a title and "what this means" per finding id; and which
+language the command line prints in (:func:`choose_language`, :func:`output_language`).
 
-The rules (and the install planner) build their English text with this machine's values (versions, GPU
-names, paths). A translation here is per *id* and written to stay true without those values; the English
-detail, the fix commands and the evidence keep the specifics and are shown next to it. The catalogues are
-plain JSON files, ``resources/translations/findings_<lang>.json`` and ``plan_steps_<lang>.json``;
-``tests/unit/test_findings_i18n.py`` keeps them complete.
+The rules build their English text with this machine's values (versions, GPU names, paths). A translation
+here is per *id* and written to stay true without those values; the English detail, the fix commands and the
+evidence keep the specifics and are shown next to it. The catalogue is a plain JSON file,
+``resources/translations/findings_<lang>.json``; ``tests/unit/test_findings_i18n.py`` keeps it complete.
+(Install steps are worded from their title and explanation codes, gpusetup.messages, like every decision.)
 """
 
 from __future__ import annotations
@@ -14,12 +13,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from gpusetup.model import Finding, Step
+from gpusetup.model import Finding
 from gpusetup.resources import resource
 
 log = logging.getLogger("gpusetup.i18n")
@@ -91,8 +89,7 @@ def output_language(language: str | None = None) -> str:
 
 
 # catalogue kind → (file name prefix, top-level key)
-_FILES: dict[str, tuple[str, str]] = {"findings": ("findings", "findings"), "steps": ("plan_steps", "steps")}
-_NUMBERED = re.compile(r"-\d+$")  # pip-install-2 → pip-install
+_FILES: dict[str, tuple[str, str]] = {"findings": ("findings", "findings")}
 
 
 @cache
@@ -127,18 +124,3 @@ def finding_text(finding: Finding | str, language: str | None) -> tuple[str, str
         return None
     return entry["title"], entry["meaning"]
 
-
-def step_key(step_id: str) -> str:
-    """The catalogue id of an install step: numbered repeats share their family's entry."""
-    return _NUMBERED.sub("", step_id)
-
-
-def step_text(step: Step | str, language: str | None) -> tuple[str, str] | None:
-    """(title, what it does) of an install step (or step id) in ``language``, or None to keep the English."""
-    sid = step if isinstance(step, str) else step.id
-    if not normalise_language(language):
-        return None
-    entry = catalogue(language or "", "steps").get(sid) or catalogue(language or "", "steps").get(step_key(sid))
-    if entry is None:
-        return None
-    return entry["title"], entry["meaning"]

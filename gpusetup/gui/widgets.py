@@ -37,8 +37,8 @@ from PySide6.QtWidgets import (
 
 from gpusetup.gui import theme
 from gpusetup.gui.i18n import current_language, tr
-from gpusetup.i18n import finding_text, step_text
-from gpusetup.messages import render_parts
+from gpusetup.i18n import finding_text
+from gpusetup.messages import lang_code, render_parts, step_title
 from gpusetup.model import Finding, Measurement, Severity, Step
 
 
@@ -482,12 +482,12 @@ def details_section(lines: list[str], title: str = "") -> Collapsible | None:
 
 
 def step_heading(step: Step, language: str) -> tuple[str, bool]:
-    """(the title shown for an install step, whether it is translated): in a translated interface its gist in
-    that language and what it acts on (a path, the packages); else the core's English title."""
-    translated = step_text(step, language)
-    if translated is None:
+    """(the title shown for an install step, whether it is translated): its title code worded in ``language``
+    (gpusetup.messages, the catalogue every surface uses; it names what the step acts on); the core's English
+    title in English, or for a step without a code (a plan saved by an older version)."""
+    if step.title_code is None or lang_code(language) == "en":
         return step.title, False
-    return (f"{translated[0]}：{step.subject}" if step.subject else translated[0]), True
+    return step_title(step, language), True
 
 
 class PathDialog(QDialog):

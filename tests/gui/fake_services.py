@@ -15,6 +15,7 @@ from typing import Any
 from gpusetup.cancel import Cancelled, CancelToken, Progress
 from gpusetup.gui.demo import demo_machine
 from gpusetup.gui.services import DockerOutcome, InstallOutcome, LogFn, Services, Target, Unavailable
+from gpusetup.messages import msg, worded_step
 from gpusetup.model import (
     Action,
     Choice,
@@ -55,9 +56,11 @@ def jax_impossible() -> FrameworkPlan:
 
 def install_steps() -> list[Step]:
     return [
-        Step(id="create-venv", title="Create the virtual environment", argv=["python3", "-m", "venv", "/x"], kind="venv"),
+        worded_step("create-venv", msg("step.title.create-venv", venv="/x"), msg("step.explain.create-venv"),
+                    argv=["python3", "-m", "venv", "/x"], kind="venv"),
+        # a step without codes (a plan saved by an older version): shown with its English title
         Step(id="pip-torch", title="Install torch", argv=["/x/bin/python", "-m", "pip", "install", "torch==2.9.1"], kind="pip"),
-        Step(id="verify", title="Check the installed builds", argv=["/x/bin/python", "-c", "pass"]),
+        worded_step("verify", msg("step.title.verify"), msg("step.explain.verify"), argv=["/x/bin/python", "-c", "pass"]),
     ]
 
 

@@ -186,8 +186,9 @@ def test_chinese_plan_page_names_the_steps_in_chinese(qtbot, make_wizard, servic
     steps = services.steps
     assert [s.id for s in steps] == ["create-venv", "pip-torch", "verify"]
     heads = [lb.text() for lb in page.step_labels]
-    assert heads[0] == "创建虚拟环境" and heads[2] == "检查安装的版本是否与计划一致"
-    assert heads[1] == "Install torch", "a step id without a translation keeps the core's English title"
+    # the steps' own title codes, worded from the one catalogue (gpusetup.messages) every surface uses
+    assert heads[0] == "创建虚拟环境 /x" and heads[2] == "检查安装的版本是否与计划一致"
+    assert heads[1] == "Install torch", "a step without a code (an older saved plan) keeps the core's English title"
     shown = [lb.text() for lb in page.findChildren(QLabel) if lb.isVisibleTo(page)]
     assert not any(steps[0].title in t for t in shown), "no English step title a beginner must read"
     # the core's English titles and explanations are one click away, under 详细信息
@@ -204,17 +205,18 @@ def test_english_plan_page_keeps_the_core_step_titles(qtbot, make_wizard, servic
 
 def test_install_step_rows_follow_the_language(qtbot) -> None:
     from gpusetup.gui.pages.install import StepRow
-    from gpusetup.model import Step
+    from gpusetup.messages import msg, worded_step
 
-    step = Step(id="pip-install-2", title="Install jax[cuda12]==0.7.2", subject="jax[cuda12]==0.7.2")
+    step = worded_step("pip-install-2", msg("step.title.pip-install", names="jax[cuda12]==0.7.2"),
+                       msg("step.explain.pip-install", names="jax[cuda12]==0.7.2", where="into /x"), subject="jax[cuda12]==0.7.2")
     try:
         i18n.install("zh_CN")
         row = StepRow(2, step)
         qtbot.addWidget(row)
-        # the gist in Chinese and what the step acts on; the core's English title is the tooltip
-        assert row.title_label.text() == "2. 用 pip 安装软件包：jax[cuda12]==0.7.2"
+        # the step's title code in Chinese (it names what the step acts on); the core's English title is the tooltip
+        assert row.title_label.text() == "2. 安装 jax[cuda12]==0.7.2"
         assert row.title_label.toolTip() == step.title
-        assert row.accessibleName().startswith("用 pip 安装软件包")
+        assert row.accessibleName().startswith("安装 jax")
     finally:
         i18n.install("en")
     row = StepRow(2, step)

@@ -25,8 +25,7 @@ from gpusetup.gui.widgets import (
     step_heading,
 )
 from gpusetup.gui.workers import JobContext
-from gpusetup.i18n import step_text
-from gpusetup.messages import render, render_notes
+from gpusetup.messages import render, render_notes, step_explain
 from gpusetup.model import Action, Message, Plan
 from gpusetup.report.plans import action_title as core_action_title
 from gpusetup.report.plans import action_why, rejected_reason
@@ -211,8 +210,7 @@ class PlanPage(BasePage):
                 row.addWidget(label(f"{i}.", bold=True, wrap=False), 0, Qt.AlignmentFlag.AlignTop)
                 # In a translated interface: the step's gist in that language with what it acts on (a path,
                 # the packages); the core's English title and explanation go under "Details".
-                translated = step_text(step, lang)
-                text, _ = step_heading(step, lang)
+                text, translated = step_heading(step, lang)
                 if translated:
                     step_english.append(f"{i}. {step.title}: {step.explain}" if step.explain else f"{i}. {step.title}")
                 if step.needs_root:
@@ -221,7 +219,7 @@ class PlanPage(BasePage):
                 self.step_labels.append(head)
                 row.addWidget(head, 1)
                 steps.body.addLayout(row)
-                line = translated[1] if translated else step.explain
+                line = step_explain(step, lang)
                 if line:
                     ex = label(line)
                     ex.setContentsMargins(22, 0, 0, 0)
