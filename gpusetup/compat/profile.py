@@ -41,13 +41,12 @@ MAX_FILE_BYTES = 20 * 1024 * 1024  # reports are tens of KB; anything this big w
 class ProfileError(ValueError):
     """The machine file cannot be used; the message says what to fix.
 
-    A problem with the file itself carries ``message`` as data (a gpusetup.messages code), so ``gpusetup
-    --lang zh_CN`` words it in Chinese; a problem with one field of a hand-written profile is English text
-    (``message`` None): it names the field and the value exactly as they are spelled in the file.
+    It carries ``message`` as data (a gpusetup.messages code), so ``gpusetup --lang zh_CN`` words it in
+    Chinese; field names and values are quoted as they are spelled in the file.
     """
 
-    def __init__(self, message: Message | str) -> None:
-        self.message = message if isinstance(message, Message) else None
+    def __init__(self, message: Message) -> None:
+        self.message = message
         super().__init__(render(message))
 
 
@@ -105,29 +104,30 @@ def _machine_from_data(data: Any, where: str) -> Machine:
 def _from_profile(data: dict[str, Any], where: str) -> Machine:
     unknown = sorted(set(data) - PROFILE_KEYS)
     if unknown:
-        raise ProfileError(f"{where}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(PROFILE_KEYS))}")
+        raise ProfileError(msg("profile.field.unknown", path=where, fields=", ".join(unknown),
+                               allowed=", ".join(sorted(PROFILE_KEYS))))
     os_name = data.get("os")
     if os_name not in OSES:
-        raise ProfileError(f"{where}: 'os' must be one of {', '.join(OSES)}, got {os_name!r}")
+        raise ProfileError(msg("profile.field.os", path=where, choices=", ".join(OSES), value=repr(os_name)))
     wsl = data.get("wsl", False)
     jetson = data.get("jetson", False)
     for key, val in (("wsl", wsl), ("jetson", jetson)):
         if not isinstance(val, bool):
-            raise ProfileError(f"{where}: '{key}' must be true or false, got {val!r}")
+            raise ProfileError(msg("profile.field.bool", path=where, field=key, value=repr(val)))
     if wsl and os_name == "macos":
-        raise ProfileError(f"{where}: 'wsl' is true but 'os' is macos; WSL2 runs Linux on Windows (use \"os\": \"linux\")")
+        raise ProfileError(msg("profile.field.wsl-macos", path=where))
     arch = data.get("arch")
     if arch is not None and (not isinstance(arch, str) or arch.lower() not in ("x86_64", "amd64", "aarch64", "arm64")):
-        raise ProfileError(f"{where}: 'arch' must be x86_64, aarch64 or arm64, got {arch!r}")
+        raise ProfileError(msg("profile.field.arch", path=where, value=repr(arch)))
     python = data.get("python")
     if python is not None and (not isinstance(python, str) or not _PY.match(python)):
-        raise ProfileError(f"{where}: 'python' must be a version string such as \"3.12\", got {python!r}")
+        raise ProfileError(msg("profile.field.python", path=where, value=repr(python)))
     driver = data.get("driver")
     if driver is not None and (not isinstance(driver, str) or not _DRIVER.match(driver)):
-        raise ProfileError(f"{where}: 'driver' must be an NVIDIA driver version such as \"580.95.05\" or null, got {driver!r}")
+        raise ProfileError(msg("profile.field.driver", path=where, value=repr(driver)))
     gpus_raw = data.get("gpus", [])
     if not isinstance(gpus_raw, list):
-        raise ProfileError(f"{where}: 'gpus' must be a list")
+        raise ProfileError(msg("profile.field.gpus-list", path=where))
     gpus = [_gpu(g, f"{where}: gpus[{i}]") for i, g in enumerate(gpus_raw)]
     system = System(
         os=os_name,
@@ -142,36 +142,37 @@ def _from_profile(data: dict[str, Any], where: str) -> Machine:
 
 def _gpu(raw: Any, where: str) -> Gpu:
     if not isinstance(raw, dict):
-        raise ProfileError(f"{where}: each GPU must be an object")
+        raise ProfileError(msg("profile.field.gpu-object", path=where))
     unknown = sorted(set(raw) - GPU_KEYS)
     if unknown:
-        raise ProfileError(f"{where}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(GPU_KEYS))}")
+        raise ProfileError(msg("profile.field.unknown", path=where, fields=", ".join(unknown),
+                               allowed=", ".join(sorted(GPU_KEYS))))
     pci = PciInfo()
     pci_id = raw.get("pci_id")
     if pci_id is not None:
         m = _PCI_ID.match(str(pci_id))
         if not m:
-            raise ProfileError(f"{where}: 'pci_id' must look like \"10de:1b06\" (vendor:device, hex), got {pci_id!r}")
+            raise ProfileError(msg("profile.field.pci-id", path=where, value=repr(pci_id)))
         pci.vendor_id, pci.device_id = m.group(1).lower(), m.group(2).lower()
         pci.vendor_name, pci.device_name = lookup(pci.vendor_id, pci.device_id)
     vendor = raw.get("vendor") or _PCI_VENDORS.get(pci.vendor_id or "")
     if vendor not in VENDORS:
-        raise ProfileError(f"{where}: 'vendor' must be one of {', '.join(VENDORS)} (or give a pci_id), got {vendor!r}")
+        raise ProfileError(msg("profile.field.vendor", path=where, choices=", ".join(VENDORS), value=repr(vendor)))
     name = raw.get("name")
     if name is not None and not isinstance(name, str):
-        raise ProfileError(f"{where}: 'name' must be text")
+        raise ProfileError(msg("profile.field.name", path=where))
     cc = raw.get("compute_capability")
     if cc is not None and (not isinstance(cc, str) or not _CC.match(cc)):
-        raise ProfileError(f"{where}: 'compute_capability' must be a string such as \"8.6\", got {cc!r}")
+        raise ProfileError(msg("profile.field.cc", path=where, value=repr(cc)))
     if cc is not None and vendor != "nvidia":
-        raise ProfileError(f"{where}: 'compute_capability' is for NVIDIA GPUs only")
+        raise ProfileError(msg("profile.field.cc-nvidia-only", path=where))
     gfx = raw.get("gfx")
     if gfx is not None and (not isinstance(gfx, str) or not _GFX.match(gfx.lower())):
-        raise ProfileError(f"{where}: 'gfx' must be an AMD gfx target such as \"gfx1100\", got {gfx!r}")
+        raise ProfileError(msg("profile.field.gfx", path=where, value=repr(gfx)))
     if gfx is not None and vendor != "amd":
-        raise ProfileError(f"{where}: 'gfx' is for AMD GPUs only")
+        raise ProfileError(msg("profile.field.gfx-amd-only", path=where))
     if name is None and pci_id is None and cc is None and gfx is None and vendor not in ("apple",):
-        raise ProfileError(f"{where}: give at least a name, compute_capability, gfx or pci_id for this GPU")
+        raise ProfileError(msg("profile.field.gpu-empty", path=where))
     return Gpu(
         vendor=vendor,
         name=name or pci.device_name,
