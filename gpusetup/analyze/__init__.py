@@ -50,6 +50,7 @@ class AnalyzedInput:
     name: str
     kinds: list[str] = field(default_factory=list)
     error: str | None = None  # why it could not be read
+    said: Message | None = None  # the same as data, to word it in the CLI's language
     notes: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
@@ -179,7 +180,7 @@ def analyze_paths(paths: list[str], stdin: io.BufferedIOBase | None = None) -> A
         try:
             parts.extend(read_path(p, stdin=stdin))
         except UnreadableInput as exc:
-            bad.append(AnalyzedInput(p, error=str(exc)))
+            bad.append(AnalyzedInput(p, error=str(exc), said=exc.message))
     return analyze_parts(parts, bad)
 
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpusetup.bundle.read import BundleError, read_bundle
-from gpusetup.model import Machine
+from gpusetup.messages import msg, render
+from gpusetup.model import Machine, Message
 
 MAX_BYTES = 20 * 1024 * 1024  # a support ticket attachment, not a disk image
 MAX_ZIP_MEMBERS = 200
@@ -38,7 +39,13 @@ _ALREADY_IN_REPORT = ("report.json", "report.html", "findings.json", "plan.json"
 
 
 class UnreadableInput(Exception):
-    """The input cannot be read at all (missing file, no permission, binary junk)."""
+    """The input cannot be read at all (missing file, no permission, binary junk). ``message`` says why as
+    data (a gpusetup.messages code, worded in the CLI's language; None for a plug-in reader's own words);
+    ``str()`` is the English."""
+
+    def __init__(self, message: Message | str) -> None:
+        self.message = message if isinstance(message, Message) else None
+        super().__init__(render(message))
 
 
 @dataclass
@@ -177,7 +184,7 @@ def _zip_read(name: str, data: bytes) -> list[InputPart]:
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile as exc:
-        raise UnreadableInput(f"{name}: a damaged zip file ({exc})") from exc
+        raise UnreadableInput(msg("analyze.read.bad-zip", name=name, reason=str(exc))) from exc
     parts: list[InputPart] = []
     budget = MAX_ZIP_TOTAL  # declared sizes can lie, but zipfile never unpacks past them; their sum is bounded
     with zf:
@@ -196,16 +203,15 @@ def _zip_read(name: str, data: bytes) -> list[InputPart]:
                 continue
             parts.append(InputPart(f"{name}:{info.filename}", decode_text(strip_nul_padding(raw))))
     if not parts:
-        raise UnreadableInput(f"{name}: the zip file holds no text files to analyse")
+        raise UnreadableInput(msg("analyze.read.zip-no-text", name=name))
     return parts
 
 
 def _text_read(name: str, data: bytes) -> list[InputPart]:
     if not data.strip():
-        raise UnreadableInput(f"{name}: is empty, so there is nothing to analyse. Check that the output was saved "
-                              "into it (e.g. `nvidia-smi > nvidia-smi.txt`) and send it again")
+        raise UnreadableInput(msg("analyze.read.empty", name=name))
     if looks_binary(data):
-        raise UnreadableInput(f"{name}: this is a binary file, not text (send the text output, a .txt/.log/.json)")
+        raise UnreadableInput(msg("analyze.read.binary", name=name))
     return [InputPart(name, decode_text(strip_nul_padding(data)))]
 
 
@@ -219,7 +225,7 @@ def _gzip_read(name: str, data: bytes) -> list[InputPart]:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
             raw = gz.read(MAX_BYTES + 1)
     except (OSError, EOFError, zlib.error) as exc:
-        raise UnreadableInput(f"{name}: a damaged gzip file ({exc})") from exc
+        raise UnreadableInput(msg("analyze.read.bad-gzip", name=name, reason=str(exc))) from exc
     inner = name[:-3] if name.endswith(".gz") else name
     return read_bytes(inner, raw[:MAX_BYTES])
 
@@ -260,7 +266,7 @@ register_reader("gzip", _gzip_matches, _gzip_read, first=False)
 def read_bytes(name: str, data: bytes) -> list[InputPart]:
     """Raw input → parts, through the first matching reader (plain text when none matches)."""
     if len(data) > MAX_BYTES:
-        raise UnreadableInput(f"{name}: larger than {MAX_BYTES // (1024 * 1024)} MB; send only the relevant part")
+        raise UnreadableInput(msg("analyze.read.too-large", name=name, mb=MAX_BYTES // (1024 * 1024)))
     for r in readers():
         try:
             ok = r.matches(name, data)
@@ -278,22 +284,25 @@ def read_path(path: str, stdin: io.BufferedIOBase | None = None) -> list[InputPa
         try:
             data = stream.read(MAX_BYTES + 1)
         except OSError as exc:
-            raise UnreadableInput(f"standard input cannot be read: {exc}") from exc
+            raise UnreadableInput(msg("analyze.read.stdin", reason=str(exc))) from exc
         return read_bytes("stdin", data or b"")
     p = Path(path).expanduser()
     try:
         if p.is_dir():
-            raise UnreadableInput(f"{path}: is a folder; give the files inside it")
+            raise UnreadableInput(msg("analyze.read.folder", name=path))
         with p.open("rb") as fh:
             data = fh.read(MAX_BYTES + 1)
     except FileNotFoundError as exc:
-        raise UnreadableInput(f"{path}: no such file") from exc
+        raise UnreadableInput(msg("analyze.read.missing", name=path)) from exc
     except PermissionError as exc:
-        raise UnreadableInput(f"{path}: permission denied") from exc
+        raise UnreadableInput(msg("analyze.read.permission", name=path)) from exc
     except OSError as exc:
-        raise UnreadableInput(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+        raise UnreadableInput(msg("analyze.read.unreadable", name=path, reason=exc.strerror or str(exc))) from exc
     try:
         return read_bytes(p.name, data)
     except UnreadableInput as exc:  # name the file as the user gave it
-        msg = str(exc)
-        raise UnreadableInput(path + msg[len(p.name):] if msg.startswith(p.name) else msg) from exc
+        said = exc.message
+        if said is not None and said.params.get("name") == p.name:
+            raise UnreadableInput(Message(code=said.code, params={**said.params, "name": path})) from exc
+        text = str(exc)
+        raise UnreadableInput(path + text[len(p.name):] if text.startswith(p.name) else text) from exc

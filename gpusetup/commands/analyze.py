@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(out)
     for bad in analysis.unreadable:
-        print(f"gpusetup analyze: {bad.error}", file=sys.stderr)
+        print(f"gpusetup analyze: {render(bad.said or bad.error, output_language())}", file=sys.stderr)
     if analysis.unreadable:
         return EXIT_TOOL
     return analysis.worst.exit_code
@@ -123,7 +123,7 @@ def render_text(analysis, language: str | None = None) -> str:  # noqa: ANN001 -
     lines.append(w(msg("analyze.out.heading-one" if n == 1 else "analyze.out.heading", count=n)))
     for i in analysis.inputs:
         if i.error:
-            lines.append(f"  {i.name}: " + w(msg("analyze.out.not-read", error=i.error)))
+            lines.append(f"  {i.name}: " + w(msg("analyze.out.not-read", error=i.said or i.error)))
         else:
             lines.append(f"  {i.name}: {_describe(i, lang)}")
         for note in i.notes:

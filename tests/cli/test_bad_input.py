@@ -460,6 +460,8 @@ ZH_CASES = [
     (["plan", "--json", "--emit", "uv"], "只能选一个"),
     (["install", "--resume", "--rollback"], "只能选一个"),
     (["install", "--for", str(DEMO), "--yes", "--target", "venv:env"], "是为另一台电脑做计划"),
+    (["analyze", "empty.json"], "文件是空的，没有可分析的内容"),
+    (["analyze", "missing.txt"], "找不到这个文件"),
 ]
 
 
@@ -473,8 +475,9 @@ def test_errors_in_chinese(argv: list[str], words: str, tmp_path: Path, capsys: 
     before = _files(tmp_path)
     rc_en, _, err_en = _run(capsys, *argv)
     rc, _, err = _run(capsys, "--lang", "zh_CN", *argv)
-    assert rc == rc_en == 3 and words in err and err.startswith("gpusetup: ")
-    line = err.strip().splitlines()[-1]  # the error (install prints its plan's lines before it on stdout)
+    assert rc == rc_en == 3 and words in err and err.startswith(("gpusetup: ", "gpusetup analyze: "))
+    # the error (install prints its plan's lines before it on stdout), after the program's name
+    line = err.strip().splitlines()[-1].split(": ", 1)[1]
     assert not english_runs(line, [str(DEMO), "gpusetup diagnose --json -o report.json"]), line
     assert err_en != err and not any("\u4e00" <= ch <= "\u9fff" for ch in err_en)  # English without --lang
     assert _files(tmp_path) == before
