@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpusetup.errors import ToolError
-from gpusetup.messages import msg
+from gpusetup.i18n import output_language
+from gpusetup.messages import msg, render
+from gpusetup.model import Message
 from gpusetup.probe.platform.host import is_windows
 from gpusetup.resources import resource
 from gpusetup.runner import SubprocessRunner
@@ -43,7 +45,7 @@ def register(p: argparse.ArgumentParser) -> None:
 @dataclass
 class Written:
     files: list[Path] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[Message] = field(default_factory=list)
 
 
 def launcher_argv() -> list[str]:
@@ -118,7 +120,7 @@ def install_linux(data_home: Path, argv: list[str] | None = None) -> Written:
     tmp.chmod(0o755)
     tmp.replace(paths["desktop"])
     out.files.insert(0, paths["desktop"])
-    out.notes.append("It appears in the application menu as 'GPU Setup' (some desktops need a new login to show it).")
+    out.notes.append(msg("desktop.out.in-menu"))
     return out
 
 
@@ -163,7 +165,7 @@ def install_windows(start_menu: Path, argv: list[str] | None = None) -> Written:
     res = SubprocessRunner().run(["powershell", "-NoProfile", "-NonInteractive", "-Command", script], timeout=60)
     if not res.ok:
         raise ToolError(msg("cli.error.shortcut-failed", reason=res.error or res.stderr.strip() or str(res.returncode)))
-    return Written(files=[lnk], notes=["Find it in the Start menu as 'GPU Setup'."])
+    return Written(files=[lnk], notes=[msg("desktop.out.in-start-menu")])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -187,11 +189,11 @@ def run(args: argparse.Namespace) -> int:
         where = f" {exc.filename}" if exc.filename else ""
         raise ToolError(msg("cli.error.launcher-remove" if args.uninstall else "cli.error.launcher-write",
                             where=where, reason=exc.strerror or str(exc))) from exc
-    verb = "removed" if args.uninstall else "wrote"
+    lang = output_language()
     if not out.files:
-        print("gpusetup: nothing to remove (no launcher was installed).")
+        print("gpusetup: " + render(msg("desktop.out.nothing-to-remove"), lang))
     for f in out.files:
-        print(f"{verb} {f}")
+        print(render(msg("desktop.out.removed", path=str(f)) if args.uninstall else msg("desktop.out.wrote", path=str(f)), lang))
     for n in out.notes:
-        print(n)
+        print(render(n, lang))
     return 0

@@ -12,7 +12,8 @@ from typing import Any
 from gpusetup import credentials
 from gpusetup.config import ConfigError, load_config
 from gpusetup.errors import ToolError
-from gpusetup.messages import msg
+from gpusetup.i18n import output_language
+from gpusetup.messages import msg, render
 from gpusetup.model import EMIT_KINDS  # from model, not generate.project (see run_emit)
 
 
@@ -89,6 +90,6 @@ def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict
         os.replace(tmp, path)
     except OSError as exc:
         raise ToolError(msg("cli.error.cannot-write-here", path=str(path), reason=exc.strerror or str(exc))) from exc
-    print(f"Wrote {path} ({emitted.kind}).")
+    print(render(msg("emit.out.wrote", path=str(path), kind=emitted.kind), output_language()))
     for note in emitted.notes:
         print(f"  - {note}")
