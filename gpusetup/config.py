@@ -37,6 +37,9 @@ from typing import Any
 
 import platformdirs
 
+from gpusetup.messages import msg, render
+from gpusetup.model import Message
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
@@ -49,7 +52,12 @@ LANGUAGES = ("en", "zh_CN")
 
 
 class ConfigError(ValueError):
-    """The configuration file exists but cannot be used; the message names the file and the problem."""
+    """The configuration file exists but cannot be used; the message names the file and the problem.
+    ``message`` is the same as data (a gpusetup.messages code), worded in the CLI's language."""
+
+    def __init__(self, message: Message) -> None:
+        self.message = message
+        super().__init__(render(message))
 
 
 @dataclass
@@ -90,14 +98,13 @@ def load_config(path: Path | None = None) -> Config:
     except FileNotFoundError:
         return cfg
     except OSError as exc:
-        raise ConfigError(f"cannot read the configuration file {path}: {exc.strerror or exc}") from exc
+        raise ConfigError(msg("config.error.unreadable", path=str(path), reason=exc.strerror or str(exc))) from exc
     if len(raw) > MAX_BYTES:
-        raise ConfigError(f"the configuration file {path} is larger than {MAX_BYTES // 1024} KiB; it is not a "
-                          "gpusetup configuration")
+        raise ConfigError(msg("config.error.too-large", path=str(path), kib=MAX_BYTES // 1024))
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"the configuration file {path} is not valid TOML: {exc}") from exc
+        raise ConfigError(msg("config.error.not-toml", path=str(path), reason=str(exc))) from exc
     cfg.exists = True
     _check_keys(path, data)
     mirrors, network, defaults = data.get("mirrors", {}), data.get("network", {}), data.get("defaults", {})
@@ -106,15 +113,15 @@ def load_config(path: Path | None = None) -> Config:
     cfg.proxy = _url(path, "network.proxy", network.get("proxy"), secret=True)
     fws = defaults.get("frameworks", [])
     if not isinstance(fws, list) or any(f not in FRAMEWORKS for f in fws):
-        raise ConfigError(f"{path}: defaults.frameworks must be a list of {', '.join(FRAMEWORKS)}")
+        raise ConfigError(msg("config.error.frameworks", path=str(path), choices=", ".join(FRAMEWORKS)))
     cfg.frameworks = list(fws)
     target = defaults.get("target")
     if target is not None and not (isinstance(target, str) and target.split(":", 1)[0] in ("venv", "conda")):
-        raise ConfigError(f"{path}: defaults.target must look like venv:PATH or conda:NAME")
+        raise ConfigError(msg("config.error.target", path=str(path)))
     cfg.target = target
     language = defaults.get("language")
     if language is not None and language not in LANGUAGES:
-        raise ConfigError(f"{path}: defaults.language must be one of {', '.join(LANGUAGES)}")
+        raise ConfigError(msg("config.error.language", path=str(path), choices=", ".join(LANGUAGES)))
     cfg.language = language
     return cfg
 
@@ -122,19 +129,18 @@ def load_config(path: Path | None = None) -> Config:
 def _check_keys(path: Path, data: dict[str, Any]) -> None:
     for section, value in data.items():
         if section not in _KNOWN or not isinstance(value, dict):
-            raise ConfigError(f"{path}: unknown section [{section}] (known: {', '.join(sorted(_KNOWN))})")
+            raise ConfigError(msg("config.error.section", path=str(path), section=section, known=", ".join(sorted(_KNOWN))))
         unknown = set(value) - _KNOWN[section]
         if unknown:
-            raise ConfigError(f"{path}: unknown key(s) in [{section}]: {', '.join(sorted(unknown))} "
-                              f"(known: {', '.join(sorted(_KNOWN[section]))})")
+            raise ConfigError(msg("config.error.keys", path=str(path), section=section, keys=", ".join(sorted(unknown)),
+                                  known=", ".join(sorted(_KNOWN[section]))))
 
 
 def _url(path: Path, key: str, value: Any, secret: bool = False) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or "://" not in value or any(c.isspace() for c in value):
-        shown = "(hidden)" if secret else repr(value)
-        raise ConfigError(f"{path}: {key} must be a URL such as https://host/path, got {shown}")
+        raise ConfigError(msg("config.error.url", path=str(path), key=key, value=msg("config.error.hidden") if secret else repr(value)))
     return value
 
 

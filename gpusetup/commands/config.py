@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from gpusetup.bundle.redact import Redactor
+from gpusetup.commands import carried
 from gpusetup.config import TEMPLATE, ConfigError, config_path, load_config
 from gpusetup.errors import ToolError
 from gpusetup.i18n import output_language
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         cfg = load_config(path)
     except ConfigError as exc:
-        raise ToolError(msg("cli.error.config", detail=str(exc))) from exc
+        raise ToolError(msg("cli.error.config", detail=carried(exc))) from exc
     red = Redactor()
     lang = output_language()
     print(render(msg("config.out.file" if cfg.exists else "config.out.file-missing", path=str(path)), lang))

@@ -309,7 +309,7 @@ def _build(args: argparse.Namespace, machine: Any, foreign: bool, tool_error: ty
     try:
         cfg = load_config()  # defaults from the shared configuration file; options on the command line win
     except ConfigError as exc:
-        raise ToolError(msg("cli.error.config", detail=str(exc))) from exc
+        raise ToolError(msg("cli.error.config", detail=carried(exc))) from exc
     frameworks = list(dict.fromkeys(args.framework or cfg.frameworks or ["pytorch"]))
     if args.target is None:
         args.target = cfg.target or DEFAULT_TARGET

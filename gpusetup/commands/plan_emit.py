@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from gpusetup import credentials
+from gpusetup.commands import carried
 from gpusetup.config import ConfigError, load_config
 from gpusetup.errors import ToolError
 from gpusetup.i18n import output_language
@@ -35,7 +36,7 @@ def default_frameworks() -> list[str]:
     try:
         return load_config().frameworks
     except ConfigError as exc:
-        raise ToolError(msg("cli.error.config", detail=str(exc))) from exc
+        raise ToolError(msg("cli.error.config", detail=carried(exc))) from exc
 
 
 def check_arguments(args: argparse.Namespace) -> None:
@@ -54,7 +55,7 @@ def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict
     try:
         cfg = load_config()  # the shared configuration's mirrors, unless given on the command line
     except ConfigError as exc:
-        raise ToolError(msg("cli.error.config", detail=str(exc))) from exc
+        raise ToolError(msg("cli.error.config", detail=carried(exc))) from exc
 
     m = doc["machine"]
     target = Target(os=m["os"], arch=m["arch"], python=m["python"], wsl=m["wsl"])

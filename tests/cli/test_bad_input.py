@@ -507,3 +507,17 @@ def test_every_tool_error_carries_a_code() -> None:
                 bad.append(f"{path.relative_to(root)}:{node.lineno}")
     assert sites >= 30, "the scan found too few ToolError raise sites"
     assert not bad, f"ToolError given words instead of a message code: {bad}"
+
+
+def test_a_broken_configuration_file_in_chinese(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture) -> None:
+    cfg = tmp_path / "config.toml"
+    monkeypatch.setenv("GPUSETUP_CONFIG", str(cfg))
+    cfg.write_text("[mirrors\npypi = 1\n")
+    rc, _, err = _run(capsys, "--lang", "zh_CN", "config", "show")
+    assert rc == 3 and "不是有效的 TOML 格式" in err and str(cfg) in err
+    cfg.write_text('[defaults]\ntarget = "docker:x"\n')
+    rc, _, err = _run(capsys, "--lang", "zh_CN", "plan", "--offline")
+    assert rc == 3 and "defaults.target 应当写成" in err
+    rc, _, err = _run(capsys, "plan", "--offline")
+    assert rc == 3 and "defaults.target must look like venv:PATH or conda:NAME" in err
