@@ -263,8 +263,8 @@ def run(args: argparse.Namespace) -> int:
                                                   check_network=not args.no_network_check, ask_secret=_ask_secret))
         return _report(res, args, state_dir, EXIT_OK, EXIT_WARN, EXIT_ERROR, EXIT_TOOL)
 
-    machine, foreign = _machine(args, ToolError)
-    plan = _build(args, machine, foreign, ToolError)
+    machine, foreign = _machine(args)
+    plan = _build(args, machine, foreign)
 
     if args.script:
         shell = args.shell or ("powershell" if (machine.system.os or "") == "windows" else "bash")
@@ -288,14 +288,14 @@ def run(args: argparse.Namespace) -> int:
     return _report(res, args, state_dir, EXIT_OK, EXIT_WARN, EXIT_ERROR, EXIT_TOOL, plan=plan)
 
 
-def _machine(args: argparse.Namespace, tool_error: type[Exception]) -> tuple[Any, bool]:
+def _machine(args: argparse.Namespace) -> tuple[Any, bool]:
     if args.for_file:
         return load_for_file(args.for_file), True
     print(render(msg("install.cli.detecting"), output_language()), file=sys.stderr)
     return detect(), False
 
 
-def _conda_envs(tool_error: type[Exception]) -> list[str]:
+def _conda_envs() -> list[str]:
     res = SubprocessRunner().run(["conda", "env", "list", "--json"], timeout=60)
     if not res.ok:
         raise ToolError(msg("cli.error.conda-list-failed", reason=res.error or res.stderr.strip()[-200:]))
@@ -305,7 +305,7 @@ def _conda_envs(tool_error: type[Exception]) -> list[str]:
         raise ToolError(msg("cli.error.conda-list-unreadable", reason=str(exc))) from exc
 
 
-def _build(args: argparse.Namespace, machine: Any, foreign: bool, tool_error: type[Exception]) -> Any:
+def _build(args: argparse.Namespace, machine: Any, foreign: bool) -> Any:
     try:
         cfg = load_config()  # defaults from the shared configuration file; options on the command line win
     except ConfigError as exc:
@@ -322,7 +322,7 @@ def _build(args: argparse.Namespace, machine: Any, foreign: bool, tool_error: ty
         uv = find_uv() or shutil.which("uv")
         if not uv:
             raise ToolError(msg("cli.error.no-uv"))
-    conda_envs = _conda_envs(tool_error) if args.target.startswith("conda:") and not foreign else None
+    conda_envs = _conda_envs() if args.target.startswith("conda:") and not foreign else None
     portable = bool(args.script) or (foreign and not args.download_only)
     try:
         plan = build_plan(

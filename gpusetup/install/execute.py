@@ -223,7 +223,7 @@ def _lock_note(run: _Run, lock: InstallLock) -> None:
     if lock.note:
         run.log_fh.write(f"note: {lock.note}\n")
         run.journal.append("note", message=lock.note)
-        run.progress(lock.note, None)
+        run.progress(lock.said if lock.said is not None else lock.note, None)
 
 
 def _unfinished_message(journal: Journal) -> Message:

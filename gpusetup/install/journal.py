@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from gpusetup.credentials import scrub
+from gpusetup.messages import msg, render
+from gpusetup.model import Message
 from gpusetup.paths import install_state_dir, open_private, private_dir
 from gpusetup.probe.platform.host import lock_exclusive
 
@@ -102,7 +104,8 @@ class InstallLock:
     def __init__(self, directory: Path) -> None:
         self.path = Path(directory) / LOCK
         self._fh: Any = None
-        self.note = ""  # set when a lock left behind by a process that died was taken over
+        self.note = ""  # set when a lock left behind by a process that died was taken over (English)
+        self.said: Message | None = None  # the same as data, for the progress line in each interface's language
 
     def __enter__(self) -> InstallLock:
         private_dir(self.path.parent)
@@ -118,8 +121,8 @@ class InstallLock:
         fh.seek(0)
         previous = fh.read().strip()
         if previous.isdigit() and int(previous) != os.getpid():
-            self.note = (f"An earlier gpusetup install (process {previous}) ended without releasing its lock "
-                         "(it was killed or crashed); this run took the lock over.")
+            self.said = msg("install.lock.taken-over", pid=previous)
+            self.note = render(self.said)
         fh.seek(0)
         fh.truncate()
         fh.write(str(os.getpid()))
