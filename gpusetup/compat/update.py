@@ -51,7 +51,13 @@ URL_ENV = "GPUSETUP_DB_URL"
 
 
 class UpdateError(Exception):
-    """Why an update was refused, in plain words."""
+    """Why an update was refused, in plain words. ``message`` is the same as data (a gpusetup.messages code)
+    for the reasons a user can act on (the URL, the network, the server, a mismatch); the checks of the
+    bundle's inner format keep their English words (``message`` None)."""
+
+    def __init__(self, message: Message | str) -> None:
+        self.message = message if isinstance(message, Message) else None
+        super().__init__(render(message))
 
 
 @dataclass
@@ -101,7 +107,7 @@ def verify_signature(manifest: bytes, signature_b64: bytes, keys: Iterable[bytes
             return
         except InvalidSignature:
             continue
-    raise UpdateError("the manifest signature does not match gpusetup's pinned key: the bundle was not published by gpusetup")
+    raise UpdateError(msg("db.update.error.signature"))
 
 
 def sign_manifest(manifest: bytes, private_key: Any) -> bytes:
@@ -138,8 +144,8 @@ def check_url(url: str) -> str:
             loopback = loopback or ipaddress.ip_address(host).is_loopback
         if loopback:
             return url if url.endswith("/") else url + "/"
-        raise UpdateError(f"refusing plain http for {host}: data updates must use https://")
-    raise UpdateError(f"not a usable update URL: {url!r} (expected https://…)")
+        raise UpdateError(msg("db.update.error.plain-http", host=host))
+    raise UpdateError(msg("db.update.error.bad-url", url=repr(url)))
 
 
 def _get(session: Any, url: str, limit: int, timeout: float) -> bytes:
@@ -149,22 +155,22 @@ def _get(session: Any, url: str, limit: int, timeout: float) -> bytes:
         with session.get(url, stream=True, timeout=timeout) as r:
             check_url(r.url)  # a redirect must not leave https
             if r.status_code != 200:
-                raise UpdateError(f"{url}: the server answered {r.status_code} {r.reason}")
+                raise UpdateError(msg("db.update.error.status", url=url, status=f"{r.status_code} {r.reason}"))
             chunks, total = [], 0
             for chunk in r.iter_content(65536):
                 total += len(chunk)
                 if total > limit:
-                    raise UpdateError(f"{url}: larger than {limit} bytes, refused")
+                    raise UpdateError(msg("db.update.error.too-large", url=url, limit=limit))
                 chunks.append(chunk)
             return b"".join(chunks)
     except requests.exceptions.ChunkedEncodingError as exc:
-        raise UpdateError(f"could not download {url}: the connection was dropped in the middle of the download") from exc
+        raise UpdateError(msg("db.update.error.dropped", url=url)) from exc
     except requests.exceptions.ConnectionError as exc:
-        raise UpdateError(f"could not download {url}: connection failed or was dropped ({type(exc).__name__})") from exc
+        raise UpdateError(msg("db.update.error.connection", url=url, error=type(exc).__name__)) from exc
     except requests.exceptions.Timeout as exc:
-        raise UpdateError(f"could not download {url}: timed out after {timeout:.0f} s") from exc
+        raise UpdateError(msg("db.update.error.timeout", url=url, seconds=f"{timeout:.0f}")) from exc
     except requests.exceptions.RequestException as exc:
-        raise UpdateError(f"could not download {url}: {exc}") from exc
+        raise UpdateError(msg("db.update.error.download", url=url, error=str(exc))) from exc
 
 
 def _parse_manifest(raw: bytes) -> dict[str, Any]:
@@ -232,7 +238,7 @@ def update(
     try:
         return _update(url, dest, keys, timeout, session)
     except UpdateError as exc:
-        return UpdateResult.of(False, msg("db.update.failed", reason=str(exc), in_use=_in_use(dest)))
+        return UpdateResult.of(False, msg("db.update.failed", reason=exc.message or str(exc), in_use=_in_use(dest)))
     except Exception as exc:  # noqa: BLE001 - an update must never crash the tool
         return UpdateResult.of(False, msg("db.update.failed-unexpectedly", error=f"{type(exc).__name__}: {exc}",
                                           in_use=_in_use(dest)))
@@ -254,7 +260,7 @@ def _update(url: str | None, dest: Path, keys: list[bytes] | None, timeout: floa
 
     url = url or os.environ.get(URL_ENV)
     if not url:
-        raise UpdateError(f"no update URL is configured; pass --url https://… or set {URL_ENV}")
+        raise UpdateError(msg("db.update.error.no-url", env=URL_ENV))
     base = check_url(url)
     keys = pinned_keys() if keys is None else keys
     sess = session or requests.Session()
@@ -267,7 +273,7 @@ def _update(url: str | None, dest: Path, keys: list[bytes] | None, timeout: floa
     compat_db.clear_cache()
     current = compat_db._cached(str(dest))
     if Version(version) < Version(current.version):
-        raise UpdateError(f"the server offers version {version}, older than the data in use ({current.version})")
+        raise UpdateError(msg("db.update.error.older", version=version, current=current.version))
     if current.origin != "embedded" and version == current.version:
         return UpdateResult.of(True, msg("db.update.up-to-date", version=version), version, dest)
 
@@ -277,10 +283,10 @@ def _update(url: str | None, dest: Path, keys: list[bytes] | None, timeout: floa
         for f in manifest["files"]:
             data = _get(sess, urljoin(base, f["name"]), MAX_FILE_BYTES, timeout)
             if len(data) != f["size"]:
-                raise UpdateError(f"{f['name']}: downloaded {len(data)} bytes, the manifest says {f['size']} (incomplete download)")
+                raise UpdateError(msg("db.update.error.incomplete", name=f["name"], got=len(data), size=f["size"]))
             digest = hashlib.sha256(data).hexdigest()
             if digest != f["sha256"]:
-                raise UpdateError(f"{f['name']}: checksum mismatch (got sha256 {digest[:12]}…, expected {f['sha256'][:12]}…)")
+                raise UpdateError(msg("db.update.error.checksum", name=f["name"], got=digest[:12], expected=f["sha256"][:12]))
             _validate(f["name"], data)
             _write(tmp / f["name"], data)
         _write(tmp / MANIFEST, manifest_raw)

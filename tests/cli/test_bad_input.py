@@ -462,6 +462,7 @@ ZH_CASES = [
     (["install", "--for", str(DEMO), "--yes", "--target", "venv:env"], "是为另一台电脑做计划"),
     (["analyze", "empty.json"], "文件是空的，没有可分析的内容"),
     (["analyze", "missing.txt"], "找不到这个文件"),
+    (["db", "update", "--url", "http://example.com/compat/"], "拒绝用不加密的 http 连接"),
 ]
 
 
