@@ -9,6 +9,9 @@ from pathlib import Path
 from gpusetup import term
 from gpusetup.commands import positive_number, prepare_output, python_executable, write_atomic
 from gpusetup.errors import EXIT_TOOL
+from gpusetup.i18n import output_language
+from gpusetup.messages import msg
+from gpusetup.messages import render as words
 from gpusetup.model import Report
 from gpusetup.probe import ProbeContext, detect
 from gpusetup.report import render
@@ -46,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         machine = detect(ctx)
     except Exception as exc:  # noqa: BLE001 - detect() already isolates probes; this is a last resort
-        print(f"gpusetup: detection failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print("gpusetup: " + words(msg("diagnose.out.detection-failed", error=f"{type(exc).__name__}: {exc}"), output_language()),
+              file=sys.stderr)
         return EXIT_TOOL
     report = Report(machine=machine, findings=evaluate(machine))
     use_color = fmt == "text" and not args.output and term.use_color(sys.stdout)
@@ -58,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         write_atomic(Path(args.textfile), render_prometheus(report))
     if args.output:
         write_atomic(Path(args.output), text)
-        print(f"Report written to {args.output}", file=sys.stderr)
+        print(words(msg("diagnose.out.written", path=args.output), output_language()), file=sys.stderr)
     else:
         sys.stdout.write(text)
     return report.worst.exit_code

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from gpusetup import paths, qtcheck
 from gpusetup.errors import EXIT_TOOL, ToolError
-from gpusetup.messages import msg
+from gpusetup.i18n import output_language
+from gpusetup.messages import msg, render
 from gpusetup.probe.platform.host import display_available
 from gpusetup.qtcheck import PROBE_FLAG
 
@@ -74,9 +75,10 @@ def run(args: argparse.Namespace) -> int:
         raise ToolError(msg("cli.error.no-display"))
     problem = window_problem()
     if problem is not None:
-        print(f"gpusetup: the wizard's window cannot open here: {problem}", file=sys.stderr)
+        lang = output_language()
+        print("gpusetup: " + render(msg("gui.out.cannot-open", problem=problem), lang), file=sys.stderr)
         note = _write_problem(problem)  # a double-clicked program has no terminal: the reason is kept on disk
-        print("gpusetup: showing the text report instead." + (f" (The reason is also in {note}.)" if note else ""),
+        print("gpusetup: " + render(msg("gui.out.text-instead-note", path=str(note)) if note else msg("gui.out.text-instead"), lang),
               file=sys.stderr)
         return _text_report()
     from gpusetup.gui.app import run as run_app  # lazy: gui/ is Qt, loaded only when the wizard runs
@@ -109,7 +111,8 @@ def window_problem() -> str | None:
     except OSError:
         pass
     res = qtcheck.ensure(platform, notify=lambda packages: print(  # as root with apt-get: installs what is missing
-        "gpusetup: installing the system libraries Qt needs: " + " ".join(packages), file=sys.stderr))
+        "gpusetup: " + render(msg("gui.out.installing-libraries", packages=" ".join(packages)), output_language()),
+        file=sys.stderr))
     if not res.ok:
         return res.reason()
     if marker is not None:
