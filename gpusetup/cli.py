@@ -184,7 +184,7 @@ def _add_lang(parser: argparse.ArgumentParser, dest: str) -> None:
                         "then defaults.language in the configuration file, then the locale)")
 
 
-def _apply_config() -> tuple[list[str], str | None]:
+def _apply_config(language_option: str | None = None) -> tuple[list[str], str | None]:
     """The shared configuration file: its proxy reaches pip, uv and downloads (the wizard starts here too).
 
     Returns the environment variables it set, so ``main`` removes them again when the command ends, and the
@@ -195,7 +195,8 @@ def _apply_config() -> tuple[list[str], str | None]:
     try:
         cfg = load_config()
     except ConfigError as exc:
-        print(f"gpusetup: warning: {exc}", file=sys.stderr)
+        warning = render(msg("cli.warning", text=exc.message), i18n.choose_language(language_option))  # --lang or the environment
+        print(f"gpusetup: {warning}", file=sys.stderr)
         return [], None
     added = [k for k in cfg.proxy_env() if k not in os.environ]
     for key in added:
@@ -225,9 +226,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for handler in logging.getLogger().handlers:  # -v logs commands and their output: never with a password
         handler.addFilter(ScrubFilter())
     term.set_mode(getattr(args, "color", None) or getattr(args, "color_top", None))
-    added_env, configured_language = _apply_config()
-    i18n.set_output_language(i18n.choose_language(getattr(args, "lang", None) or getattr(args, "lang_top", None),
-                                                  configured_language))
+    lang_option = getattr(args, "lang", None) or getattr(args, "lang_top", None)
+    added_env, configured_language = _apply_config(lang_option)
+    i18n.set_output_language(i18n.choose_language(lang_option, configured_language))
     try:
         return _run(parser, args)
     finally:
