@@ -121,10 +121,22 @@ def add_secret(value: str | None) -> None:
             _values.add(value)
 
 
+def _snapshot(env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The environment's items, read safely while another thread may change it: iterating ``os.environ``
+    reads each key again, so a variable removed meanwhile raised KeyError inside a log filter (seen in CI:
+    a test removed QT_QPA_PLATFORM while a worker thread logged). A changed environment is read again."""
+    for _ in range(5):
+        try:
+            return list(env.items())
+        except (KeyError, RuntimeError):
+            continue
+    return []  # it kept changing: nothing new is learnt this time, the next scrub tries again
+
+
 def _absorb_environment(env: Mapping[str, str] | None = None) -> None:
     """Secrets the user keeps in the environment: proxy/index URL passwords, *_TOKEN/*_PASSWORD values."""
     env = os.environ if env is None else env
-    for name, value in list(env.items()):
+    for name, value in _snapshot(env):
         if _env_seen.get(name) == value or not value:
             continue
         _env_seen[name] = value

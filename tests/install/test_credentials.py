@@ -223,3 +223,30 @@ def test_emitted_project_file_holds_no_password(authed, tmp_path: Path) -> None:
     rc, out = cli("plan", "--for", str(profile), "--emit", "requirements", "--index-url", url,
                   "--pytorch-mirror", mirror(authed))
     assert PASSWORD not in out
+
+
+def test_a_variable_removed_by_another_thread_while_scrubbing_is_no_crash() -> None:
+    """os.environ lists its keys, then reads each one again: a variable removed in between (in CI a test
+    removed QT_QPA_PLATFORM while a wizard worker logged through the scrubbing filter) raised KeyError out
+    of the log filter. This mapping behaves as os.environ does when that happens once."""
+    from collections.abc import Iterator, Mapping
+
+    class ChangingEnviron(Mapping[str, str]):
+        def __init__(self) -> None:
+            self.data = {"QT_QPA_PLATFORM": "offscreen", "PIP_INDEX_URL": f"https://bob:{PASSWORD}@mirror.example/simple"}
+            self.removed = False
+
+        def __iter__(self) -> Iterator[str]:
+            return iter(list(self.data))
+
+        def __len__(self) -> int:
+            return len(self.data)
+
+        def __getitem__(self, key: str) -> str:
+            if key == "QT_QPA_PLATFORM" and not self.removed:
+                self.removed = True  # another thread's `del os.environ[...]` lands between the two reads
+                del self.data[key]
+            return self.data[key]
+
+    credentials._absorb_environment(ChangingEnviron())
+    assert PASSWORD not in credentials.scrub(f"pip said https://bob:{PASSWORD}@mirror.example/simple/torch/")
