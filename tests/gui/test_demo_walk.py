@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from gpusetup.gui.demo import DemoServices, demo_kinds
-from gpusetup.gui.pages.base import PAGE_DONE
+from gpusetup.gui.pages.base import PAGE_CHOOSE, PAGE_DONE
 from gpusetup.gui.screenshots import walk
 from gpusetup.gui.wizard import SetupWizard
 
@@ -25,6 +25,8 @@ def test_walk_every_page(qtbot, tmp_path: Path, kind: str) -> None:
     st = w.state
     assert st.machine is not None and st.frameworks
     assert st.install is not None, "the install page ran"
+    choose = w.page(PAGE_CHOOSE)  # a demonstration never reads this disk: no invitation to check an environment
+    assert choose.check_only_button.isHidden() and choose.check_only_hint.isHidden()
     if kind == "a100":
         assert st.selftest is not None and [m.name for m in st.selftest.measurements] == ["h2d_pinned", "d2h_pinned", "d2d"]
     w.stop_jobs()

@@ -160,11 +160,15 @@ class ChoosePage(BasePage):
         where.body.addWidget(self.where_note)
         self.content.addWidget(where)
         have = QHBoxLayout()
-        have.addWidget(label(tr("Already have a framework installed? The test can prove it where it is, without installing anything.")), 1)
+        self.check_only_hint = label(tr("Already have a framework installed? The test can prove it where it is, "
+                                        "without installing anything."))
+        have.addWidget(self.check_only_hint, 1)
         self.check_only_button = QPushButton(tr("Only &check an environment I have…"))
         self.check_only_button.setAccessibleName(tr("Only check an environment I have"))
         self.check_only_button.clicked.connect(self.check_only)
-        self.check_only_button.setVisible(not wizard.services.demo)  # a demonstration never reads this disk
+        # a demonstration never reads this disk: neither the button nor the sentence that invites to press it
+        self.check_only_button.setVisible(not wizard.services.demo)
+        self.check_only_hint.setVisible(not wizard.services.demo)
         have.addWidget(self.check_only_button, 0, Qt.AlignmentFlag.AlignTop)
         self.content.addLayout(have)
         self.content.addStretch(1)
