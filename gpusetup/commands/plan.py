@@ -14,12 +14,11 @@ from typing import Any
 
 from gpusetup import __version__
 from gpusetup.commands import carried, gpu_number, load_for_file, plan_emit
-from gpusetup.compat import live
+from gpusetup.compat import download_size, live
 from gpusetup.compat.db import DataError, get_db
 from gpusetup.compat.resolver import resolve
 from gpusetup.errors import ToolError
 from gpusetup.i18n import output_language
-from gpusetup.install.plan import framework_download_sizes
 from gpusetup.messages import msg, render
 from gpusetup.model import FrameworkPlan, from_dict, to_dict
 from gpusetup.probe import detect
@@ -94,8 +93,15 @@ def _live(plans: list[Any], machine: Any, args: argparse.Namespace) -> dict[str,
 def _download(plans: list[Any], machine: Any, args: argparse.Namespace, *, asked: bool) -> dict[str, Any]:
     """Per framework, what its install downloads: from the index when the live check ran, else the labelled
     estimate (gpusetup.install.plan.framework_download_sizes)."""
-    sizes = framework_download_sizes(plans, machine, args.python, ask_index=asked,
-                                     index=getattr(args, "live_index", None))
+    if asked:
+        # lazy: the installer (and with it http.client, ssl, email, importlib.metadata) is needed only to ask
+        # the index; importing it made every `plan --offline` ~0.1 s slower (benchmarks/resolver_bench.py)
+        from gpusetup.install.plan import framework_download_sizes
+
+        sizes = framework_download_sizes(plans, machine, args.python, ask_index=True,
+                                         index=getattr(args, "live_index", None))
+    else:
+        sizes = download_size.estimates(plans)
     return {fw: {**s.to_dict(), "message": to_dict(s.message()), "words": render(s.message())}
             for fw, s in sizes.items()}
 

@@ -43,6 +43,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import compatible_tags, cpython_tags, mac_platforms
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
+from gpusetup import resources
 from gpusetup.messages import msg
 from gpusetup.model import Message
 from gpusetup.versions import Version
@@ -403,6 +404,37 @@ def measure(groups: Sequence[tuple[str, Sequence[str]]], target: Target, *, esti
     files: list[dict[str, Any]] = [{"project": p.project, "version": str(p.version), "file": p.file.filename,
                                     "size": int(p.size or 0)} for p in sorted(picks, key=lambda p: p.project)]
     return DownloadSize("index", bytes=sum(f["size"] for f in files), files=files, estimate_mib=estimate_mib)
+
+
+def table_estimate(choices: Iterable[tuple[str, str]]) -> tuple[int, int]:
+    """(download MiB, installed MiB) from ``resources/install/sizes.json`` for (framework, variant) pairs: a
+    framework's own measured row where the table has one, else the generic row for the variant."""
+    rows = resources.read_json("install", "sizes.json")["tables"]["disk"]["rows"]
+    down = inst = 0
+    for framework, variant in choices:
+        generic = next(r for r in rows if "framework" not in r and variant.startswith(r["variant_prefix"]))
+        row = next((r for r in rows if r.get("framework") == framework and variant.startswith(r["variant_prefix"])),
+                   generic)
+        down += row["download_mib"]
+        inst += row.get("installed_mib", generic["installed_mib"])
+    return down, inst
+
+
+def install_choice(fp: Any) -> Any:
+    """The build a FrameworkPlan's install downloads (its choice, or the GPU build it needs an action for), or
+    None when there is nothing to install."""
+    ch = fp.choice if fp.ok or fp.gpu_choice is None else fp.gpu_choice
+    return ch if ch is not None and ch.packages else None
+
+
+def estimates(fplans: Iterable[Any]) -> dict[str, DownloadSize]:
+    """Per framework, the table estimate labelled as one (the index was not asked)."""
+    out: dict[str, DownloadSize] = {}
+    for fp in fplans:
+        ch = install_choice(fp)
+        if ch is not None:
+            out[fp.framework] = offline(table_estimate([(fp.framework, ch.variant)])[0])
+    return out
 
 
 def offline(estimate_mib: int, reason: str = "offline") -> DownloadSize:

@@ -15,7 +15,7 @@ from importlib import metadata
 from pathlib import Path, PureWindowsPath
 from typing import Any
 
-from gpusetup import credentials, resources
+from gpusetup import credentials
 from gpusetup.compat import download_size
 from gpusetup.compat.db import get_db
 from gpusetup.compat.live import _override as live_override
@@ -350,15 +350,7 @@ def _req_name(req: str) -> str:
 
 
 def _sizes(choices: list[tuple[FrameworkPlan, Choice]]) -> tuple[int, int]:
-    rows = resources.read_json("install", "sizes.json")["tables"]["disk"]["rows"]
-    down = inst = 0
-    for fp, ch in choices:
-        generic = next(r for r in rows if "framework" not in r and ch.variant.startswith(r["variant_prefix"]))
-        row = next((r for r in rows if r.get("framework") == fp.framework and ch.variant.startswith(r["variant_prefix"])),
-                   generic)  # a framework's own measured download, where the table has one
-        down += row["download_mib"]
-        inst += row.get("installed_mib", generic["installed_mib"])
-    return down, inst
+    return download_size.table_estimate((fp.framework, ch.variant) for fp, ch in choices)
 
 
 PIP_RAW = (24, 1)  # the first pip with ``--progress-bar raw`` (bytes done and total per download)
@@ -484,8 +476,8 @@ def framework_download_sizes(fplans: list[FrameworkPlan], machine: Machine, pyth
     base = index or os.environ.get("GPUSETUP_LIVE_INDEX") or None
     out: dict[str, download_size.DownloadSize] = {}
     for fp in fplans:
-        ch = fp.choice if fp.ok or fp.gpu_choice is None else fp.gpu_choice
-        if ch is None or not ch.packages:
+        ch = download_size.install_choice(fp)
+        if ch is None:
             continue
         estimate = _sizes([(fp, ch)])[0]
         py = python or ch.python or _target_python_version(machine)
