@@ -33,6 +33,16 @@ def _english_output_after_each_test():
     set_output_language(None)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_index_memory():
+    """gpusetup.compat.download_size keeps index answers in memory for 10 minutes: each test starts without
+    them (tests switch their local index between JSON and HTML, or serve other files under the same URL)."""
+    yield
+    sizes = sys.modules.get("gpusetup.compat.download_size")
+    if sizes is not None:
+        sizes.forget()
+
+
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES

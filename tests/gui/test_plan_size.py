@@ -26,14 +26,6 @@ pytestmark = pytest.mark.network
 
 
 
-@pytest.fixture(autouse=True)
-def fresh_index_memory():
-    """Each test reads its index afresh (some switch the index between JSON and HTML)."""
-    from gpusetup.compat.download_size import forget
-
-    forget()
-    yield
-    forget()
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory):

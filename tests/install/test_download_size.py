@@ -27,14 +27,6 @@ PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 
-@pytest.fixture(autouse=True)
-def fresh_index_memory():
-    """Each test reads its index afresh (some switch the index between JSON and HTML)."""
-    from gpusetup.compat.download_size import forget
-
-    forget()
-    yield
-    forget()
 
 @pytest.fixture(scope="module")
 def sized(tmp_path_factory: pytest.TempPathFactory):
