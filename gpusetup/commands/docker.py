@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
+from gpusetup import escape
 from gpusetup.commands import load_for_file
 from gpusetup.errors import EXIT_ERROR, EXIT_OK, EXIT_WARN, ToolError
 from gpusetup.generate import GenerateError, generate_setup, host_check
@@ -76,7 +76,7 @@ def _command_line(args: argparse.Namespace) -> str:
         parts.append("--allow-unverified")
     if args.healthcheck:
         parts.append("--healthcheck")
-    return shlex.join(parts)
+    return escape.sh_join(parts)  # one line, even for a file name with a newline in it
 
 
 def _print_findings(findings: list[Any], out: Any) -> None:
@@ -146,5 +146,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"  ! {render(line, lang)}")
     print(render(msg("docker.cli.host-check"), lang))
     _print_findings(result.host_findings, sys.stdout)
-    print(render(msg("docker.cli.next", out=shlex.quote(str(out)), image=result.image_name), lang))
+    print(render(msg("docker.cli.next", out=escape.sh(str(out)), image=result.image_name), lang))
     return host_code
