@@ -127,7 +127,8 @@ def sh_join(words: Iterable[object]) -> str:
 
 # -------------------------------------------------------------------------------------------- Markdown
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~!])")  # inline syntax, anywhere in a line
+# inline syntax, anywhere in a line; "_" only where it can open or close emphasis (not inside a word: matmul_fp32)
+_MD_SPECIAL = re.compile(r"([\\`*\[\]|~!]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 _MD_START = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|>|[-+*](?=\s|$)|=+\s*$|\d{1,9}[.)](?=\s|$))")  # block syntax, where the text starts a line (a list item)
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gpusetup import escape
+from gpusetup import escape, term
 from gpusetup.commands import load_for_file
 from gpusetup.errors import EXIT_ERROR, EXIT_OK, EXIT_WARN, ToolError
 from gpusetup.generate import GenerateError, generate_setup, host_check
@@ -82,7 +82,8 @@ def _command_line(args: argparse.Namespace) -> str:
 def _print_findings(findings: list[Any], out: Any) -> None:
     for f in findings:
         translated = finding_text(f, output_language())
-        print(f"  [{f.severity.value}] {translated[0] if translated else f.title}", file=out)
+        print(f"  {term.paint(f.severity.value, f'[{f.severity.value}]')} {translated[0] if translated else f.title}",
+              file=out)
         if f.fix and f.severity.value in ("error", "warning"):
             for line in f.fix.splitlines():
                 print(f"      {line}", file=out)
@@ -143,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"  - {render(line, lang)}")
     warnings = result.warning_codes if len(result.warning_codes) == len(result.warnings) else result.warnings
     for line in warnings:
-        print(f"  ! {render(line, lang)}")
+        print(f"  {term.paint('warning', '!')} {render(line, lang)}")
     print(render(msg("docker.cli.host-check"), lang))
     _print_findings(result.host_findings, sys.stdout)
     print(render(msg("docker.cli.next", out=escape.sh(str(out)), image=result.image_name), lang))
