@@ -8,9 +8,9 @@ import sys
 import textwrap
 from pathlib import Path
 
+from gpusetup import term
 from gpusetup.analyze import analyze_paths, facts_summary, missing_fact_messages
 from gpusetup.analyze.fleet import fleet_rows
-from gpusetup import term
 from gpusetup.commands import write_atomic
 from gpusetup.errors import EXIT_TOOL
 from gpusetup.i18n import finding_text, output_language

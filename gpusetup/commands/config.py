@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gpusetup.bundle.redact import Redactor
 from gpusetup import term
+from gpusetup.bundle.redact import Redactor
 from gpusetup.commands import carried
 from gpusetup.config import TEMPLATE, ConfigError, config_path, load_config
 from gpusetup.errors import ToolError
