@@ -114,7 +114,8 @@ def sh(word: object) -> str:
         if ch in _SH_ANSI:
             out.append(_SH_ANSI[ch])
         elif _CONTROL.match(ch) or ch in "\n\t":
-            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+            # the character's UTF-8 bytes: \xHH is read the same in every locale (\u is not)
+            out.append("".join(f"\\x{b:02x}" for b in ch.encode("utf-8")))
         else:
             out.append(ch)
     return "$'" + "".join(out) + "'"
