@@ -90,7 +90,7 @@ def test_every_shell_script_names_every_command_and_powershell_has_choices() -> 
 
 def test_completion_command_prints_the_script(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["completion", "bash"]) == 0
-    assert "complete -F _gpusetup gpusetup" in capsys.readouterr().out
+    assert "complete -o filenames -o default -F _gpusetup gpusetup" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------------------------------- colour
