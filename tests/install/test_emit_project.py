@@ -332,3 +332,73 @@ def test_mirror_logins_never_reach_the_file() -> None:
         assert "s3cr3t" not in out and "bob" not in out, kind
         assert "https://pypi.mirror.example:8443/simple" in out and "https://torch.mirror.example/whl/cu130" in out
         assert "needs a login" in out
+
+
+# Stand-in facts for the Triton test below. What is real: uv's PyTorch guide routes these packages to the
+# PyTorch index (astral-sh/uv docs/guides/integration/pytorch.md at 26a9dd4b, 2026-08-21), and PyPI's newest
+# uploads under those names are pytorch-triton-rocm 2.1.0, triton-rocm 3.0.0rc1 and triton-xpu 3.3.0b1
+# (https://pypi.org/pypi/<name>/json, read 2026-11-27). What is a stand-in: the torch wheels' pinned Triton
+# version (3.4.0 here) — download.pytorch.org cannot be reached from here to read a real wheel's METADATA;
+# the form (an exact pin for Linux) is what uv's guide describes torch depending on.
+_TRITON = {
+    "rocm6.4": {"pins": ['pytorch-triton-rocm==3.4.0; platform_system == "Linux"'],
+                "pytorch": [("pytorch_triton_rocm", "3.4.0"), ("triton_rocm", "3.4.0")],
+                "pypi": [("pytorch_triton_rocm", "2.1.0"), ("triton_rocm", "3.0.0rc1")]},
+    "xpu": {"pins": ['triton-xpu==3.4.0; platform_system == "Linux"'],
+            "pytorch": [("triton_xpu", "3.4.0")],
+            "pypi": [("triton_xpu", "3.3.0b1")]},
+}
+
+
+@pytest.mark.parametrize("variant", sorted(_TRITON))
+def test_uv_locks_rocm_and_xpu_builds_with_their_triton_from_the_pytorch_index(tmp_path: Path, variant: str) -> None:
+    """Issue 24: the ROCm/XPU files did not route Triton, so `uv lock` looked for torch's pinned Triton on PyPI
+    and said the requirements are unsatisfiable."""
+    from uv import find_uv_bin
+
+    facts = _TRITON[variant]
+    (tmp_path / "index").mkdir()
+    index = _serve(tmp_path / "index")
+    try:
+        root = index.root
+        torch = build_wheel(root, "torch", f"2.9.0+{variant}", requires=tuple(facts["pins"]))
+        index.layouts[variant] = [torch, *(build_wheel(root, n, v) for n, v in facts["pytorch"])]
+        index.layouts["pypi"] = [build_wheel(root, "torch", "2.9.0"), *(build_wheel(root, n, v) for n, v in facts["pypi"])]
+        fp = FrameworkPlan(framework="pytorch", ok=True, choice=Choice(
+            version="2.9", variant=variant, index_url=f"https://download.pytorch.org/whl/{variant}",
+            packages=["torch==2.9.*"]))
+        text = emit_project([fp], Target(os="linux", arch="x86_64", python=PY), "uv",
+                            index_url=f"{index.url}/whl/pypi/", pytorch_mirror=f"{index.url}/whl").text
+        doc = tomllib.loads(text)
+        routed = {n.replace("_", "-") for n, _ in facts["pytorch"]}
+        assert routed <= set(doc["tool"]["uv"]["sources"])
+        env = {**os.environ, "UV_CACHE_DIR": str(tmp_path / "cache"), "UV_PYTHON_DOWNLOADS": "never"}
+        for k in ("UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "UV_EXTRA_INDEX_URL", "VIRTUAL_ENV"):
+            env.pop(k, None)
+
+        def lock(project_text: str, name: str) -> subprocess.CompletedProcess[str]:
+            proj = tmp_path / name
+            proj.mkdir()
+            (proj / "pyproject.toml").write_text(project_text)
+            return subprocess.run([find_uv_bin(), "lock", "--python", sys.executable], cwd=proj, env=env,
+                                  capture_output=True, text=True, timeout=180)
+
+        r = lock(text, "routed")
+        assert r.returncode == 0, r.stderr
+        packages = {p["name"]: p for p in tomllib.loads((tmp_path / "routed" / "uv.lock").read_text())["package"]}
+        assert packages["torch"]["version"] == f"2.9.0+{variant}"
+        for name in routed:
+            assert packages[name]["source"] == {"registry": f"{index.url}/whl/{variant}"}, name
+        # The control: the same file without the Triton routing (what gpusetup wrote before) does not lock.
+        for name in routed:
+            del doc["tool"]["uv"]["sources"][name]
+        doc["project"]["dependencies"] = [d for d in doc["project"]["dependencies"]
+                                          if d.split(" ")[0] not in routed]
+        import tomli_w
+
+        r = lock(tomli_w.dumps(doc), "unrouted")
+        assert r.returncode != 0 and "unsatisfiable" in r.stderr.lower(), r.stderr
+    finally:
+        assert index.server is not None
+        index.server.shutdown()
+        index.server.server_close()
