@@ -121,7 +121,7 @@ def render_text(analysis, language: str | None = None) -> str:  # noqa: ANN001 -
     width = 100
     lines: list[str] = []
     n = len(analysis.inputs)
-    lines.append(w(msg("analyze.out.heading-one" if n == 1 else "analyze.out.heading", count=n)))
+    lines.append(term.paint("bold", w(msg("analyze.out.heading-one" if n == 1 else "analyze.out.heading", count=n))))
     for i in analysis.inputs:
         if i.error:
             lines.append(f"  {i.name}: " + w(msg("analyze.out.not-read", error=i.said or i.error)))
@@ -153,7 +153,7 @@ def render_text(analysis, language: str | None = None) -> str:  # noqa: ANN001 -
                 lines.append("    " + w(msg("analyze.out.evidence")))
                 lines.extend(f"      > {e}" for e in f.evidence)
     else:
-        lines.append(w(msg("analyze.out.no-problem")))
+        lines.append(term.paint("ok", w(msg("analyze.out.no-problem"))))
     facts = facts_summary(analysis.machine)
     lines.append("")
     lines.append(w(msg("analyze.out.facts")))
