@@ -183,8 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         print(f"wrote {path}")
-    for path in stale:
-        print(f"out of date: {path} (run python -m gpusetup.schema)")
+    for name in stale:
+        print(f"out of date: {name} (run python -m gpusetup.schema)")
     return 1 if stale else 0
 
 

@@ -54,7 +54,7 @@ def _forced(name: str) -> bool:
     return bool(value) and value.lower() not in ("0", "false", "no")
 
 
-def use_color(stream: TextIO, requested: str | None = None) -> bool:
+def use_color(stream: TextIO | SafeStream, requested: str | None = None) -> bool:
     """Whether to colour output written to ``stream`` (see the module's words for the order)."""
     choice = requested or _mode
     if choice == "always":
@@ -141,7 +141,7 @@ class SafeStream(io.TextIOBase):
         out.append(escape.terminal(text[last:]))
         return "".join(out)
 
-    def write(self, text: str) -> int:  # type: ignore[override]
+    def write(self, text: str) -> int:
         self.inner.write(self.clean(text))
         return len(text)
 
@@ -166,9 +166,9 @@ def installed() -> Iterator[None]:
     """stdout and stderr behind :class:`SafeStream` for the length of a command (``gpusetup.cli.main``)."""
     saved = sys.stdout, sys.stderr
     if not isinstance(sys.stdout, SafeStream):
-        sys.stdout = SafeStream(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = SafeStream(sys.stdout)
     if not isinstance(sys.stderr, SafeStream):
-        sys.stderr = SafeStream(sys.stderr)  # type: ignore[assignment]
+        sys.stderr = SafeStream(sys.stderr)
     try:
         yield
     finally:

@@ -297,9 +297,9 @@ def _uv(picks: list[_Pick], target: Target, name: str, index_url: str | None, co
         project["requires-python"] = f"=={py}.*"
     project["dependencies"] = deps
     uv: dict[str, Any] = {}
-    marker = _uv_marker(target)
-    if marker:
-        uv["environments"] = [marker]  # lock for the kind of machine the plan was made for only
+    env_marker = _uv_marker(target)
+    if env_marker:
+        uv["environments"] = [env_marker]  # lock for the kind of machine the plan was made for only
     index_rows: list[dict[str, Any]] = []
     if index_url:
         index_rows.append({"name": "pypi-mirror", "url": index_url, "default": True})
@@ -316,8 +316,8 @@ def _uv(picks: list[_Pick], target: Target, name: str, index_url: str | None, co
             "uv: merge [project].dependencies and the [tool.uv] tables into your own pyproject.toml,",
             "then `uv lock` and `uv sync`. `explicit = true` means an index serves only the packages",
             "[tool.uv.sources] sends to it, so nothing else is taken from it by accident."]
-    if marker:
-        text.append(f"tool.uv.environments: lock for {marker} only (the kind of machine the plan was made for).")
+    if env_marker:
+        text.append(f"tool.uv.environments: lock for {env_marker} only (the kind of machine the plan was made for).")
     if routed:
         text += [f"{', '.join(routed)}: the Triton build torch needs for this GPU comes from the same index (as",
                  "uv's PyTorch guide routes it); PyPI's packages of that name are older, unrelated uploads."]
