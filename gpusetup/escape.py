@@ -31,6 +31,7 @@ import html as _html
 import re
 import shlex
 from collections.abc import Iterable
+from urllib.parse import urlsplit, urlunsplit
 
 # ------------------------------------------------------------------------------------------- terminal
 
@@ -261,8 +262,6 @@ def index_url(value: str) -> str:
     """A package index or mirror URL fit to be written into a project file or a command line: ``http``,
     ``https`` or ``file``, a host for the first two, and no whitespace or control character (a requirements
     file has no quoting: a newline in a URL would start a line of its own)."""
-    from urllib.parse import urlsplit
-
     text = value if isinstance(value, str) else ""
     parts = urlsplit(text) if text else None
     ok = (parts is not None and parts.scheme.lower() in ("http", "https", "file")
@@ -279,8 +278,6 @@ def join_url(base: str, suffix: str) -> str:
     """``base`` with ``suffix`` appended to its path, its query and fragment kept at the end:
     ``https://m.example/whl?token=T`` + ``/cu126`` → ``https://m.example/whl/cu126?token=T`` (not
     ``…?token=T/cu126``)."""
-    from urllib.parse import urlsplit, urlunsplit
-
     parts = urlsplit(base)
     path = parts.path.rstrip("/") + ("/" + suffix.lstrip("/") if suffix.strip("/") else "")
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, parts.fragment))

@@ -6,6 +6,7 @@ module generates, and validates real reports against it. Regenerate with ``pytho
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import enum
 import json
@@ -164,8 +165,6 @@ def analyze_schema_text() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m gpusetup.schema``: regenerate the committed schema files (``--check``: only compare)."""
-    import argparse
-
     parser = argparse.ArgumentParser(
         prog="python -m gpusetup.schema",
         description="Write resources/schema/report.schema.json and analyze.schema.json from gpusetup/model.py "

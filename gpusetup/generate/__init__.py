@@ -163,17 +163,17 @@ def _check_names(options: dict[str, Any]) -> None:
     """Names the generated files use where their format has rules: refused with the rule, never quoted into
     something the cluster or Docker would read otherwise (``--image-name``, ``--registry``,
     ``--runtime-class``)."""
-    checks = (("image_name", escape.image_ref, "generate.error.bad-image-name"),
-              ("registry", escape.registry, "generate.error.bad-registry"),
-              ("runtime_class", escape.k8s_name, "generate.error.bad-runtime-class"))
-    for key, check, code in checks:
+    checks = (("image_name", escape.image_ref, lambda v: msg("generate.error.bad-image-name", value=v)),
+              ("registry", escape.registry, lambda v: msg("generate.error.bad-registry", value=v)),
+              ("runtime_class", escape.k8s_name, lambda v: msg("generate.error.bad-runtime-class", value=v)))
+    for key, check, refusal in checks:
         value = options.get(key)
         if value is None or value == "":
             continue
         try:
             check(value)
         except escape.BadValue as exc:
-            raise GenerateError(msg(code, value=escape.one_line(repr(exc.value)))) from exc
+            raise GenerateError(refusal(escape.one_line(repr(exc.value)))) from exc
 
 
 def _write_all(out: Path, files: dict[str, str], force: bool) -> None:
