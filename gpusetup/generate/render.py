@@ -379,7 +379,7 @@ def k8s_daemonset(opts: Options, interval_s: int = 21600) -> str:
         "in /var/log/gpusetup/<node>.json; kubernetes/collect-reports.sh copies them all to one folder.",
         f"It also writes Prometheus metrics to {TEXTFILE_DIR}/gpusetup.prom on the node: point",
         "node_exporter's --collector.textfile.directory there (or change the path) and load",
-        "prometheus-rules.yml (alerts on error findings, lost GPUs, stale checks) into Prometheus.",
+        "prometheus-rules.yml (alerts on error findings, lost GPUs, stale or missing metrics) into Prometheus.",
         "It does not request nvidia.com/gpu (that would take the GPUs away from jobs): it sees them through",
         "the nvidia runtime class and NVIDIA_VISIBLE_DEVICES=all, read-only, like a monitoring agent.",
         "Node selection uses the GPU Operator / GPU feature discovery label nvidia.com/gpu.present=true;",

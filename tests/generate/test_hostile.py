@@ -390,3 +390,24 @@ def test_terminal_output_shows_control_characters_visibly(name: str) -> None:
                 no_raw_controls(err.getvalue(), allowed)
                 if color == "never":
                     assert "\x1b" not in out.getvalue()
+
+
+@pytest.mark.parametrize("name", ["0b101", "2026-11-24", "yes", "null", "1e3", "0x1F", "on"])
+def test_project_names_yaml_would_misread_stay_strings(name: str) -> None:
+    """Issue 24: ``--name 0b101`` became the integer 5 and ``--name 2026-11-24`` a date in environment.yml."""
+    plans = [_torch_plan()]
+    target = Target("linux", "x86_64", "3.12", env={"X_VALUE": name})
+    conda = yaml.safe_load(emit_project(plans, target, "conda", name=name).text)
+    assert conda["name"] == name and conda["variables"] == {"X_VALUE": name}
+    assert tomllib.loads(emit_project(plans, target, "uv", name=name).text)["project"]["name"] == name
+    assert tomllib.loads(emit_project(plans, target, "pixi", name=name).text)["workspace"]["name"] == name
+
+
+def test_del_and_newlines_in_values_round_trip_through_the_writers() -> None:
+    """Issue 24: a DEL made PyYAML refuse the file; DEL or a newline in a value made tomllib reject it."""
+    value = "a\x7fb\nc\x85d\u2028e"
+    target = Target("linux", "x86_64", "3.12", env={"X_VALUE": value})
+    conda = yaml.safe_load(emit_project([_torch_plan()], target, "conda").text)
+    assert conda["variables"]["X_VALUE"] == value
+    pixi = tomllib.loads(emit_project([_torch_plan()], target, "pixi").text)
+    assert pixi["activation"]["env"]["X_VALUE"] == value
