@@ -173,6 +173,12 @@ def test_container_setup_keeps_hostile_names_and_paths_as_data(name: str, out_ar
         assert r.returncode == 0, r.stderr
         assert r.stdout.split("\n")[0] == "srun" and "--container-image=registry.example.com#gpu-pytorch:" in r.stdout
         assert not (Path(tmp) / MARKER).exists()
+        apptainer = _generate(name, out_arg, for_arg, Path(tmp) / "apptainer", runtime="apptainer")
+        (Path(tmp) / "job-apptainer.sbatch").write_text(apptainer["slurm/job.sbatch"])
+        r = subprocess.run(["bash", str(Path(tmp) / "job-apptainer.sbatch")], cwd=tmp, env=env, capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 0 and "docker://registry.example.com/gpu-pytorch:" in r.stdout, r.stderr
+        assert not (Path(tmp) / MARKER).exists()
         # README: the headings and HTML of the harmless README; the name is text
         assert _markdown_shape(files["README.md"]) == _markdown_shape(benign["README.md"])
 
