@@ -29,9 +29,12 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 VPY="$VENV/bin/python"
 
-extras=""
+# run: the wizard too (gpusetup[gui]: PySide6); test: everything the tests use ([test] includes [gui]).
+# `pip install gpusetup` with no extras is the headless core (no Qt, no numpy).
+extras="[gui]"
 [ "$mode" = "test" ] && extras="[test]"
-stamp="$VENV/.installed${extras:+-test}"
+stamp="$VENV/.installed"
+[ "$mode" = "test" ] && stamp="$VENV/.installed-test"
 want=$(cat pyproject.toml | sha256sum | cut -c1-16)
 current() { [ -f "$1" ] && [ "$(cat "$1")" = "$want" ]; }
 # the test install is a superset of the plain one

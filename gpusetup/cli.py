@@ -230,7 +230,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     added_env, configured_language = _apply_config(lang_option)
     i18n.set_output_language(i18n.choose_language(lang_option, configured_language))
     try:
-        return _run(parser, args)
+        with term.installed():  # colour and control characters decided in one place for every command
+            return _run(parser, args)
     finally:
         for key in added_env:
             os.environ.pop(key, None)

@@ -2,7 +2,10 @@
 
 ``gpusetup completion SHELL`` prints one; the words come from the same parser the CLI uses, so a new
 option or sub-command completes without editing anything here. Options with fixed choices complete those
-choices; options whose value is a file or folder (metavar FILE, DIR, PATH, …) complete paths.
+choices (also as ``--opt=value``); options and positionals whose value is a file or folder (metavar FILE,
+DIR, PATH, …: ``analyze FILE...``) complete paths — with spaces, and folders without a trailing space (bash
+``-o filenames -o default``) — and commands that take no file (``diagnose``) are offered none.
+tests/cli/test_completion_shells.py loads each script in the real bash, zsh and fish and completes.
 """
 
 from __future__ import annotations
@@ -30,17 +33,21 @@ class Cmd:
     help: str
     opts: list[Opt]
     positional_choices: list[str] = field(default_factory=list)
+    positional_path: bool = False  # a positional file argument (analyze FILE...)
 
 
-def _opts(parser: argparse.ArgumentParser) -> tuple[list[Opt], list[str]]:
+def _opts(parser: argparse.ArgumentParser) -> tuple[list[Opt], list[str], bool]:
     opts: list[Opt] = []
     pos: list[str] = []
+    pos_path = False
     for a in parser._actions:
         if isinstance(a, argparse._SubParsersAction):
             continue
         if not a.option_strings:
             if a.choices:
                 pos += [str(c) for c in a.choices]
+            elif _PATHY.search(str(a.metavar or a.dest or "")):
+                pos_path = True
             continue
         if a.help == argparse.SUPPRESS:
             continue
@@ -49,7 +56,7 @@ def _opts(parser: argparse.ArgumentParser) -> tuple[list[Opt], list[str]]:
         opts.append(Opt(list(a.option_strings), _one_line(a.help or ""), takes,
                         [str(c) for c in a.choices] if a.choices else [],
                         bool(takes and not a.choices and _PATHY.search(metavar))))
-    return opts, pos
+    return opts, pos, pos_path
 
 
 def _one_line(text: str) -> str:
@@ -58,14 +65,14 @@ def _one_line(text: str) -> str:
 
 
 def tree(parser: argparse.ArgumentParser) -> tuple[list[Opt], list[Cmd]]:
-    top, _ = _opts(parser)
+    top, _, _ = _opts(parser)
     cmds: list[Cmd] = []
     for a in parser._actions:
         if isinstance(a, argparse._SubParsersAction):
             helps = {c.dest: c.help or "" for c in a._choices_actions}
             for name, sub in a.choices.items():
-                opts, pos = _opts(sub)
-                cmds.append(Cmd(name, _one_line(helps.get(name, "")), opts, pos))
+                opts, pos, pos_path = _opts(sub)
+                cmds.append(Cmd(name, _one_line(helps.get(name, "")), opts, pos, pos_path))
     return top, cmds
 
 
@@ -87,12 +94,25 @@ def _bash(prog: str, top: list[Opt], cmds: list[Cmd]) -> str:
     fn = _fn(prog)
     lines = [f"# {prog} completion for bash. Load it: source <({prog} completion bash)",
              f"# or save it as ~/.local/share/bash-completion/completions/{prog}",
+             f"{fn}_files() {{  # files and folders, one per line: a name with spaces stays one word",
+             "    local IFS=$'\\n'",
+             '    COMPREPLY=($(compgen -f -- "$1"))',
+             "}",
+             f"{fn}_words() {{  # the words have no spaces",
+             '    COMPREPLY=($(compgen -W "$1" -- "$2"))',
+             "    compopt +o default +o filenames 2>/dev/null",
+             "}",
              f"{fn}() {{",
-             '    local cur prev cmd i',
+             "    local cur prev cmd i",
              '    cur="${COMP_WORDS[COMP_CWORD]}"',
              '    prev="${COMP_WORDS[COMP_CWORD-1]}"',
+             "    # --opt=value: bash splits the word at '=' (COMP_WORDBREAKS), or not, when that was changed",
+             '    if [[ "$cur" == "=" && "$prev" == -* ]]; then cur=""',
+             '    elif [[ "$prev" == "=" ]] && ((COMP_CWORD >= 2)); then prev="${COMP_WORDS[COMP_CWORD-2]}"',
+             '    elif [[ "$cur" == --*=* ]]; then prev="${cur%%=*}"; cur="${cur#*=}"',
+             "    fi",
              '    cmd=""',
-             '    for ((i = 1; i < COMP_CWORD; i++)); do',
+             "    for ((i = 1; i < COMP_CWORD; i++)); do",
              '        case "${COMP_WORDS[i]}" in',
              "            -*) ;;",
              f"            {'|'.join(c.name for c in cmds)}) cmd=\"${{COMP_WORDS[i]}}\"; break ;;",
@@ -104,22 +124,26 @@ def _bash(prog: str, top: list[Opt], cmds: list[Cmd]) -> str:
         lines.append('            case "$prev" in')
         for o in c.opts:
             if o.choices:
-                lines.append(f"                {'|'.join(o.flags)}) COMPREPLY=($(compgen -W \"{' '.join(o.choices)}\" "
-                             '-- "$cur")); return 0 ;;')
+                lines.append(f"                {'|'.join(o.flags)}) {fn}_words \"{' '.join(o.choices)}\" \"$cur\"; return 0 ;;")
             elif o.path:
-                lines.append(f"                {'|'.join(o.flags)}) COMPREPLY=($(compgen -f -- \"$cur\")); return 0 ;;")
+                lines.append(f"                {'|'.join(o.flags)}) {fn}_files \"$cur\"; return 0 ;;")
             elif o.takes_value:
-                lines.append(f"                {'|'.join(o.flags)}) COMPREPLY=(); return 0 ;;")
+                lines.append(f"                {'|'.join(o.flags)}) COMPREPLY=(); compopt +o default 2>/dev/null; return 0 ;;")
         lines.append("            esac")
         flags = [f for o in c.opts for f in o.flags]
         words = c.positional_choices + ([x.name for x in cmds] if c.name == "" else [])
-        if words:  # a word: the command or value names; a dash: the options
-            lines.append(f'            if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W "{" ".join(flags)}" -- "$cur"))')
-            lines.append(f'            else COMPREPLY=($(compgen -W "{" ".join(words)}" -- "$cur")); fi')
+        lines.append(f'            if [[ "$cur" == -* ]]; then {fn}_words "{" ".join(flags)}" "$cur"')
+        if c.positional_path:
+            lines.append(f'            else {fn}_files "$cur"; fi')
+        elif words:
+            lines.append(f'            else {fn}_words "{" ".join(words)}" "$cur"; fi')
         else:
-            lines.append(f'            COMPREPLY=($(compgen -W "{" ".join(flags)}" -- "$cur"))')
+            lines.append('            else COMPREPLY=(); compopt +o default 2>/dev/null; fi')
         lines.append("            ;;")
-    lines += ["    esac", "    return 0", "}", f"complete -F {fn} {prog}", ""]
+    lines += ["    esac", "    return 0", "}",
+              "# -o filenames: folders complete with a slash and no space, names with spaces are quoted;",
+              "# -o default: bash's own file completion where the script offers nothing.",
+              f"complete -o filenames -o default -F {fn} {prog}", ""]
     return "\n".join(lines)
 
 
@@ -139,10 +163,11 @@ def _zsh_spec(o: Opt) -> str:
         action = ":file:_files"
     elif o.takes_value:
         action = ":value: "
-    flags = o.flags
+    excl = " ".join(o.flags)
+    # a long option's value may follow '=' or come as the next word (_arguments' "--opt=" form)
+    flags = [f"{f}=" if o.takes_value and f.startswith("--") else f for f in o.flags]
     if len(flags) == 1:
         return f"'{flags[0]}[{_zq(o.help)}]{action}'"
-    excl = " ".join(flags)
     return f"'({excl})'{{{','.join(flags)}}}'[{_zq(o.help)}]{action}'"
 
 
@@ -170,8 +195,11 @@ def _zsh(prog: str, top: list[Opt], cmds: list[Cmd]) -> str:
         specs = [_zsh_spec(o) for o in c.opts]
         if c.positional_choices:
             specs.append(f"'*:value:({' '.join(c.positional_choices)})'")
-        else:
+        elif c.positional_path:
             specs.append("'*:file:_files'")
+        if not specs:
+            lines.append(f"                {c.name}) _arguments ;;")
+            continue
         lines.append(f"                {c.name}) _arguments \\")
         lines += [f"                    {s} \\" for s in specs[:-1]]
         lines.append(f"                    {specs[-1]} ;;")
@@ -222,6 +250,8 @@ def _fish(prog: str, top: list[Opt], cmds: list[Cmd]) -> str:
         lines += [_fish_opt(prog, cond, o) for o in c.opts]
         if c.positional_choices:
             lines.append(f"complete -c {prog} -n {_fq(cond)} -a {_fq(' '.join(c.positional_choices))}")
+        elif c.positional_path:
+            lines.append(f"complete -c {prog} -n {_fq(cond)} -F")  # files and folders (analyze FILE...)
     lines.append(f"# sub-commands: {names}")
     return "\n".join(lines) + "\n"
 

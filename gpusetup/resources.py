@@ -30,7 +30,16 @@ def resources_dir() -> Path:
     frozen = getattr(sys, "_MEIPASS", None)
     if frozen:
         return Path(frozen) / "resources"
-    return Path(__file__).resolve().parent.parent / "resources"
+    return _beside("resources")
+
+
+def _beside(name: str) -> Path:
+    """``name`` beside the package (a checkout, an editable install), else inside it (a wheel install:
+    gpusetup/_shipped/NAME, see pyproject.toml)."""
+    here = Path(__file__).resolve().parent
+    checkout = here.parent / name
+    shipped = here / "_shipped" / name
+    return shipped if not checkout.is_dir() and shipped.is_dir() else checkout
 
 
 def installers_dir() -> Path:
@@ -38,7 +47,7 @@ def installers_dir() -> Path:
     frozen = getattr(sys, "_MEIPASS", None)
     if frozen:
         return Path(frozen) / "installers"
-    return Path(__file__).resolve().parent.parent / "installers"
+    return _beside("installers")
 
 
 def resource(*parts: str) -> Path:

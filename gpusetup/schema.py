@@ -6,6 +6,7 @@ module generates, and validates real reports against it. Regenerate with ``pytho
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import enum
 import json
@@ -162,13 +163,29 @@ def analyze_schema_text() -> str:
     return json.dumps(analyze_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
+    """``python -m gpusetup.schema``: regenerate the committed schema files (``--check``: only compare)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m gpusetup.schema",
+        description="Write resources/schema/report.schema.json and analyze.schema.json from gpusetup/model.py "
+                    "(what `gpusetup diagnose --json` and `gpusetup analyze --json` write).")
+    parser.add_argument("--check", action="store_true",
+                        help="change nothing: exit 1 and name the files that differ from what would be written")
+    args = parser.parse_args(argv)
+    stale = []
     for name, text in (("report.schema.json", schema_text()), ("analyze.schema.json", analyze_schema_text())):
         path = resource("schema", name)
+        if args.check:
+            if not path.is_file() or path.read_text(encoding="utf-8") != text:
+                stale.append(str(path))
+            continue
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         print(f"wrote {path}")
+    for name in stale:
+        print(f"out of date: {name} (run python -m gpusetup.schema)")
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -8,6 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from gpusetup import term
 from gpusetup.analyze import analyze_paths, facts_summary, missing_fact_messages
 from gpusetup.analyze.fleet import fleet_rows
 from gpusetup.commands import write_atomic
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     analysis = analyze_paths(args.files)
     out = json.dumps(analysis.to_dict(), indent=2, ensure_ascii=False) + "\n" if args.json else render_text(analysis)
     if args.output:
-        write_atomic(Path(args.output), out)
+        write_atomic(Path(args.output), out if args.json else term.for_file(out))
         print(render(msg("analyze.out.written", path=args.output), output_language()), file=sys.stderr)
     else:
         sys.stdout.write(out)
@@ -56,7 +57,7 @@ def _fleet(args: argparse.Namespace, rows) -> int:  # noqa: ANN001 - list[FleetR
     """Many whole-machine reports/bundles: a fleet table, one row per machine."""
     out = json.dumps(fleet_json(rows), indent=2, ensure_ascii=False) + "\n" if args.json else fleet_table(rows)
     if args.output:
-        write_atomic(Path(args.output), out)
+        write_atomic(Path(args.output), out if args.json else term.for_file(out))
         print(render(msg("analyze.out.written", path=args.output), output_language()), file=sys.stderr)
     else:
         sys.stdout.write(out)
@@ -120,7 +121,7 @@ def render_text(analysis, language: str | None = None) -> str:  # noqa: ANN001 -
     width = 100
     lines: list[str] = []
     n = len(analysis.inputs)
-    lines.append(w(msg("analyze.out.heading-one" if n == 1 else "analyze.out.heading", count=n)))
+    lines.append(term.paint("bold", w(msg("analyze.out.heading-one" if n == 1 else "analyze.out.heading", count=n))))
     for i in analysis.inputs:
         if i.error:
             lines.append(f"  {i.name}: " + w(msg("analyze.out.not-read", error=i.said or i.error)))
@@ -138,7 +139,7 @@ def render_text(analysis, language: str | None = None) -> str:  # noqa: ANN001 -
             code = f" {f.catalogue}" if f.catalogue else ""
             translated = finding_text(f, lang)
             lines.append("")
-            lines.append(f"{_MARK.get(f.severity.value, f.severity.value)}{code}  "
+            lines.append(f"{term.paint(f.severity.value, _MARK.get(f.severity.value, f.severity.value))}{code}  "
                          f"{translated[0] if translated else f.title}  [{f.id}]")
             parts = [(w(msg("analyze.out.meaning")), translated[1]), (w(msg("analyze.out.detail-english")), f.detail)] \
                 if translated else [(w(msg("analyze.out.meaning")), f.detail)]
@@ -152,7 +153,7 @@ def render_text(analysis, language: str | None = None) -> str:  # noqa: ANN001 -
                 lines.append("    " + w(msg("analyze.out.evidence")))
                 lines.extend(f"      > {e}" for e in f.evidence)
     else:
-        lines.append(w(msg("analyze.out.no-problem")))
+        lines.append(term.paint("ok", w(msg("analyze.out.no-problem"))))
     facts = facts_summary(analysis.machine)
     lines.append("")
     lines.append(w(msg("analyze.out.facts")))

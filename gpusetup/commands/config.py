@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gpusetup import term
 from gpusetup.bundle.redact import Redactor
 from gpusetup.commands import carried
 from gpusetup.config import TEMPLATE, ConfigError, config_path, load_config
@@ -52,5 +53,5 @@ def run(args: argparse.Namespace) -> int:
             ("defaults.target", cfg.target)]
     for key, value in rows:
         shown = red.redact(value) if value else render(msg("config.out.not-set"), lang)
-        sys.stdout.write(f"  {key:<20} {shown}\n")
+        sys.stdout.write(f"  {term.paint('bold', f'{key:<20}')} {shown}\n")
     return 0

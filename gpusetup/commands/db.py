@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from gpusetup import term
 from gpusetup.commands import carried, positive_number
 from gpusetup.compat.db import DataError, get_db
 from gpusetup.compat.update import UpdateError, check_url, update
@@ -58,11 +59,12 @@ def run_info(args: argparse.Namespace) -> int:
     head = [render(m, lang) for m in (msg("db.out.col.table"), msg("db.out.col.checked"), msg("db.out.col.verified"),
                                       msg("db.out.col.rows"))]
     width = max(_cells(h) for h in [head[0], *(t["table"] for t in info["tables"])])
-    print(f"{_pad(head[0], width)}  {_pad(head[1], 10)}  {_pad(head[2], 8)}  {head[3]}")
+    print(term.paint("bold", f"{_pad(head[0], width)}  {_pad(head[1], 10)}  {_pad(head[2], 8)}  {head[3]}"))
     for t in info["tables"]:
         ver = render(msg("db.out.yes") if t["verified"] else msg("db.out.no"), lang)
+        ver = term.paint("ok" if t["verified"] else "warning", ver) + " " * max(0, 8 - _cells(ver))
         extra = render(msg("db.out.unverified", count=t["unverified_rows"]), lang) if t["unverified_rows"] else ""
-        print(f"{_pad(t['table'], width)}  {t['checked']}  {_pad(ver, 8)}  {t['rows']}{extra}")
+        print(f"{_pad(t['table'], width)}  {t['checked']}  {ver}  {t['rows']}{extra}")
     print()
     say(msg("db.out.legend"))
     return 0

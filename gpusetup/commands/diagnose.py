@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     if args.textfile:
         write_atomic(Path(args.textfile), render_prometheus(report))
     if args.output:
-        write_atomic(Path(args.output), text)
+        write_atomic(Path(args.output), term.for_file(text) if fmt == "text" else text)  # read on a terminal later
         print(words(msg("diagnose.out.written", path=args.output), output_language()), file=sys.stderr)
     else:
         sys.stdout.write(text)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
+from gpusetup import escape, term
 from gpusetup.commands import load_for_file
 from gpusetup.errors import EXIT_ERROR, EXIT_OK, EXIT_WARN, ToolError
 from gpusetup.generate import GenerateError, generate_setup, host_check
@@ -76,13 +76,14 @@ def _command_line(args: argparse.Namespace) -> str:
         parts.append("--allow-unverified")
     if args.healthcheck:
         parts.append("--healthcheck")
-    return shlex.join(parts)
+    return escape.sh_join(parts)  # one line, even for a file name with a newline in it
 
 
 def _print_findings(findings: list[Any], out: Any) -> None:
     for f in findings:
         translated = finding_text(f, output_language())
-        print(f"  [{f.severity.value}] {translated[0] if translated else f.title}", file=out)
+        print(f"  {term.paint(f.severity.value, f'[{f.severity.value}]')} {translated[0] if translated else f.title}",
+              file=out)
         if f.fix and f.severity.value in ("error", "warning"):
             for line in f.fix.splitlines():
                 print(f"      {line}", file=out)
@@ -143,8 +144,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  - {render(line, lang)}")
     warnings = result.warning_codes if len(result.warning_codes) == len(result.warnings) else result.warnings
     for line in warnings:
-        print(f"  ! {render(line, lang)}")
+        print(f"  {term.paint('warning', '!')} {render(line, lang)}")
     print(render(msg("docker.cli.host-check"), lang))
     _print_findings(result.host_findings, sys.stdout)
-    print(render(msg("docker.cli.next", out=shlex.quote(str(out)), image=result.image_name), lang))
+    print(render(msg("docker.cli.next", out=escape.sh(str(out)), image=result.image_name), lang))
     return host_code

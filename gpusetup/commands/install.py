@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gpusetup import credentials
+from gpusetup import credentials, term
 from gpusetup.cancel import CancelToken
 from gpusetup.commands import carried, gpu_number, load_for_file, write_atomic
 from gpusetup.commands.plan import live_check
@@ -131,8 +131,7 @@ class _Printer:
         self.last = line
         if self.tty:
             width = 119
-            sys.stderr.write("\r" + line[:width].ljust(width))
-            sys.stderr.flush()
+            term.rewrite_line(sys.stderr, line[:width])
             return
         # logs and CI: a line per phase, and at most one progress line every 5 s within a download
         key = re.sub(r"\s*\d+%$", "", label)

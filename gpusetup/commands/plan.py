@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any
 
-from gpusetup import __version__
+from gpusetup import __version__, term
 from gpusetup.commands import carried, gpu_number, load_for_file, plan_emit
 from gpusetup.compat import download_size, live
 from gpusetup.compat.db import DataError, get_db
@@ -191,7 +191,8 @@ def _plans_of(doc: dict[str, Any]) -> list[FrameworkPlan]:
 
 def plan_lines(t: PlanText, language: str | None = None) -> list[str]:
     """One framework's plan as indented text lines (the words come from gpusetup.report.plans)."""
-    out = [f"== {t.headline} =="]
+    style = {"ready": "ok", "action-first": "warning", "cpu-only": "warning"}.get(t.status, "error")
+    out = [term.paint(style, f"== {t.headline} ==")]  # kept or dropped by gpusetup.term where it is printed
     if t.actions:
         out.append("  " + label("first", language))
         for i, a in enumerate(t.actions, 1):

@@ -50,6 +50,7 @@ def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict
     """Write the project file (or print it); raise ToolError when it cannot be written."""
     # lazy: generate.project brings all of generate, the installer and the self-test's spec table: 146 ms of
     # every `gpusetup plan` (python -X importtime, 2 cores, load average 7.5), needed only with --emit.
+    from gpusetup.generate.facts import driver_cuda
     from gpusetup.generate.project import EmitError, Target, emit_project
 
     try:
@@ -59,6 +60,12 @@ def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict
 
     m = doc["machine"]
     target = Target(os=m["os"], arch=m["arch"], python=m["python"], wsl=m["wsl"])
+    if machine is not None and getattr(machine, "driver", None) is not None and machine.driver.version:
+        # what the driver provides (reported, else derived from the toolkit → driver table): pixi's __cuda
+        cuda, source = driver_cuda(machine)
+        target.driver = str(machine.driver.version)
+        target.driver_cuda = f"{cuda[0]}.{cuda[1]}" if cuda else None
+        target.driver_cuda_source = source
     for p in plans:
         ch = p.choice if p.ok else (p.gpu_choice or p.choice)
         if ch is not None:

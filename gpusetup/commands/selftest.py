@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gpusetup import term
 from gpusetup.cancel import CancelToken
 from gpusetup.commands import gpu_number, prepare_output, python_executable, write_atomic
 from gpusetup.i18n import finding_text, output_language
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
     def progress(label: str, fraction: float | None) -> None:
         if not quiet and label != "done":
-            print(f"\r\033[K  {label}…", end="", file=sys.stderr, flush=True)
+            term.rewrite_line(sys.stderr, f"  {label}…")
 
     old = signal.signal(signal.SIGINT, on_sigint)
     try:
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGINT, old)
         if not quiet:
-            print("\r\033[K", end="", file=sys.stderr, flush=True)
+            term.rewrite_line(sys.stderr, "")
     report = Report(machine=machine, selftest=result)
     report.findings = evaluate_measurements(report)
     text = render(report, "json") if args.json else format_text(result) + _findings_text(report)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpusetup import resources
+from gpusetup import escape, resources
 from gpusetup.generate import render
 from gpusetup.generate.hostcheck import host_check
 from gpusetup.generate.select import FLAVOURS, FRAMEWORKS, IMAGE_SOURCES, Refusal, Selection, add, choose
@@ -118,6 +118,7 @@ def generate_setup(machine: Machine, framework: str, out_dir: Path | str, **opti
     gpus = options.get("gpus")
     if gpus is not None and (not isinstance(gpus, int) or gpus < 1):
         raise GenerateError(msg("generate.error.bad-gpus", gpus=repr(gpus)))
+    _check_names(options)
     try:
         sel = choose(machine, framework, image_source=options.get("image_source") or "cuda",
                      flavour=options.get("flavour") or "base", cuda=options.get("cuda"),
@@ -153,9 +154,26 @@ def generate_setup(machine: Machine, framework: str, out_dir: Path | str, **opti
         ok=True, framework=framework, out_dir=str(out), files=list(files), image=sel.ref,
         image_name=render.image_name(sel, opts), framework_build=build, why=sel.why, warnings=sel.warnings,
         rejected=sel.rejected, host_findings=findings, why_codes=sel.why_codes, warning_codes=sel.warning_codes,
-        next_commands=[f"cd {out}", f"docker build -t {render.image_name(sel, opts)} .",
-                       f"docker run --rm --gpus all {render.image_name(sel, opts)}"],
+        next_commands=[f"cd {escape.sh(str(out))}", f"docker build -t {escape.sh(render.image_name(sel, opts))} .",
+                       f"docker run --rm --gpus all {escape.sh(render.image_name(sel, opts))}"],
     )
+
+
+def _check_names(options: dict[str, Any]) -> None:
+    """Names the generated files use where their format has rules: refused with the rule, never quoted into
+    something the cluster or Docker would read otherwise (``--image-name``, ``--registry``,
+    ``--runtime-class``)."""
+    checks = (("image_name", escape.image_ref, lambda v: msg("generate.error.bad-image-name", value=v)),
+              ("registry", escape.registry, lambda v: msg("generate.error.bad-registry", value=v)),
+              ("runtime_class", escape.k8s_name, lambda v: msg("generate.error.bad-runtime-class", value=v)))
+    for key, check, refusal in checks:
+        value = options.get(key)
+        if value is None or value == "":
+            continue
+        try:
+            check(value)
+        except escape.BadValue as exc:
+            raise GenerateError(refusal(escape.one_line(repr(exc.value)))) from exc
 
 
 def _write_all(out: Path, files: dict[str, str], force: bool) -> None:

@@ -4,32 +4,41 @@
 the text of one file:
 
 - ``uv``: a ``pyproject.toml`` with ``[[tool.uv.index]]`` entries marked ``explicit = true`` and
-  ``[tool.uv.sources]`` pointing each framework package at its index, so ``uv lock`` / ``uv sync`` get the
+  ``[tool.uv.sources]`` pointing each framework package at its index — and, for ROCm and Intel XPU, the
+  Triton packages torch depends on, as uv's PyTorch guide routes them — so ``uv lock`` / ``uv sync`` get the
   same build the plan chose (uv's ``--torch-backend`` does not reach ``lock``/``sync``);
-- ``pixi``: a ``pixi.toml`` with the ``[system-requirements]`` CUDA entry, the conda-forge channel, the
-  Python pin and ``[pypi-dependencies]`` with their index;
+- ``pixi``: a ``pixi.toml`` whose platform declares the CUDA the machine's *driver* provides (pixi's
+  ``__cuda``; the per-platform form of pixi 0.71+), the conda-forge channel, the Python pin and
+  ``[pypi-dependencies]`` with their index;
 - ``conda``: an ``environment.yml`` whose ``pip:`` section carries the index lines (conda hands that section
   to ``pip install -r`` as a requirements file);
-- ``requirements``: a ``requirements.txt`` with ``--index-url`` / ``--extra-index-url`` lines.
+- ``requirements``: a ``requirements.txt`` whose builds cannot silently come from the wrong index: the
+  framework index is the ``--index-url`` (the PyTorch index serves torch's own dependencies), and when PyPI is
+  needed as well, the framework build is pinned with its local version (``torch==2.14.1+cu126``), which no
+  PyPI wheel matches — pip fails instead of installing PyPI's build.
 
-No Qt, no network: plain text from the plan. Runtime environment variables the plan needs (for example
+TOML is written by tomli-w and YAML by PyYAML's safe dumper (never by concatenation), comments by
+:func:`gpusetup.escape.comment`, and every index URL is checked (:func:`gpusetup.escape.index_url`), so a
+value can only ever be a value. No Qt, no network: plain text from the plan. Runtime environment variables the plan needs (for example
 ``HSA_OVERRIDE_GFX_VERSION``) go where the tool reads them on activation (pixi ``[activation.env]``, conda
 ``variables:``) or, for uv and pip, into a comment that says how to set them.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import tomli_w
 from packaging.requirements import InvalidRequirement, Requirement
 
-from gpusetup.generate.yamlout import scalar
+from gpusetup import escape
+from gpusetup.compat.db import get_db
+from gpusetup.generate.render import yaml_dump
 from gpusetup.messages import msg, render
 from gpusetup.model import EMIT_KINDS, Choice, FrameworkPlan, Message
-from gpusetup.versions import version_key
 
 DEFAULT_FILES = {"uv": "pyproject.toml", "pixi": "pixi.toml", "conda": "environment.yml",
                  "requirements": "requirements.txt"}
@@ -70,6 +79,9 @@ class Target:
     wsl: bool = False
     env: dict[str, str] = field(default_factory=dict)  # runtime variables to set on activation
     env_why: dict[str, str] = field(default_factory=dict)
+    driver: str | None = None  # the NVIDIA driver version ("550.54.14"), when there is one
+    driver_cuda: str | None = None  # the CUDA version that driver provides ("12.4"), pixi's __cuda
+    driver_cuda_source: str | None = None  # where that came from, in words
 
 
 @dataclass
@@ -100,7 +112,13 @@ def emit_project(plans: list[FrameworkPlan], target: Target, kind: str, *, name:
     if kind not in EMIT_KINDS:
         raise EmitError(msg("emit.error.unknown-kind", kind=repr(kind), choices=", ".join(EMIT_KINDS)))
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
-        raise EmitError(msg("emit.error.bad-name", name=repr(name)))
+        raise EmitError(msg("emit.error.bad-name", name=escape.one_line(repr(name))))
+    for option, url in (("--index-url", index_url), ("--pytorch-mirror", pytorch_mirror)):
+        if url:
+            try:
+                escape.index_url(url)
+            except escape.BadValue as exc:
+                raise EmitError(msg("emit.error.bad-url", option=option, url=escape.one_line(repr(url)))) from exc
     index_url, login_a = _without_login(index_url)
     pytorch_mirror, login_b = _without_login(pytorch_mirror)
     picks = [pick for pick in (_pick(p, index_url, pytorch_mirror) for p in plans) if pick is not None]
@@ -122,7 +140,7 @@ def emit_project(plans: list[FrameworkPlan], target: Target, kind: str, *, name:
 
 def _mirror(url: str | None, index_url: str | None, pytorch_mirror: str | None) -> str | None:
     if url and pytorch_mirror and url.startswith(PYTORCH_INDEX_PREFIX):
-        return pytorch_mirror.rstrip("/") + url[len(PYTORCH_INDEX_PREFIX):]
+        return escape.join_url(pytorch_mirror, url[len(PYTORCH_INDEX_PREFIX):])  # ?token= stays at the end
     return url
 
 
@@ -213,16 +231,32 @@ def _python_pin(target: Target, picks: list[_Pick]) -> str | None:
     return f"{m.group(1)}.{m.group(2)}" if m else None
 
 
-def _comment(lines: list[str]) -> str:
-    return "".join(f"# {line}\n" if line else "#\n" for line in lines)
+def _header(lines: list[str]) -> str:
+    return "".join(escape.comment(line) + "\n" for line in lines)
 
 
-def _q(s: str) -> str:
-    """A TOML basic string (JSON's escapes are valid TOML)."""
-    return json.dumps(s, ensure_ascii=False)
+def _toml(doc: dict[str, Any]) -> str:
+    return tomli_w.dumps(doc)
 
 
 # ---------------------------------------------------------------------------------------------- uv
+
+# The packages uv's PyTorch guide routes to the PyTorch index besides torch itself, per backend (astral-sh/uv
+# docs/guides/integration/pytorch.md at 26a9dd4b, 2026-08-21: "ROCm support relies on both Triton packages,
+# which should also be installed from the PyTorch index (and included in `project.dependencies`)"; "Intel GPU
+# support relies on `triton-xpu`"). PyPI has old, unrelated uploads under these names (pytorch-triton-rocm
+# 2.1.0, triton-rocm 3.0.0rc1, triton-xpu 3.3.0b1: https://pypi.org/pypi/<name>/json, read 2026-11-27), so
+# without the routing uv finds no version that torch's pin accepts and the lock fails.
+_TRITON = {"rocm": ("pytorch-triton-rocm", "triton-rocm"), "xpu": ("triton-xpu",)}
+_TRITON_MARKER = {"rocm": "sys_platform == 'linux'", "xpu": "sys_platform == 'linux' or sys_platform == 'win32'"}
+
+
+def _backend(variant: str) -> str | None:
+    if variant.startswith("rocm"):
+        return "rocm"
+    if variant == "xpu":
+        return "xpu"
+    return None
 
 
 def _uv_marker(target: Target) -> str | None:
@@ -245,34 +279,49 @@ def _uv(picks: list[_Pick], target: Target, name: str, index_url: str | None, co
     py = _python_pin(target, picks)
     deps = [req for p in picks for req in p.choice.packages]
     indexes: dict[str, str] = {}  # url -> name
-    sources: dict[str, str] = {}  # package -> index name
+    sources: dict[str, Any] = {}  # package -> {index} or [{index, marker}]
     for p in picks:
         if not p.index:
             continue
         iname = indexes.setdefault(p.index, _index_name(p.index))
         for req in p.choice.packages:
-            sources.setdefault(_requirement(req).name, iname)
-    out = [_comment([*comments, "",
-                     "uv: merge [project].dependencies and the [tool.uv] tables into your own pyproject.toml,",
-                     "then `uv lock` and `uv sync`. `explicit = true` means an index serves only the packages",
-                     "[tool.uv.sources] sends to it, so nothing else is taken from it by accident."])]
-    out.append("[project]\n")
-    out.append(f"name = {_q(name)}\nversion = \"0.1.0\"\n")
+            sources.setdefault(_requirement(req).name, {"index": iname})
+        backend = _backend(p.choice.variant) if p.framework == "pytorch" else None
+        for pkg in _TRITON.get(backend or "", ()):
+            marker = _TRITON_MARKER[backend or ""]
+            if pkg not in sources:
+                deps.append(f"{pkg} ; {marker}")
+                sources[pkg] = [{"index": iname, "marker": marker}]
+    project: dict[str, Any] = {"name": name, "version": "0.1.0"}
     if py:
-        out.append(f"requires-python = {_q(f'=={py}.*')}\n")
-    out.append("dependencies = [\n" + "".join(f"    {_q(d)},\n" for d in deps) + "]\n")
-    marker = _uv_marker(target)
-    if marker:
-        out.append("\n[tool.uv]\n# Lock for the kind of machine the plan was made for only.\n")
-        out.append(f"environments = [{_q(marker)}]\n")
+        project["requires-python"] = f"=={py}.*"
+    project["dependencies"] = deps
+    uv: dict[str, Any] = {}
+    env_marker = _uv_marker(target)
+    if env_marker:
+        uv["environments"] = [env_marker]  # lock for the kind of machine the plan was made for only
+    index_rows: list[dict[str, Any]] = []
     if index_url:
-        out.append(f"\n[[tool.uv.index]]\nname = \"pypi-mirror\"\nurl = {_q(index_url)}\ndefault = true\n")
-    for url, iname in indexes.items():
-        out.append(f"\n[[tool.uv.index]]\nname = {_q(iname)}\nurl = {_q(url)}\nexplicit = true\n")
+        index_rows.append({"name": "pypi-mirror", "url": index_url, "default": True})
+    index_rows += [{"name": iname, "url": url, "explicit": True} for url, iname in indexes.items()]
+    if index_rows:
+        uv["index"] = index_rows
     if sources:
-        out.append("\n[tool.uv.sources]\n")
-        out += [f"{pkg} = {{ index = {_q(iname)} }}\n" for pkg, iname in sources.items()]
-    return "".join(out)
+        uv["sources"] = sources
+    doc: dict[str, Any] = {"project": project}
+    if uv:
+        doc["tool"] = {"uv": uv}
+    routed = [pkg for pkgs in _TRITON.values() for pkg in pkgs if pkg in sources]
+    text = [*comments, "",
+            "uv: merge [project].dependencies and the [tool.uv] tables into your own pyproject.toml,",
+            "then `uv lock` and `uv sync`. `explicit = true` means an index serves only the packages",
+            "[tool.uv.sources] sends to it, so nothing else is taken from it by accident."]
+    if env_marker:
+        text.append(f"tool.uv.environments: lock for {env_marker} only (the kind of machine the plan was made for).")
+    if routed:
+        text += [f"{', '.join(routed)}: the Triton build torch needs for this GPU comes from the same index (as",
+                 "uv's PyTorch guide routes it); PyPI's packages of that name are older, unrelated uploads."]
+    return _header(text) + _toml(doc)
 
 
 # -------------------------------------------------------------------------------------------- pixi
@@ -293,75 +342,117 @@ def _pixi(picks: list[_Pick], target: Target, name: str, index_url: str | None, 
         raise EmitError(msg("emit.error.no-pixi-platform", os=target.os or msg("emit.error.unknown-os"),
                             arch=f" {target.arch}" if target.arch else ""))
     py = _python_pin(target, picks)
-    cudas = [c for c in (_cuda_version(p.choice) for p in picks if p.gpu) if c]
-    cuda = max(cudas, key=version_key) if cudas else None
-    out = [_comment([*comments, "",
-                     "pixi: `pixi install` solves and locks this workspace; `pixi shell` activates it."])]
-    out.append("[workspace]\n")
-    out.append(f"name = {_q(name)}\nchannels = [\"conda-forge\"]\nplatforms = [{_q(platform)}]\n")
+    cuda_picks = [p for p in picks if p.gpu and _cuda_version(p.choice)]
+    text = [*comments, "", "pixi: `pixi install` solves and locks this workspace; `pixi shell` activates it."]
+    platform_entry: str | dict[str, str] = platform
+    if cuda_picks and target.driver_cuda:
+        # pixi's __cuda is what the *driver* provides (pixi refuses run/shell on a machine whose driver provides
+        # less): the driver's CUDA, not the wheels' — a cu126 wheel runs on a 12.4 driver (minor-version
+        # compatibility), and declaring 12.6 would lock this very machine out.
+        platform_entry = {"platform": platform, "cuda": target.driver_cuda}
+        builds = ", ".join(f"{p.choice.variant} (CUDA {_cuda_version(p.choice)})" for p in cuda_picks)
+        text += [f"cuda = {target.driver_cuda}: the CUDA version the NVIDIA driver {target.driver or ''} provides"
+                 f"{' (' + target.driver_cuda_source + ')' if target.driver_cuda_source else ''}, pixi's __cuda;",
+                 f"the build(s) {builds} run on it. pixi older than 0.71 does not read a platform table: there,",
+                 f"write platforms = [\"{platform}\"] and a [system-requirements] table with cuda = "
+                 f"\"{target.driver_cuda}\"."]
+    elif cuda_picks:
+        text += ["No NVIDIA driver was found, so no __cuda is declared: once a driver is installed, add its CUDA",
+                 "version (`nvidia-smi` shows it) with `pixi workspace platform edit` or cuda = \"X.Y\" on the platform."]
+    workspace: dict[str, Any] = {"name": name, "channels": ["conda-forge"], "platforms": [platform_entry]}
+    doc: dict[str, Any] = {"workspace": workspace}
     if index_url:
-        out.append(f"\n[pypi-options]\nindex-url = {_q(index_url)}\n")
-    if cuda:
-        out.append("\n[system-requirements]\n")
-        out.append(f"# The chosen build needs a driver for CUDA {cuda} or newer (pixi's __cuda virtual package).\n")
-        out.append(f"# Newer pixi also accepts: platforms = [{{ platform = {_q(platform)}, cuda = {_q(cuda)} }}]\n")
-        out.append(f"cuda = {_q(cuda)}\n")
-    out.append("\n[dependencies]\n")
+        doc["pypi-options"] = {"index-url": index_url}
     if py:
-        out.append(f"python = {_q(f'{py}.*')}\n")
-    out.append("\n[pypi-dependencies]\n")
+        doc["dependencies"] = {"python": f"{py}.*"}
+    pypi: dict[str, Any] = {}
     for p in picks:
         for req in p.choice.packages:
             r = _requirement(req)
-            parts = [f"version = {_q(str(r.specifier) or '*')}"]
+            entry: dict[str, Any] = {"version": str(r.specifier) or "*"}
             if r.extras:
-                parts.append("extras = [" + ", ".join(_q(e) for e in sorted(r.extras)) + "]")
+                entry["extras"] = sorted(r.extras)
             if p.index:
-                parts.append(f"index = {_q(p.index)}")
-            out.append(f"{r.name} = {{ {', '.join(parts)} }}\n")
+                entry["index"] = p.index
+            pypi[r.name] = entry
+    doc["pypi-dependencies"] = pypi
     if target.env:
-        out.append("\n[activation.env]\n")
-        out += [f"{k} = {_q(v)}\n" for k, v in target.env.items()]
-    return "".join(out)
+        doc["activation"] = {"env": dict(target.env)}
+    return _header(text) + _toml(doc)
 
 
 # ------------------------------------------------------------------------------- pip and conda's pip
 
 
-def _pip_lines(picks: list[_Pick], index_url: str | None) -> list[str]:
-    """Requirements-file lines: the primary index (PyPI or its mirror), each framework index, the pins.
+_LOCAL_LABEL = re.compile(r"cu\d+|rocm[\d.]+|xpu|cpu")
 
-    pip merges the candidates of all indexes and takes the highest matching version; a framework index's
-    ``2.9.1+cu126`` sorts above PyPI's plain ``2.9.1``, so the pinned GPU build wins.
+
+def _exact_pin(p: _Pick, req: str) -> str:
+    """``req`` with the exact version and the build's local label (``torch==2.14.*`` → ``torch==2.14.1+cu126``)
+    when the compatibility data knows the release's newest patch; else ``req`` unchanged."""
+    r = _requirement(req)
+    if r.name != "torch" or not _LOCAL_LABEL.fullmatch(p.choice.variant) or r.marker or r.url:
+        return req
+    latest = next((str(row.get("latest_known") or "") for row in get_db().rows("pytorch", "releases")
+                   if str(row.get("version")) == p.choice.version), "")
+    if not latest or not r.specifier.contains(latest, prereleases=True):
+        return req
+    extras = f"[{','.join(sorted(r.extras))}]" if r.extras else ""
+    return f"{r.name}{extras}=={latest}+{p.choice.variant}"
+
+
+def _pip_lines(picks: list[_Pick], index_url: str | None) -> tuple[list[str], list[str]]:
+    """Requirements-file lines and what to say about them.
+
+    pip takes the highest matching version from *all* its indexes and only warns when one is unreachable, so
+    ``--extra-index-url <framework index>`` silently installs PyPI's build (CUDA 13 on Linux, CPU on Windows)
+    whenever the framework index is slow or down. Here, when every build comes from one framework index, that
+    index is the only one (``--index-url``; the PyTorch index serves torch's dependencies too); when PyPI is
+    needed as well, the framework builds are pinned with their local version label, which no PyPI wheel has.
     """
+    framework = list(dict.fromkeys(p.index for p in picks if p.index))
+    from_pypi = [p for p in picks if not p.index]
     lines: list[str] = []
+    notes: list[str] = []
+    if len(framework) == 1 and not from_pypi:
+        lines.append(f"--index-url {framework[0]}")
+        lines += [req for p in picks for req in p.choice.packages]
+        notes.append(f"The only index is {framework[0]}: it serves the build and its dependencies, and when it "
+                     "cannot be reached pip stops instead of taking another build from PyPI.")
+        if index_url:
+            notes.append(f"The PyPI mirror {index_url} is not needed here: nothing in this file comes from PyPI.")
+        return lines, notes
     if index_url:
         lines.append(f"--index-url {index_url}")
-    for url in dict.fromkeys(p.index for p in picks if p.index):
-        lines.append(f"--extra-index-url {url}")
-    lines += [req for p in picks for req in p.choice.packages]
-    return lines
+    lines += [f"--extra-index-url {url}" for url in framework]
+    for p in picks:
+        for req in p.choice.packages:
+            pinned = _exact_pin(p, req) if p.index else req
+            lines.append(pinned)
+            if pinned != req:
+                notes.append(f"{pinned}: the exact build, so pip fails when {p.index} cannot be reached instead "
+                             "of installing the PyPI build of the same version.")
+    return lines, notes
 
 
 def _requirements(picks: list[_Pick], target: Target, name: str, index_url: str | None,
                   comments: list[str]) -> str:
-    extra = ["", "pip: `python -m pip install -r requirements.txt`."]
+    lines, notes = _pip_lines(picks, index_url)
+    extra = [*notes, "", "pip: `python -m pip install -r requirements.txt`."]
     if target.env:
-        extra.append("Set before running: " + " ".join(f"{k}={v}" for k, v in target.env.items()))
-    return _comment([*comments, *extra]) + "".join(f"{line}\n" for line in _pip_lines(picks, index_url))
+        extra.append("Set before running: " + " ".join(f"{k}={escape.sh(v)}" for k, v in target.env.items()))
+    return _header([*comments, *extra]) + "".join(f"{line}\n" for line in lines)
 
 
 def _conda(picks: list[_Pick], target: Target, name: str, index_url: str | None, comments: list[str]) -> str:
     py = _python_pin(target, picks)
-    out = [_comment([*comments, "",
-                     "conda: `conda env create -f environment.yml` (or mamba / micromamba). conda installs the",
-                     "pip: list with `pip install -r` on a temporary requirements file, index lines included."])]
-    out.append(f"name: {scalar(name)}\nchannels:\n  - conda-forge\n  - nodefaults\ndependencies:\n")
-    if py:
-        out.append(f"  - {scalar(f'python={py}')}\n")
-    out.append("  - pip\n  - pip:\n")
-    out += [f"      - {scalar(line)}\n" for line in _pip_lines(picks, index_url)]
+    lines, notes = _pip_lines(picks, index_url)
+    text = [*comments, *notes, "",
+            "conda: `conda env create -f environment.yml` (or mamba / micromamba). conda installs the",
+            "pip: list with `pip install -r` on a temporary requirements file, index lines included."]
+    deps: list[Any] = [f"python={py}"] if py else []
+    deps += ["pip", {"pip": lines}]
+    doc: dict[str, Any] = {"name": name, "channels": ["conda-forge", "nodefaults"], "dependencies": deps}
     if target.env:
-        out.append("variables:\n")
-        out += [f"  {k}: {scalar(v)}\n" for k, v in target.env.items()]
-    return "".join(out)
+        doc["variables"] = dict(target.env)
+    return _header(text) + yaml_dump(doc)

@@ -21,6 +21,7 @@ from gpusetup.compat.db import get_db
 from gpusetup.compat.live import _override as live_override
 from gpusetup.compat.live import _platform as live_platform
 from gpusetup.config import ConfigError, load_config
+from gpusetup.escape import join_url
 from gpusetup.install import python as pyfind
 from gpusetup.install import snippets
 from gpusetup.install.net import pip_config_value
@@ -329,7 +330,7 @@ def _target_python_version(machine: Machine) -> str | None:
 def mirror_url(url: str | None, index_url: str | None, pytorch_mirror: str | None) -> str | None:
     """The index a requirement really comes from, after applying the user's mirrors."""
     if url and pytorch_mirror and url.startswith(PYTORCH_INDEX_PREFIX):
-        return pytorch_mirror.rstrip("/") + url[len(PYTORCH_INDEX_PREFIX):]
+        return join_url(pytorch_mirror, url[len(PYTORCH_INDEX_PREFIX):])  # a ?token= query stays at the end
     if url is None:
         return index_url
     return url

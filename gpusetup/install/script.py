@@ -7,10 +7,9 @@ and carries the installer scripts inline so it needs nothing but itself.
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
-from gpusetup import credentials
+from gpusetup import credentials, escape
 from gpusetup.install.plan import InstallPlan, installers_dir
 from gpusetup.model import Plan
 
@@ -30,10 +29,11 @@ def _home_relative(arg: str) -> str | None:
 
 
 def _sh_word(arg: str) -> str:
+    """One bash word on one line (:func:`gpusetup.escape.sh`), ``~/`` kept as the runner's home."""
     rest = _home_relative(arg)
     if rest is None:
-        return shlex.quote(arg)
-    return '"$HOME"' + (shlex.quote("/" + rest) if rest else "")
+        return escape.sh(arg)
+    return '"$HOME"' + (escape.sh("/" + rest) if rest else "")
 
 
 def _ps_word(arg: str) -> str:
@@ -66,7 +66,8 @@ def render_script(plan: Plan, shell: str = "bash") -> str:
 
 
 def _comment(text: str, mark: str = "#") -> list[str]:
-    return [f"{mark} {line}".rstrip() for line in text.splitlines()]
+    """Comment lines: one per line of ``text``; nothing in a line can end its comment (escape.comment)."""
+    return escape.comments(text.rstrip("\n").split("\n"), mark)
 
 
 def _bash(plan: Plan) -> str:
@@ -96,12 +97,12 @@ def _bash(plan: Plan) -> str:
                 "}"]
         for url in plan.indexes:
             page = url.rstrip("/") + "/" + (plan.probes.get(url) or plan.probe_package or "pip") + "/"
-            out.append(f"gpusetup_reach {shlex.quote(page)} || "
-                       f"{{ echo {shlex.quote('Cannot reach ' + url + ': check the network or proxy (HTTPS_PROXY).')} >&2; exit 1; }}")
+            out.append(f"gpusetup_reach {escape.sh(page)} || "
+                       f"{{ echo {escape.sh('Cannot reach ' + url + ': check the network or proxy (HTTPS_PROXY).')} >&2; exit 1; }}")
     n = len(plan.steps)
     for i, s in enumerate(plan.steps, 1):
-        out += ["", f"# Step {i} of {n}: {s.title}"] + _comment(s.explain)
-        out.append(f"echo {shlex.quote(f'==> Step {i} of {n}: {s.title}')}")
+        out += ["", escape.comment(f"Step {i} of {n}: {s.title}")] + _comment(s.explain)
+        out.append(f"echo {escape.sh(f'==> Step {i} of {n}: {s.title}')}")
         if s.kind == "reboot":
             out += ["echo 'Restart the computer now, then run the remaining steps of this script.'", "exit 0"]
             continue
@@ -116,7 +117,7 @@ def _bash(plan: Plan) -> str:
         env = "".join(f"{k}={_sh_word(v)} " for k, v in s.env.items())
         out.append(prefix + env + " ".join(words))
         if s.undo:
-            out.append("# undo: " + " ".join(_sh_word(a).replace("\n", " ") for a in s.undo)[:300])
+            out.append(escape.comment("undo: " + " ".join(_sh_word(a) for a in s.undo)[:300]))
     out += ["", "echo 'All steps finished.'", ""]
     return "\n".join(out)
 
@@ -133,8 +134,8 @@ def _powershell(plan: Plan) -> str:
                        f"Out-Null }} catch {{ throw {_ps_quote('Cannot reach ' + url + ': check the network or proxy.')} }}")
     n = len(plan.steps)
     for i, s in enumerate(plan.steps, 1):
-        out += ["", f"# Step {i} of {n}: {s.title}"] + _comment(s.explain)
-        out.append(f"Write-Host {_ps_quote(f'==> Step {i} of {n}: {s.title}')}")
+        out += ["", escape.comment(f"Step {i} of {n}: {s.title}")] + _comment(s.explain)
+        out.append(f"Write-Host {_ps_quote(escape.one_line(f'==> Step {i} of {n}: {s.title}'))}")
         if s.kind == "reboot":
             out += ["Write-Host 'Restart Windows now, then run the remaining steps.'", "exit 0"]
             continue
@@ -144,6 +145,6 @@ def _powershell(plan: Plan) -> str:
             out.append("# needs an Administrator PowerShell")
         out += [f"$env:{k} = {_ps_quote(v)}" for k, v in s.env.items()]
         out.append("& " + " ".join(_ps_word(a) for a in s.argv))
-        out.append(f"if ($LASTEXITCODE -ne 0) {{ throw {_ps_quote(f'Step {i} ({s.title}) failed')} + \" (exit code $LASTEXITCODE)\" }}")
+        out.append(f"if ($LASTEXITCODE -ne 0) {{ throw {_ps_quote(escape.one_line(f'Step {i} ({s.title}) failed'))} + \" (exit code $LASTEXITCODE)\" }}")
     out += ["", "Write-Host 'All steps finished.'", ""]
     return "\n".join(out)

@@ -3,8 +3,7 @@ the plan, and self-test results as bars against rated peaks. Follows the reader'
 
 from __future__ import annotations
 
-from html import escape
-
+from gpusetup.escape import html as escape  # entities, and control characters shown visibly
 from gpusetup.model import Finding, Gpu, Report, Severity
 from gpusetup.report import sections
 from gpusetup.report.plans import describe

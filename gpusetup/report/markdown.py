@@ -1,7 +1,13 @@
-"""Markdown report to paste into an issue tracker: findings first, facts as tables, raw output collapsed."""
+"""Markdown report to paste into an issue tracker: findings first, facts as tables, raw output collapsed.
+
+Every value from the machine or from a report (GPU names, evidence, tool output) goes through
+:mod:`gpusetup.escape`: inline text with Markdown and HTML escaped (a ``<script>`` in a GPU name stays text),
+code blocks in fences that nothing inside can close (evidence containing ``` does not end the block).
+"""
 
 from __future__ import annotations
 
+from gpusetup.escape import md_code, md_fence, md_text
 from gpusetup.model import Report, Severity
 from gpusetup.report import sections
 from gpusetup.report.plans import describe
@@ -13,36 +19,37 @@ def _cell(v: object) -> str:
     if v is None or v == "" or v == []:
         return "—"
     text = ", ".join(map(str, v)) if isinstance(v, list) else str(v)
-    return text.replace("|", "\\|").replace("\n", " ")
+    return md_text(text)  # one line, | and Markdown/HTML escaped
 
 
 def _table(rows: list[tuple[str, object]]) -> list[str]:
     rows = [(k, v) for k, v in rows if v not in (None, "", [])]
     if not rows:
         return []
-    return ["| | |", "|---|---|", *[f"| {k} | {_cell(v)} |" for k, v in rows], ""]
+    return ["| | |", "|---|---|", *[f"| {_cell(k)} | {_cell(v)} |" for k, v in rows], ""]
 
 
 def render(report: Report) -> str:
     m = report.machine
-    out: list[str] = [f"## gpusetup report ({m.tool_version or '?'}, {m.collected_at or 'time unknown'})", ""]
+    out: list[str] = [f"## gpusetup report ({md_text(m.tool_version or '?')}, {md_text(m.collected_at or 'time unknown')})",
+                      ""]
     problems = [f for f in report.findings if f.severity is not Severity.OK]
     out += [f"### Findings ({len(problems)})", ""]
     if not problems:
         out += ["No problems found.", ""]
     for f in report.findings:
-        code = f" `{f.catalogue}`" if f.catalogue else ""
-        out.append(f"- {_MARK[f.severity]}: {f.title}{code}")
+        code = f" {md_code(f.catalogue)}" if f.catalogue else ""
+        out.append(f"- {_MARK[f.severity]}: {md_text(f.title)}{code}")
         if f.detail:
-            out.append(f"  {f.detail}")
+            out.append(f"  {md_text(f.detail)}")
         if f.fix:
-            out += ["", "  **Fix:**", "", "  ```", *[f"  {line}" for line in f.fix.splitlines()], "  ```"]
+            out += ["", "  **Fix:**", "", *md_fence(f.fix.splitlines(), indent="  ")]
         if f.evidence:
-            out += ["  <details><summary>evidence</summary>", "", "  ```", *[f"  {e}" for e in f.evidence], "  ```", "  </details>"]
+            out += ["  <details><summary>evidence</summary>", "", *md_fence(f.evidence, indent="  "), "  </details>"]
         out.append("")
     out += [f"### GPUs ({len(m.gpus)})", ""]
     for i, g in enumerate(m.gpus):
-        out += [f"**{sections.gpu_title(i, g)}**", "", *_table(sections.gpu_rows(g))]
+        out += [f"**{md_text(sections.gpu_title(i, g))}**", "", *_table(sections.gpu_rows(g))]
     out += ["### Driver", "", *(_table(sections.driver_rows(m.driver)) or ["No NVIDIA driver found.", ""])]
     out += ["### CUDA stack", "", *(_table(sections.cuda_rows(m.cuda)) or ["Nothing found (framework wheels bring their own CUDA libraries).", ""])]
     out += ["### Python and frameworks", ""]
@@ -54,14 +61,15 @@ def render(report: Report) -> str:
         for p in report.plans:
             t = describe(p, "en")  # Markdown and HTML are written to be shared (issue trackers): English
             ch = p.choice
-            out.append(f"- **{p.framework}**: " + (f"{ch.version} `{ch.variant}` ({t.status_text})" if ch else t.summary))
+            out.append(f"- **{md_text(p.framework)}**: " + (f"{md_text(ch.version)} {md_code(ch.variant)} "
+                                                            f"({md_text(t.status_text)})" if ch else md_text(t.summary)))
             for a in t.actions:
                 out.append(f"  - first: {_cell(a.why)}")
             if ch and ch.commands:
-                out += ["", "  ```bash", *[f"  {cmd}" for cmd in ch.commands], "  ```"]
+                out += ["", *md_fence(ch.commands, "bash", indent="  ")]
             if t.rejected:
                 out += ["", f"  <details><summary>{len(t.rejected)} options not chosen</summary>", ""]
-                out += [f"  - `{option}`: {_cell(reason)}" for option, reason in t.rejected]
+                out += [f"  - {md_code(option)}: {_cell(reason)}" for option, reason in t.rejected]
                 out += ["", "  </details>"]
         out.append("")
     if report.selftest:
@@ -69,12 +77,13 @@ def render(report: Report) -> str:
         for meas in report.selftest.measurements:
             val = "—" if meas.value is None else f"{meas.value:.3g} {meas.unit}"
             rated = f"{meas.rated:.3g} ({meas.fraction:.0%})" if meas.rated and meas.fraction is not None else "—"
-            out.append(f"| {meas.name} | {val} | {rated} | {meas.verdict}: {_cell(meas.reason)} |")
+            out.append(f"| {_cell(meas.name)} | {val} | {rated} | {_cell(meas.verdict)}: {_cell(meas.reason)} |")
         out.append("")
     raw = [c for c in m.commands if c.stdout_tail or c.stderr_tail]
     if raw:
         out += ["<details><summary>Raw command output</summary>", ""]
         for cmd in raw:
-            out += [f"`{' '.join(cmd.argv)}` → exit {cmd.returncode}{' (timed out)' if cmd.timed_out else ''}, {cmd.duration_ms:.0f} ms", "", "```", (cmd.stdout_tail + cmd.stderr_tail).rstrip()[-3000:], "```", ""]
+            out += [f"{md_code(' '.join(cmd.argv))} → exit {cmd.returncode}{' (timed out)' if cmd.timed_out else ''}, "
+                    f"{cmd.duration_ms:.0f} ms", "", *md_fence([(cmd.stdout_tail + cmd.stderr_tail).rstrip()[-3000:]]), ""]
         out += ["</details>", ""]
     return "\n".join(out).rstrip() + "\n"

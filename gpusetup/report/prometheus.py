@@ -6,17 +6,19 @@ reads half a file. No timestamps on samples (the textfile collector refuses them
 ``gpusetup_last_run_timestamp_seconds``. GPU UUIDs, serials and the host name are never labels (node_exporter
 adds ``instance``); names and versions are.
 
-Metrics (all gauges):
+Metrics (all gauges), named as node_exporter and dcgm-exporter name theirs: ``*_build_info`` for the
+program's own version, ``*_info`` for information carried as labels on a constant 1, ``*_ratio`` for a
+value between 0 and 1, base units (``_bytes_per_second``, ``_seconds``):
 
-- ``gpusetup_info{version}`` 1, ``gpusetup_driver_info{version, cuda_version}`` 1 (only with a driver),
+- ``gpusetup_build_info{version}`` 1, ``gpusetup_driver_info{version, cuda_version}`` 1 (only with a driver),
   ``gpusetup_cuda_toolkit_info{version}`` 1 per toolkit found;
 - ``gpusetup_gpus{vendor}`` the number of GPUs, ``gpusetup_gpu_info{gpu, vendor, name, compute_capability,
   pci_id}`` 1 per GPU;
 - ``gpusetup_findings{severity}`` the number of findings of each severity (all four always present, so an
-  alert can compare with 0), ``gpusetup_finding{id, severity, catalogue, gpu}`` 1 per finding,
+  alert can compare with 0), ``gpusetup_finding_info{id, severity, catalogue, gpu}`` 1 per finding,
   ``gpusetup_worst_severity`` 0 ok, 1 info, 2 warning, 3 error (as the exit code, plus info);
 - with a self-test: ``gpusetup_selftest_bandwidth_bytes_per_second{test, device}``,
-  ``gpusetup_selftest_flops{test, device}``, ``gpusetup_selftest_fraction_of_rated{test, device}`` and
+  ``gpusetup_selftest_flops{test, device}``, ``gpusetup_selftest_rated_ratio{test, device}`` (the result over the rated peak) and
   ``gpusetup_selftest_passed{test, device}`` (1 pass, 0 fail or warn; skipped tests are left out).
 """
 
@@ -26,6 +28,7 @@ import math
 import time
 
 from gpusetup import __version__
+from gpusetup.escape import prom_label
 from gpusetup.model import Report, Severity
 
 _SEVERITIES = (Severity.OK, Severity.INFO, Severity.WARNING, Severity.ERROR)
@@ -39,7 +42,8 @@ _UNITS = {
 
 
 def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+    """A label value as the text format escapes it (control characters shown as text: no escape exists)."""
+    return prom_label(value)
 
 
 def _labels(**labels: object) -> str:
@@ -78,7 +82,7 @@ def render_prometheus(report: Report, *, now: float | None = None) -> str:
     """The report as Prometheus text exposition (format 0.0.4) for the textfile collector."""
     m = report.machine
     o = _Out()
-    o.add("gpusetup_info", "gpusetup that wrote these metrics.", 1, version=__version__)
+    o.add("gpusetup_build_info", "The gpusetup version that wrote these metrics.", 1, version=__version__)
     o.add("gpusetup_last_run_timestamp_seconds", "When gpusetup diagnose ran (Unix time).",
           round(time.time() if now is None else now, 3))
     if m.driver.version:
@@ -102,7 +106,7 @@ def render_prometheus(report: Report, *, now: float | None = None) -> str:
     for s in _SEVERITIES:
         o.add("gpusetup_findings", "The number of findings of each severity.", counts[s], severity=s.value)
     for f in report.findings:
-        o.add("gpusetup_finding", "One finding of gpusetup diagnose (id and catalogue number as labels).", 1,
+        o.add("gpusetup_finding_info", "One finding of gpusetup diagnose (id and catalogue number as labels).", 1,
               id=f.id, severity=f.severity.value, catalogue=f.catalogue, gpu=f.gpu_index)
     o.add("gpusetup_worst_severity", "The worst finding: 0 ok, 1 info, 2 warning, 3 error.", report.worst.rank)
     if report.selftest is not None:
@@ -122,7 +126,7 @@ def _selftest(o: _Out, report: Report) -> None:
             name, factor, help_ = unit
             o.add(name, help_, ms.value * factor, **labels)
         if ms.fraction is not None:
-            o.add("gpusetup_selftest_fraction_of_rated", "A self-test result divided by the rated peak.",
+            o.add("gpusetup_selftest_rated_ratio", "A self-test result divided by the rated peak (0 to 1 and above).",
                   round(ms.fraction, 4), **labels)
         if ms.verdict in ("pass", "warn", "fail"):
             o.add("gpusetup_selftest_passed", "1 when the self-test met its expectation, 0 when it did not.",

@@ -17,6 +17,7 @@ from gpusetup.messages import msg, render
 from gpusetup.model import Finding, Gpu, Machine, Message, Report, SelfTestResult, Severity
 from gpusetup.report.plans import describe
 from gpusetup.selftest import text as selftest_text
+from gpusetup.term import STYLES
 
 # The labels of the facts (the English is the key the renderer passes).
 KEYS: dict[str, Message] = {
@@ -47,8 +48,9 @@ KEYS: dict[str, Message] = {
 }
 
 _ICON = {Severity.ERROR: "ERROR", Severity.WARNING: "WARN ", Severity.INFO: "INFO ", Severity.OK: "OK   "}
-_COLOR = {Severity.ERROR: "\x1b[31;1m", Severity.WARNING: "\x1b[33;1m", Severity.INFO: "\x1b[36m", Severity.OK: "\x1b[32m"}
-_BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
+# gpusetup's colours are defined once (gpusetup.term.STYLES): the only escape sequences a terminal gets from it
+_COLOR = {s: STYLES[s.value] for s in (Severity.ERROR, Severity.WARNING, Severity.INFO, Severity.OK)}
+_BOLD, _DIM, _RESET = STYLES["bold"], STYLES["dim"], STYLES["reset"]
 _WIDTH = 100
 _KEY = 22
 

@@ -90,7 +90,7 @@ def test_every_shell_script_names_every_command_and_powershell_has_choices() -> 
 
 def test_completion_command_prints_the_script(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["completion", "bash"]) == 0
-    assert "complete -F _gpusetup gpusetup" in capsys.readouterr().out
+    assert "complete -o filenames -o default -F _gpusetup gpusetup" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------------------------------- colour
@@ -201,12 +201,13 @@ def test_plan_emit_takes_mirrors_from_the_config(monkeypatch: pytest.MonkeyPatch
     prof.write_text(json.dumps({"os": "linux", "arch": "x86_64", "python": "3.12", "driver": "580.65.06",
                                 "gpus": [{"vendor": "nvidia", "name": "NVIDIA GeForce RTX 3090",
                                           "compute_capability": "8.6"}]}))
-    assert main(["plan", "--for", str(prof), "--emit", "requirements"]) == 0
+    # torch and jax: PyPI (its mirror) is needed too, so the torch build is pinned exactly
+    assert main(["plan", "--for", str(prof), "-f", "pytorch", "-f", "jax", "--emit", "requirements"]) == 0
     out = capsys.readouterr().out
     assert "--index-url https://pypi.mirror.example/simple" in out
     assert "--extra-index-url https://torch.mirror.example/whl/cu" in out
     assert main(["plan", "--for", str(prof), "--emit", "requirements", "--pytorch-mirror", "https://o.example/w"]) == 0
-    assert "--extra-index-url https://o.example/w/cu" in capsys.readouterr().out  # the option wins
+    assert "--index-url https://o.example/w/cu" in capsys.readouterr().out  # the option wins
 
 
 def test_plan_takes_default_frameworks_from_the_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,

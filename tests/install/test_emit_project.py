@@ -6,7 +6,8 @@ download.pytorch.org) has ``torch <version>+<variant>``; the PyPI stand-in (``/w
 ``torch <version>`` as the wrong build a careless file would pick, plus the PyPI-only packages.
 
 - uv: real ``uv lock`` then ``uv sync --frozen`` (uv from the Python package index, in the test extra).
-- requirements: real pip (``pip install --dry-run --report``) on the file.
+- requirements: real pip (``pip install --dry-run --report``) on the file; and again with the framework
+  index unreachable (a closed port on 127.0.0.1), where pip must fail instead of taking PyPI's build.
 - conda: conda itself does not install from the Python package index, so the test parses the YAML and then
   does what conda does with the ``pip:`` section (conda/env/installers/pip.py: the list joined into a
   temporary requirements file, ``pip install -U -r FILE --exists-action=b``), with real pip.
@@ -83,12 +84,14 @@ def plan_and_index(tmp_path_factory: pytest.TempPathFactory):
     assert jax.ok and jax.choice and jax.choice.index_url is None
     variant = torch.choice.variant
     gpu_wheels, pypi = [], []
+    latest = _latest_known(torch.choice.version)  # what a file pins exactly when PyPI is needed too
     for p in plans:
         for req in p.choice.packages:
             name, version = _pinned(req)
             if p.choice.index_url:
-                gpu_wheels.append(build_wheel(index.root, name, f"{version}+{variant}", requires=("tinydep>=1.0",)))
-                pypi.append(build_wheel(index.root, name, version, requires=("tinydep>=1.0",)))  # the wrong build
+                for v in dict.fromkeys([version, latest] if name == "torch" else [version]):
+                    gpu_wheels.append(build_wheel(index.root, name, f"{v}+{variant}", requires=("tinydep>=1.0",)))
+                    pypi.append(build_wheel(index.root, name, v, requires=("tinydep>=1.0",)))  # the wrong build
             else:
                 pypi.append(build_wheel(index.root, name, version))
     dep = build_wheel(index.root, "tinydep", "1.0")
@@ -98,6 +101,31 @@ def plan_and_index(tmp_path_factory: pytest.TempPathFactory):
     assert index.server is not None
     index.server.shutdown()
     index.server.server_close()
+
+
+def _latest_known(minor: str) -> str:
+    from gpusetup.compat.db import get_db
+
+    return next(str(r["latest_known"]) for r in get_db().rows("pytorch", "releases") if r["version"] == minor)
+
+
+def _closed_port_url() -> str:
+    """An http://127.0.0.1 address where nothing listens: the framework index when it cannot be reached."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def _pip_fails(req_file: Path, tmp: Path, extra: tuple[str, ...] = ()) -> str:
+    """Run real pip on the file and return its error output; fail the test if pip succeeded."""
+    r = subprocess.run([*HOST_PIP, "install", "--dry-run", "--ignore-installed", "--retries", "0", "--timeout", "5",
+                        "--report", str(tmp / "r.json"), *extra, "-r", str(req_file)],
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode != 0, f"pip installed something with the framework index unreachable:\n{r.stdout}"
+    return r.stderr
 
 
 def _emit(plans: list[FrameworkPlan], kind: str, index) -> str:
@@ -117,17 +145,53 @@ def _pip_report(req_file: Path, tmp: Path, extra: tuple[str, ...] = ()) -> dict[
 
 def test_requirements_file_gets_the_gpu_build_with_real_pip(plan_and_index, tmp_path: Path) -> None:
     plans, variant, index = plan_and_index
-    text = _emit(plans, "requirements", index)
+    text = _emit(plans, "requirements", index)  # torch (PyTorch index) and jax (PyPI): both indexes needed
+    latest = _latest_known(plans[0].choice.version)
     assert f"--index-url {index.url}/whl/pypi/" in text and f"--extra-index-url {index.url}/whl/{variant}" in text
+    assert f"\ntorch=={latest}+{variant}\n" in text  # the exact build: no PyPI wheel has this version
     f = tmp_path / "requirements.txt"
     f.write_text(text)
     got = _pip_report(f, tmp_path)
     version, url = got["torch"]
-    assert version.endswith(f"+{variant}") and f"+{variant}" in url
+    assert version == f"{latest}+{variant}" and f"+{variant}" in url
     assert got["jax"][0] == _pinned(plans[1].choice.packages[0])[1]
-    # The control: without the framework index line, pip takes PyPI's build, so the check above can fail.
-    f.write_text("".join(line + "\n" for line in text.splitlines() if "--extra-index-url" not in line))
-    assert "+" not in _pip_report(f, tmp_path)["torch"][0]
+
+
+def test_requirements_files_fail_loudly_when_the_framework_index_is_unreachable(plan_and_index, tmp_path: Path) -> None:
+    """Issue 24: with ``--extra-index-url`` and ``torch==2.x.*``, pip took PyPI's torch (a CUDA 13 build on Linux, the
+    CPU build on Windows) whenever the PyTorch index was slow or down, and reported success."""
+    plans, variant, index = plan_and_index
+    dead = _closed_port_url()
+    target = Target(os="linux", arch="x86_64", python=PY)
+    for chosen in (plans, plans[:1]):  # torch and jax (PyPI needed too), torch alone (the PyTorch index only)
+        text = emit_project(chosen, target, "requirements", index_url=f"{index.url}/whl/pypi/",
+                            pytorch_mirror=f"{dead}/whl").text
+        assert f"{dead}/whl/{variant}" in text
+        f = tmp_path / "requirements.txt"
+        f.write_text(text)
+        _pip_fails(f, tmp_path)
+        conda = yaml.safe_load(emit_project(chosen, target, "conda", index_url=f"{index.url}/whl/pypi/",
+                                            pytorch_mirror=f"{dead}/whl").text)
+        specs = next(d["pip"] for d in conda["dependencies"] if isinstance(d, dict))
+        f.write_text("\n".join(specs))
+        _pip_fails(f, tmp_path, ("-U", "--exists-action=b"))
+    # The control: the file gpusetup wrote before (framework index as an extra index, a wildcard pin) installs
+    # PyPI's plain build with the same index unreachable, and pip calls that a success.
+    old = [f"--index-url {index.url}/whl/pypi/", f"--extra-index-url {dead}/whl/{variant}", *plans[0].choice.packages]
+    f.write_text("\n".join(old) + "\n")
+    got = _pip_report(f, tmp_path, ("--retries", "0", "--timeout", "5"))
+    assert "+" not in got["torch"][0]
+
+
+def test_requirements_with_only_the_framework_index_installs_with_real_pip(plan_and_index, tmp_path: Path) -> None:
+    plans, variant, index = plan_and_index
+    text = _emit(plans[:1], "requirements", index)
+    lines = [line for line in text.splitlines() if not line.startswith("#")]
+    assert lines[0] == f"--index-url {index.url}/whl/{variant}" and not any("extra-index" in x for x in lines)
+    f = tmp_path / "requirements.txt"
+    f.write_text(text)
+    got = _pip_report(f, tmp_path)
+    assert got["torch"][0].endswith(f"+{variant}") and "tinydep" in got  # dependencies from the same index
 
 
 def test_conda_environment_file_as_conda_reads_it(plan_and_index, tmp_path: Path) -> None:
@@ -184,15 +248,42 @@ def test_pixi_manifest_matches_pixis_published_schema(plan_and_index) -> None:
     text = _emit(plans, "pixi", index)
     doc = tomllib.loads(text)
     jsonschema.validate(doc, schema)
-    assert doc["workspace"]["platforms"] == ["linux-64"]
-    assert doc["system-requirements"]["cuda"] == f"{variant[2:-1]}.{variant[-1]}"  # cu132 -> 13.2
+    assert doc["workspace"]["platforms"] == ["linux-64"]  # no driver known to the emitter: no __cuda claimed
+    assert "system-requirements" not in doc
     assert doc["pypi-dependencies"]["torch"]["index"] == f"{index.url}/whl/{variant}"
     assert doc["pypi-dependencies"]["jax"]["extras"] == [plans[1].choice.variant]
     assert doc["pypi-options"]["index-url"] == f"{index.url}/whl/pypi/"
+    # With the driver known, the platform carries its CUDA in the per-platform form of pixi 0.71+ (the
+    # [system-requirements] table is deprecated there), and that form is valid too.
+    target = Target(os="linux", arch="x86_64", python=PY, driver="550.54.14", driver_cuda="12.4")
+    text = emit_project(plans, target, "pixi", pytorch_mirror=f"{index.url}/whl").text
+    doc = tomllib.loads(text)
+    jsonschema.validate(doc, schema)
+    assert doc["workspace"]["platforms"] == [{"platform": "linux-64", "cuda": "12.4"}]
+    assert "the NVIDIA driver 550.54.14 provides" in text
     # The schema is not vacuous: pixi's own names matter (a misspelt table is refused).
-    doc["system-requirement"] = doc.pop("system-requirements")
+    doc["pypi-dependency"] = doc.pop("pypi-dependencies")
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(doc, schema)
+
+
+@pytest.mark.parametrize(("name", "cc", "pci", "driver", "provides"), [
+    ("NVIDIA GeForce RTX 3090", "8.6", "10de:2204", "550.54.14", "12.4"),  # issue 24: was 12.6 (the wheel's)
+    ("Tesla T4", "7.5", "10de:1eb8", "470.82.01", "11.4"),                 # was 11.8
+    ("NVIDIA H100 80GB HBM3", "9.0", "10de:2330", "580.65.06", "13.0"),    # was 13.2
+])
+def test_pixi_declares_the_cuda_the_driver_provides(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
+                                                     cc: str, pci: str, driver: str, provides: str) -> None:
+    """pixi refuses `run`/`shell` when the machine's __cuda is lower than the manifest's: the value is what the
+    driver provides (the toolkit → driver table the rest of gpusetup uses), never the wheel's CUDA."""
+    prof = tmp_path / "m.json"
+    prof.write_text(json.dumps({"os": "linux", "arch": "x86_64", "python": PY, "driver": driver,
+                                "gpus": [{"vendor": "nvidia", "name": name, "compute_capability": cc, "pci_id": pci}]}))
+    assert main(["plan", "--for", str(prof), "--emit", "pixi", "--offline"]) == 0
+    text = capsys.readouterr().out
+    doc = tomllib.loads(text)
+    assert doc["workspace"]["platforms"] == [{"platform": "linux-64", "cuda": provides}]
+    assert f"driver {driver} provides" in text and "works on this machine now" in text
 
 
 def test_not_ok_plan_writes_the_gpu_build_and_says_what_first() -> None:
@@ -208,8 +299,10 @@ def test_not_ok_plan_writes_the_gpu_build_and_says_what_first() -> None:
     assert "upgrade the NVIDIA driver (at least 580.65.06)" in out.text
     assert "https://download.pytorch.org/whl/cu130" in out.text and "whl/cpu" not in out.text
     assert "sys_platform == 'win32' and platform_machine == 'AMD64'" in out.text
-    pixi = tomllib.loads(emit_project([fp], Target(os="windows", arch="AMD64", python="3.12"), "pixi").text)
-    assert pixi["workspace"]["platforms"] == ["win-64"] and pixi["system-requirements"]["cuda"] == "13.0"
+    win = Target(os="windows", arch="AMD64", python="3.12", driver="560.94", driver_cuda="12.6")
+    pixi = tomllib.loads(emit_project([fp], win, "pixi").text)
+    # what the driver provides now (pixi's __cuda), not the wheel's 13.0: pixi refuses to run below it
+    assert pixi["workspace"]["platforms"] == [{"platform": "win-64", "cuda": "12.6"}]
     with pytest.raises(EmitError):
         emit_project([FrameworkPlan(framework="jax", ok=False)], Target("linux", "x86_64", "3.12"), "uv")
 
@@ -219,7 +312,7 @@ def test_cli_writes_file_refuses_to_overwrite(tmp_path: Path, capsys: pytest.Cap
     prof.write_text(json.dumps(RTX3090))
     out = tmp_path / "requirements.txt"
     assert main(["plan", "--for", str(prof), "--emit", "requirements", "-o", str(out)]) == 0
-    assert "--extra-index-url https://download.pytorch.org/whl/cu" in out.read_text()
+    assert "--index-url https://download.pytorch.org/whl/cu" in out.read_text()
     capsys.readouterr()
     assert main(["plan", "--for", str(prof), "--emit", "requirements", "-o", str(out)]) == 3
     assert "already exists" in capsys.readouterr().err
@@ -239,3 +332,73 @@ def test_mirror_logins_never_reach_the_file() -> None:
         assert "s3cr3t" not in out and "bob" not in out, kind
         assert "https://pypi.mirror.example:8443/simple" in out and "https://torch.mirror.example/whl/cu130" in out
         assert "needs a login" in out
+
+
+# Stand-in facts for the Triton test below. What is real: uv's PyTorch guide routes these packages to the
+# PyTorch index (astral-sh/uv docs/guides/integration/pytorch.md at 26a9dd4b, 2026-08-21), and PyPI's newest
+# uploads under those names are pytorch-triton-rocm 2.1.0, triton-rocm 3.0.0rc1 and triton-xpu 3.3.0b1
+# (https://pypi.org/pypi/<name>/json, read 2026-11-27). What is a stand-in: the torch wheels' pinned Triton
+# version (3.4.0 here) — download.pytorch.org cannot be reached from here to read a real wheel's METADATA;
+# the form (an exact pin for Linux) is what uv's guide describes torch depending on.
+_TRITON = {
+    "rocm6.4": {"pins": ['pytorch-triton-rocm==3.4.0; platform_system == "Linux"'],
+                "pytorch": [("pytorch_triton_rocm", "3.4.0"), ("triton_rocm", "3.4.0")],
+                "pypi": [("pytorch_triton_rocm", "2.1.0"), ("triton_rocm", "3.0.0rc1")]},
+    "xpu": {"pins": ['triton-xpu==3.4.0; platform_system == "Linux"'],
+            "pytorch": [("triton_xpu", "3.4.0")],
+            "pypi": [("triton_xpu", "3.3.0b1")]},
+}
+
+
+@pytest.mark.parametrize("variant", sorted(_TRITON))
+def test_uv_locks_rocm_and_xpu_builds_with_their_triton_from_the_pytorch_index(tmp_path: Path, variant: str) -> None:
+    """Issue 24: the ROCm/XPU files did not route Triton, so `uv lock` looked for torch's pinned Triton on PyPI
+    and said the requirements are unsatisfiable."""
+    from uv import find_uv_bin
+
+    facts = _TRITON[variant]
+    (tmp_path / "index").mkdir()
+    index = _serve(tmp_path / "index")
+    try:
+        root = index.root
+        torch = build_wheel(root, "torch", f"2.9.0+{variant}", requires=tuple(facts["pins"]))
+        index.layouts[variant] = [torch, *(build_wheel(root, n, v) for n, v in facts["pytorch"])]
+        index.layouts["pypi"] = [build_wheel(root, "torch", "2.9.0"), *(build_wheel(root, n, v) for n, v in facts["pypi"])]
+        fp = FrameworkPlan(framework="pytorch", ok=True, choice=Choice(
+            version="2.9", variant=variant, index_url=f"https://download.pytorch.org/whl/{variant}",
+            packages=["torch==2.9.*"]))
+        text = emit_project([fp], Target(os="linux", arch="x86_64", python=PY), "uv",
+                            index_url=f"{index.url}/whl/pypi/", pytorch_mirror=f"{index.url}/whl").text
+        doc = tomllib.loads(text)
+        routed = {n.replace("_", "-") for n, _ in facts["pytorch"]}
+        assert routed <= set(doc["tool"]["uv"]["sources"])
+        env = {**os.environ, "UV_CACHE_DIR": str(tmp_path / "cache"), "UV_PYTHON_DOWNLOADS": "never"}
+        for k in ("UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "UV_EXTRA_INDEX_URL", "VIRTUAL_ENV"):
+            env.pop(k, None)
+
+        def lock(project_text: str, name: str) -> subprocess.CompletedProcess[str]:
+            proj = tmp_path / name
+            proj.mkdir()
+            (proj / "pyproject.toml").write_text(project_text)
+            return subprocess.run([find_uv_bin(), "lock", "--python", sys.executable], cwd=proj, env=env,
+                                  capture_output=True, text=True, timeout=180)
+
+        r = lock(text, "routed")
+        assert r.returncode == 0, r.stderr
+        packages = {p["name"]: p for p in tomllib.loads((tmp_path / "routed" / "uv.lock").read_text())["package"]}
+        assert packages["torch"]["version"] == f"2.9.0+{variant}"
+        for name in routed:
+            assert packages[name]["source"] == {"registry": f"{index.url}/whl/{variant}"}, name
+        # The control: the same file without the Triton routing (what gpusetup wrote before) does not lock.
+        for name in routed:
+            del doc["tool"]["uv"]["sources"][name]
+        doc["project"]["dependencies"] = [d for d in doc["project"]["dependencies"]
+                                          if d.split(" ")[0] not in routed]
+        import tomli_w
+
+        r = lock(tomli_w.dumps(doc), "unrouted")
+        assert r.returncode != 0 and "unsatisfiable" in r.stderr.lower(), r.stderr
+    finally:
+        assert index.server is not None
+        index.server.shutdown()
+        index.server.server_close()

@@ -53,7 +53,7 @@ def test_sample_report_metrics_parse_and_carry_the_facts(tmp_path: Path) -> None
     assert got[("gpusetup_gpus", (("vendor", "nvidia"),))] == 1
     assert got[("gpusetup_findings", (("severity", "error"),))] == 1
     assert got[("gpusetup_findings", (("severity", "warning"),))] == 0
-    assert got[("gpusetup_finding", (("catalogue", "F21"), ("id", "row-remap-pending"), ("severity", "error")))] == 1
+    assert got[("gpusetup_finding_info", (("catalogue", "F21"), ("id", "row-remap-pending"), ("severity", "error")))] == 1
     assert got[("gpusetup_worst_severity", ())] == 3
     assert got[("gpusetup_last_run_timestamp_seconds", ())] == 1764000000.0
     assert got[("gpusetup_selftest_bandwidth_bytes_per_second", (("test", "h2d_pinned"),))] == pytest.approx(21.3e9)
@@ -78,7 +78,7 @@ def test_label_values_are_escaped() -> None:
     m = Machine()
     report = Report(machine=m, findings=[Finding(id='odd"id\\x', severity=Severity.WARNING, title="t")])
     got = _samples(render_prometheus(report))
-    assert got[("gpusetup_finding", (("id", 'odd"id\\x'), ("severity", "warning")))] == 1
+    assert got[("gpusetup_finding_info", (("id", 'odd"id\\x'), ("severity", "warning")))] == 1
     assert got[("gpusetup_gpus", (("vendor", "nvidia"),))] == 0  # no GPU is a sample, not a missing series
 
 
@@ -101,4 +101,4 @@ def test_alert_rules_pass_promtool_and_use_real_metric_names(tmp_path: Path) -> 
     assert used and used <= names, used - names
     r = _promtool("check", "rules", str(RULES))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "SUCCESS: 5 rules found" in r.stdout
+    assert "SUCCESS: 7 rules found" in r.stdout
