@@ -349,6 +349,9 @@ class System(_Typed):
     distro_version: str | None = None
     distro_name: str | None = None
     distro_like: list[str] = field(default_factory=list)
+    # the os-release fields the installer scripts read (ID, ID_LIKE, VERSION_ID, VERSION_CODENAME, UBUNTU_CODENAME,
+    # PRETTY_NAME), so a plan made from this report previews exactly what its scripts will do on that machine
+    os_release: dict[str, str] = field(default_factory=dict)
     kernel: str | None = None
     arch: str | None = None  # x86_64 / aarch64 / arm64
     hostname: str | None = None
@@ -366,6 +369,7 @@ class System(_Typed):
     is_jetson: bool | None = None
     evidence: list[Evidence] = field(default_factory=list)
     prime_profile: str | None = None  # Ubuntu nvidia-prime: nvidia / on-demand / intel (/etc/prime-discrete)
+    nvswitches: int | None = None  # NVIDIA NVSwitch bridges on the PCI bus (HGX/DGX: the fabric manager is needed)
 
 
 @dataclass

@@ -4,8 +4,10 @@
 # It installs the toolkit only (cuda-toolkit-X-Y), never the driver (that is nvidia-driver.sh's job), and in
 # WSL it uses NVIDIA's wsl-ubuntu repository, which has no driver packages at all.
 #
+# Repositories: ubuntuYYMM (Ubuntu and derivatives through UBUNTU_CODENAME), debianN, fedoraN, rhelN (RHEL and
+# clones), amzn2023; Debian testing/unstable and SUSE are refused with the page to go to.
 # Every change is printed first ("+ command"); --dry-run changes nothing; running it twice is safe; --undo
-# removes what it recorded.
+# removes what it installed (dependencies included, never what was there before).
 set -euo pipefail
 
 NAME=cuda-toolkit
@@ -29,30 +31,6 @@ Usage: cuda-toolkit.sh --version X.Y [--cudnn] [--dry-run] [--undo] [--os-releas
 EOF
 }
 
-die() { printf 'cuda-toolkit.sh: %s\n' "$*" >&2; exit 1; }
-note() { printf '# %s\n' "$*"; }
-run() {
-    printf '+'
-    printf ' %q' "$@"
-    printf '\n'
-    if [ "$DRY_RUN" = 0 ]; then "$@"; fi
-}
-record() {
-    if [ "$DRY_RUN" = 0 ]; then
-        mkdir -p "$STATE_DIR"
-        printf '%s %s\n' "$1" "$2" >>"$STATE_DIR/$NAME.created"
-    fi
-}
-osr() { sed -n "s/^$1=//p" "$OS_RELEASE" | head -n1 | tr -d '"'; }
-installed() {
-    [ "$ASSUME_FRESH" = 0 ] || return 1
-    if [ "$FAMILY" = deb ]; then
-        dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
-    else
-        command -v rpm >/dev/null 2>&1 && rpm -q "$1" >/dev/null 2>&1
-    fi
-}
-
 while [ $# -gt 0 ]; do
     case $1 in
         --dry-run) DRY_RUN=1 ;;
@@ -66,58 +44,53 @@ while [ $# -gt 0 ]; do
         --arch) ARCH=${2:?--arch needs a value}; shift ;;
         --state-dir) STATE_DIR=${2:?--state-dir needs a directory}; shift ;;
         -h | --help) usage; exit 0 ;;
-        *) usage >&2; die "unknown option: $1" ;;
+        *) usage >&2; printf 'cuda-toolkit.sh: unknown option: %s\n' "$1" >&2; exit 1 ;;
     esac
     shift
 done
-[ -r "$OS_RELEASE" ] || die "cannot read $OS_RELEASE (which Linux distribution is this?)"
+
+# shellcheck source=installers/gpusetup-common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/gpusetup-common.sh"
+
 [ -n "$ARCH" ] || ARCH=$(uname -m)
 REPO_ARCH=$ARCH
 [ "$ARCH" = aarch64 ] && REPO_ARCH=sbsa
-
-ID=$(osr ID)
-ID_LIKE=$(osr ID_LIKE)
-VERSION_ID=$(osr VERSION_ID)
-case " $ID $ID_LIKE " in
-    *" debian "* | *" ubuntu "*) FAMILY=deb ;;
-    *) FAMILY=rpm ;;
-esac
+detect_distro
 
 if [ "$UNDO" = 1 ]; then
-    state="$STATE_DIR/$NAME.created"
-    if [ ! -f "$state" ]; then
-        note "nothing to undo: $state does not exist (this script installed nothing here)"
-        exit 0
-    fi
-    tac "$state" | while read -r kind item; do
-        case $kind in
-            file) run rm -f "$item" ;;
-            pkg) if [ "$FAMILY" = deb ]; then run apt-get purge -y "$item"; else run dnf remove -y "$item"; fi ;;
-        esac
-    done
-    run rm -f "$state"
+    undo
     exit 0
 fi
 
-case $VERSION in [0-9]*.[0-9]*) ;; *) die "--version X.Y is required, e.g. --version 12.6" ;; esac
+# X.Y or X.Y.Z: the packages are per minor release (cuda-toolkit-12-6 for 12.6 and 12.6.1)
+case $VERSION in
+    [0-9]*.[0-9]* | [0-9]*.[0-9]*.[0-9]*) ;;
+    *) die "--version X.Y is required, e.g. --version 12.6" ;;
+esac
 MAJOR=${VERSION%%.*}
-DASHED=${VERSION/./-}
+MINOR=${VERSION#*.}
+MINOR=${MINOR%%.*}
+case "$MAJOR$MINOR" in *[!0-9]*) die "--version X.Y is required, e.g. --version 12.6 (got $VERSION)" ;; esac
+DASHED="$MAJOR-$MINOR"
 
 if [ "$WSL" = auto ]; then
     if grep -qi microsoft "$PROC_VERSION" 2>/dev/null; then WSL=yes; else WSL=no; fi
 fi
 
-case " $ID $ID_LIKE " in
-    *" ubuntu "*)
-        REPO="ubuntu${VERSION_ID/./}"
+case $DISTRO in
+    ubuntu)
+        [ -n "$UBUNTU_VERSION" ] || refuse "$DISTRO_LABEL is based on Ubuntu, but its os-release does not say which Ubuntu release (no UBUNTU_CODENAME). Nothing was changed."
+        REPO="ubuntu${UBUNTU_VERSION/./}"
         [ "$WSL" = yes ] && REPO=wsl-ubuntu ;;
-    *" debian "*) REPO="debian${VERSION_ID%%.*}" ;;
-    *" fedora "*)
-        if [ "$ID" = fedora ]; then REPO="fedora$VERSION_ID"; else REPO="rhel${VERSION_ID%%.*}"; fi ;;
-    *" rhel "* | *" centos "*) REPO="rhel${VERSION_ID%%.*}" ;;
-    *) die "no recipe for '${ID:-unknown}'; see https://developer.nvidia.com/cuda-downloads" ;;
+    debian)
+        [ -n "$DISTRO_MAJOR" ] || refuse "NVIDIA publishes no CUDA repository for Debian testing or unstable (see https://developer.nvidia.com/cuda-downloads). Nothing was changed."
+        REPO="debian$DISTRO_MAJOR" ;;
+    fedora) REPO="fedora$DISTRO_MAJOR" ;;
+    rhel) REPO="rhel$DISTRO_MAJOR" ;;
+    amzn) REPO=amzn2023 ;;
+    *) refuse "no recipe for '$DISTRO_LABEL'; see https://developer.nvidia.com/cuda-downloads. Nothing was changed." ;;
 esac
-[ "$WSL" = yes ] && [ "$FAMILY" != deb ] && die "in WSL, NVIDIA's CUDA repository exists for Ubuntu only (wsl-ubuntu)"
+[ "$WSL" = yes ] && [ "$FAMILY" != deb ] && refuse "in WSL, NVIDIA's CUDA repository exists for Ubuntu only (wsl-ubuntu). Nothing was changed."
 
 if [ "$DRY_RUN" = 0 ] && [ "$(id -u)" != 0 ]; then
     die "needs administrator rights: run it with sudo (or use --dry-run to see what it would do)"
@@ -125,11 +98,11 @@ fi
 
 PKGS=("cuda-toolkit-$DASHED")
 [ "$CUDNN" = 1 ] && PKGS+=("cudnn9-cuda-$MAJOR")
-note "cuda-toolkit.sh: ${ID:-unknown} $VERSION_ID ($ARCH${WSL:+, WSL $WSL}), repository $REPO, packages ${PKGS[*]}"
+note "cuda-toolkit.sh: $DISTRO_LABEL ($ARCH, WSL $WSL), repository $REPO, packages ${PKGS[*]}"
 
 missing=()
 for p in "${PKGS[@]}"; do
-    installed "$p" || missing+=("$p")
+    pkg_installed "$p" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
     note "already installed: ${PKGS[*]}"
@@ -137,21 +110,22 @@ if [ ${#missing[@]} -eq 0 ]; then
 fi
 
 if [ "$FAMILY" = deb ]; then
-    if ! installed cuda-keyring; then
-        run curl -fsSL -o /tmp/gpusetup-cuda-keyring.deb "$BASE/$REPO/$REPO_ARCH/cuda-keyring_1.1-1_all.deb"
-        run dpkg -i /tmp/gpusetup-cuda-keyring.deb
-        run rm -f /tmp/gpusetup-cuda-keyring.deb
-        record pkg cuda-keyring
+    if ! pkg_installed cuda-keyring; then
+        deb="$WORK/cuda-keyring_1.1-1_all.deb"
+        fetch "$BASE/$REPO/$REPO_ARCH/cuda-keyring_1.1-1_all.deb" "$deb"
+        before="" after=""
+        if [ "$DRY_RUN" = 0 ]; then before=$(mktemp "$WORK/before.XXXXXX"); pkg_snapshot "$before"; fi
+        run dpkg -i "$deb"
+        if [ "$DRY_RUN" = 0 ]; then after=$(mktemp "$WORK/after.XXXXXX"); pkg_snapshot "$after"; record_changes "$before" "$after"; fi
     fi
-    run apt-get update
-    run apt-get install -y "${missing[@]}"
+    run "${APT[@]}" update
 else
     repo_file="/etc/yum.repos.d/cuda-$REPO.repo"
     if [ ! -f "$repo_file" ] || [ "$ASSUME_FRESH" = 1 ]; then
-        run curl -fsSL -o "$repo_file" "$BASE/$REPO/$REPO_ARCH/cuda-$REPO.repo"
+        fetch "$BASE/$REPO/$REPO_ARCH/cuda-$REPO.repo" "$WORK/cuda-$REPO.repo"
+        run install -m 0644 "$WORK/cuda-$REPO.repo" "$repo_file"  # never a truncated download
         record file "$repo_file"
     fi
-    run dnf install -y "${missing[@]}"
 fi
-for p in "${missing[@]}"; do record pkg "$p"; done
-note "add it to your shell: export PATH=/usr/local/cuda-$VERSION/bin:\$PATH"
+install_packages "${missing[@]}"
+note "add it to your shell: export PATH=/usr/local/cuda-$MAJOR.$MINOR/bin:\$PATH"

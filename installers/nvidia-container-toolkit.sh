@@ -4,8 +4,12 @@
 # container-toolkit/install-guide.md): repository + key, the four packages, `nvidia-ctk runtime configure`,
 # then a restart of the runtime. Podman uses CDI instead (`nvidia-ctk cdi generate`).
 #
-# Every change is printed first ("+ command"); --dry-run changes nothing. Running it twice is safe. What it
-# creates (repository file, key, packages that were not installed) is recorded so --undo removes just that.
+# The runtime is the one installed here (Docker, Podman, CRI-O or containerd; --runtime to choose); none
+# installed is refused. The runtime's configuration is backed up first, and the runtime is restarted only when
+# its configuration really changed (a second run changes and restarts nothing), and only through a running
+# systemd (elsewhere the script says how to restart it). Every change is printed first ("+ command");
+# --dry-run changes nothing. What a run installs (dependencies included, never what was there before) is
+# recorded so --undo removes just that and puts the configuration back as it was.
 set -euo pipefail
 
 NAME=nvidia-container-toolkit
@@ -14,52 +18,16 @@ UNDO=0
 ASSUME_FRESH=0
 OS_RELEASE=/etc/os-release
 STATE_DIR=/var/lib/gpusetup
-RUNTIME=docker
+RUNTIME=auto
 PACKAGES=(nvidia-container-toolkit nvidia-container-toolkit-base libnvidia-container-tools libnvidia-container1)
 KEYRING=/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg
 REPO_BASE=https://nvidia.github.io/libnvidia-container
 
 usage() {
     cat <<'EOF'
-Usage: nvidia-container-toolkit.sh [--runtime docker|containerd|crio|podman] [--dry-run] [--undo]
+Usage: nvidia-container-toolkit.sh [--runtime auto|docker|containerd|crio|podman] [--dry-run] [--undo]
                                    [--os-release FILE] [--state-dir DIR] [--assume-fresh]
 EOF
-}
-
-die() { printf 'nvidia-container-toolkit.sh: %s\n' "$*" >&2; exit 1; }
-note() { printf '# %s\n' "$*"; }
-run() {
-    printf '+'
-    printf ' %q' "$@"
-    printf '\n'
-    if [ "$DRY_RUN" = 0 ]; then "$@"; fi
-}
-write_file() {
-    local path=$1
-    shift
-    printf '+ write %s\n' "$path"
-    printf '  | %s\n' "$@"
-    if [ "$DRY_RUN" = 0 ]; then
-        mkdir -p "$(dirname "$path")"
-        printf '%s\n' "$@" >"$path"
-        record file "$path"
-    fi
-}
-record() {
-    if [ "$DRY_RUN" = 0 ]; then
-        mkdir -p "$STATE_DIR"
-        printf '%s %s\n' "$1" "$2" >>"$STATE_DIR/$NAME.created"
-    fi
-}
-have() { [ "$ASSUME_FRESH" = 0 ] && command -v "$1" >/dev/null 2>&1; }
-osr() { sed -n "s/^$1=//p" "$OS_RELEASE" | head -n1 | tr -d '"'; }
-installed() {
-    [ "$ASSUME_FRESH" = 0 ] || return 1
-    if command -v dpkg-query >/dev/null 2>&1 && [ "$FAMILY" = deb ]; then
-        dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
-    else
-        command -v rpm >/dev/null 2>&1 && rpm -q "$1" >/dev/null 2>&1
-    fi
 }
 
 while [ $# -gt 0 ]; do
@@ -71,52 +39,54 @@ while [ $# -gt 0 ]; do
         --os-release) OS_RELEASE=${2:?--os-release needs a file}; shift ;;
         --state-dir) STATE_DIR=${2:?--state-dir needs a directory}; shift ;;
         -h | --help) usage; exit 0 ;;
-        *) usage >&2; die "unknown option: $1" ;;
+        *) usage >&2; printf 'nvidia-container-toolkit.sh: unknown option: %s\n' "$1" >&2; exit 1 ;;
     esac
     shift
 done
-case $RUNTIME in docker | containerd | crio | podman) ;; *) die "--runtime must be docker, containerd, crio or podman" ;; esac
-[ -r "$OS_RELEASE" ] || die "cannot read $OS_RELEASE (which Linux distribution is this?)"
 
-ID=$(osr ID)
-ID_LIKE=$(osr ID_LIKE)
-case " $ID $ID_LIKE " in
-    *" debian "* | *" ubuntu "*) FAMILY=deb ;;
-    *" fedora "* | *" rhel "* | *" centos "* | *" amzn "*) FAMILY=rpm ;;
-    *" suse "* | *" opensuse "* | *" sles "*) FAMILY=suse ;;
-    *) die "no recipe for '${ID:-unknown}'; see https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html" ;;
+# shellcheck source=installers/gpusetup-common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/gpusetup-common.sh"
+
+case $RUNTIME in auto | docker | containerd | crio | podman) ;; *) die "--runtime must be auto, docker, containerd, crio or podman" ;; esac
+detect_distro
+case $DISTRO in
+    ubuntu | debian | fedora | rhel | amzn | suse) ;;
+    *) refuse "no recipe for '$DISTRO_LABEL'; see https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html. Nothing was changed." ;;
 esac
 
 if [ "$UNDO" = 1 ]; then
-    state="$STATE_DIR/$NAME.created"
-    if [ ! -f "$state" ]; then
-        note "nothing to undo: $state does not exist (this script installed nothing here)"
-        exit 0
-    fi
-    tac "$state" | while read -r kind item; do
-        case $kind in
-            file) run rm -f "$item" ;;
-            pkg)
-                case $FAMILY in
-                    deb) run apt-get purge -y "$item" ;;
-                    rpm) run dnf remove -y "$item" ;;
-                    suse) run zypper --non-interactive remove "$item" ;;
-                esac ;;
-        esac
-    done
-    run rm -f "$state"
-    note "removed what nvidia-container-toolkit.sh had installed (the runtime's config keeps the nvidia entry until you remove it)"
+    undo
+    note "removed what nvidia-container-toolkit.sh had installed and put back the runtime configuration it changed; restart the container runtime to apply it"
     exit 0
+fi
+
+# the runtime: the one installed here, in this order (a Kubernetes node has CRI-O or containerd alone)
+runtime_installed() {
+    case $1 in
+        docker) have docker || have dockerd ;;
+        podman) have podman ;;
+        crio) have crio ;;
+        containerd) have containerd ;;
+    esac
+}
+if [ "$RUNTIME" = auto ]; then
+    [ "$ASSUME_FRESH" = 0 ] || die "--runtime auto looks at this machine's container runtimes; for another machine give --runtime"
+    for r in docker podman crio containerd; do
+        if runtime_installed "$r"; then RUNTIME=$r; break; fi
+    done
+    [ "$RUNTIME" != auto ] || refuse "no container runtime is installed here (Docker, Podman, CRI-O or containerd), so there is nothing to connect the GPU to. Install one first (Docker: https://docs.docker.com/engine/install/), then run this again. Nothing was changed."
+elif [ "$ASSUME_FRESH" = 0 ] && [ "$DRY_RUN" = 0 ] && ! runtime_installed "$RUNTIME"; then
+    refuse "$RUNTIME is not installed here. Install it first (or choose the runtime you use with --runtime). Nothing was changed."
 fi
 
 if [ "$DRY_RUN" = 0 ] && [ "$(id -u)" != 0 ]; then
     die "needs administrator rights: run it with sudo (or use --dry-run to see what it would do)"
 fi
 
-note "nvidia-container-toolkit.sh: ${ID:-unknown} $(osr VERSION_ID), runtime $RUNTIME"
+note "nvidia-container-toolkit.sh: $DISTRO_LABEL, runtime $RUNTIME"
 missing=()
 for p in "${PACKAGES[@]}"; do
-    installed "$p" || missing+=("$p")
+    pkg_installed "$p" || missing+=("$p")
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
@@ -125,56 +95,101 @@ else
     case $FAMILY in
         deb)
             list=/etc/apt/sources.list.d/nvidia-container-toolkit.list
-            run apt-get update
-            run apt-get install -y ca-certificates curl gnupg2
             if [ ! -f "$KEYRING" ] || [ "$ASSUME_FRESH" = 1 ]; then
-                run curl -fsSL -o /tmp/gpusetup-nvidia-container-toolkit.key "$REPO_BASE/gpgkey"
-                run gpg --batch --yes --dearmor -o "$KEYRING" /tmp/gpusetup-nvidia-container-toolkit.key
-                run rm -f /tmp/gpusetup-nvidia-container-toolkit.key
+                need=()
+                have curl || need+=(curl ca-certificates)
+                have gpg || need+=(gnupg)
+                if [ ${#need[@]} -gt 0 ]; then
+                    run "${APT[@]}" update
+                    install_packages "${need[@]}"
+                fi
+                fetch "$REPO_BASE/gpgkey" "$WORK/nvidia-container-toolkit.key"
+                run gpg --batch --yes --dearmor -o "$WORK/nvidia-container-toolkit.gpg" "$WORK/nvidia-container-toolkit.key"
+                run install -m 0644 "$WORK/nvidia-container-toolkit.gpg" "$KEYRING"
                 record file "$KEYRING"
             fi
             if [ ! -f "$list" ] || [ "$ASSUME_FRESH" = 1 ]; then
                 # shellcheck disable=SC2016 # $(ARCH) is expanded by apt, not by the shell
                 write_file "$list" "deb [signed-by=$KEYRING] $REPO_BASE/stable/deb/\$(ARCH) /"
             fi
-            run apt-get update
-            run apt-get install -y "${missing[@]}"
+            run "${APT[@]}" update
+            install_packages "${missing[@]}"
             ;;
         rpm)
             repo=/etc/yum.repos.d/nvidia-container-toolkit.repo
             if [ ! -f "$repo" ] || [ "$ASSUME_FRESH" = 1 ]; then
-                run curl -fsSL -o "$repo" "$REPO_BASE/stable/rpm/nvidia-container-toolkit.repo"
+                fetch "$REPO_BASE/stable/rpm/nvidia-container-toolkit.repo" "$WORK/nvidia-container-toolkit.repo"
+                run install -m 0644 "$WORK/nvidia-container-toolkit.repo" "$repo"  # never a truncated download
                 record file "$repo"
             fi
-            run dnf install -y "${missing[@]}"
+            install_packages "${missing[@]}"
             ;;
         suse)
-            run zypper --non-interactive addrepo "$REPO_BASE/stable/rpm/nvidia-container-toolkit.repo"
-            run zypper --non-interactive --gpg-auto-import-keys install -y "${missing[@]}"
+            repos=""
+            [ "$ASSUME_FRESH" = 1 ] || repos=$(zypper --non-interactive repos 2>/dev/null || true)
+            if [[ $repos != *nvidia-container-toolkit* ]]; then
+                run zypper --non-interactive addrepo "$REPO_BASE/stable/rpm/nvidia-container-toolkit.repo"
+            fi
+            run zypper --non-interactive --gpg-auto-import-keys refresh
+            install_packages "${missing[@]}"
             ;;
     esac
-    for p in "${missing[@]}"; do record pkg "$p"; done
 fi
+
+restart_runtime() {
+    if [ "$DRY_RUN" = 1 ] || systemd_running; then
+        run systemctl restart "$1"
+    else
+        note "no running systemd here: restart $1 with this system's service manager (for example 'service $1 restart') so it reads the new configuration"
+    fi
+}
+
+# configure RUNTIME FILE UNIT : let nvidia-ctk write the runtime's configuration; keep the old file; restart
+# the runtime only when the file really changed
+configure() {
+    local rt=$1 conf=$2 unit=$3 old="$WORK/config.before" existed=0 backup sum
+    if [ "$DRY_RUN" = 0 ] && [ -f "$conf" ]; then cp -p "$conf" "$old"; existed=1; fi
+    run nvidia-ctk runtime configure --runtime="$rt"
+    if [ "$DRY_RUN" = 1 ]; then
+        note "only if that changed $conf (the old one is kept for --undo):"
+        restart_runtime "$unit"
+        return 0
+    fi
+    if [ "$existed" = 1 ] && cmp -s "$old" "$conf"; then
+        note "$conf already registers the nvidia runtime: nothing changed, $unit not restarted"
+        return 0
+    fi
+    sum=$(sha256sum "$conf" | cut -d' ' -f1)
+    if [ "$existed" = 1 ]; then
+        backup="$STATE_DIR/$(basename "$conf").before-gpusetup"
+        mkdir -p "$STATE_DIR"
+        cp -p "$old" "$backup"
+        record config "$conf|$backup|$sum"
+        note "the previous $conf is kept as $backup"
+    else
+        record file "$conf"
+    fi
+    restart_runtime "$unit"
+}
 
 case $RUNTIME in
     docker)
-        run nvidia-ctk runtime configure --runtime=docker
-        if [ "$DRY_RUN" = 1 ] || have systemctl; then
-            run systemctl restart docker
-        fi
+        configure docker /etc/docker/daemon.json docker
         note "test it: docker run --rm --gpus all ubuntu nvidia-smi"
         ;;
-    containerd)
-        run nvidia-ctk runtime configure --runtime=containerd
-        run systemctl restart containerd
-        ;;
-    crio)
-        run nvidia-ctk runtime configure --runtime=crio
-        run systemctl restart crio
-        ;;
+    containerd) configure containerd /etc/containerd/config.toml containerd ;;
+    crio) configure crio /etc/crio/crio.conf crio ;;
     podman)
-        run nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml
-        record file /etc/cdi/nvidia.yaml
+        spec=/etc/cdi/nvidia.yaml
+        run nvidia-ctk cdi generate --output="$WORK/nvidia.yaml"
+        if [ "$DRY_RUN" = 0 ] && [ -f "$spec" ] && cmp -s "$spec" "$WORK/nvidia.yaml"; then
+            note "$spec is up to date"
+        else
+            existed=0
+            [ "$DRY_RUN" = 0 ] && [ -f "$spec" ] && existed=1
+            run install -D -m 0644 "$WORK/nvidia.yaml" "$spec"
+            [ "$existed" = 1 ] || record file "$spec"
+        fi
         note "test it: podman run --rm --device nvidia.com/gpu=all ubuntu nvidia-smi -L"
         ;;
 esac

@@ -175,11 +175,19 @@ def _ask_secret(masked_url: str) -> str | None:
 
 
 def _os_release_for(machine: Any) -> str | None:
+    """The os-release the installer scripts will read on that machine: the fields its report recorded, else what
+    the distribution fields say. Values are quoted as os-release quotes them (shell-style, no expansion)."""
     s = machine.system
-    if not s.distro_id:
-        return None
-    like = " ".join(s.distro_like)
-    return f'ID={s.distro_id}\nVERSION_ID="{s.distro_version or ""}"\n' + (f"ID_LIKE={like}\n" if like else "")
+    rel = dict(s.os_release or {})
+    if not rel.get("ID"):
+        if not s.distro_id:
+            return None
+        rel = {"ID": s.distro_id, "VERSION_ID": s.distro_version or "", "ID_LIKE": " ".join(s.distro_like)}
+    return "".join(f'{k}="{_osr_value(v)}"\n' for k, v in rel.items() if v)
+
+
+def _osr_value(value: str) -> str:
+    return "".join(ch for ch in value if ch.isprintable() and ch not in '"\\$`')
 
 
 def _script_preview(step: Any, machine: Any, foreign: bool) -> list[str]:

@@ -23,7 +23,17 @@ from gpusetup.model import Driver, Gpu, Machine, Message, PciInfo, Report, Schem
 from gpusetup.pcidb import lookup
 from gpusetup.versions import ComputeCapability, as_version
 
-PROFILE_KEYS = {"os", "wsl", "arch", "python", "driver", "gpus", "jetson"}
+PROFILE_KEYS = {"os", "wsl", "arch", "python", "driver", "gpus", "jetson", "distro", "os_release", "kernel",
+                "secure_boot", "nvswitches"}
+# what a hand-written "distro": "ID VERSION" implies, so installer previews see the os-release the machine has
+# (ID_LIKE from the distributions' os-release files; codenames of their releases)
+_DISTRO_LIKE = {"ubuntu": "debian", "rhel": "fedora", "rocky": "rhel centos fedora", "almalinux": "rhel centos fedora",
+                "centos": "rhel fedora", "ol": "fedora", "amzn": "fedora", "opensuse-leap": "suse opensuse"}
+_CODENAMES = {("ubuntu", "20.04"): "focal", ("ubuntu", "22.04"): "jammy", ("ubuntu", "24.04"): "noble",
+              ("debian", "11"): "bullseye", ("debian", "12"): "bookworm", ("debian", "13"): "trixie"}
+_OS_RELEASE_KEYS = ("ID", "ID_LIKE", "VERSION_ID", "VERSION_CODENAME", "UBUNTU_CODENAME", "PRETTY_NAME")
+_DISTRO = re.compile(r"^([a-z][a-z0-9._-]*)(?:\s+([0-9][0-9.]*))?$")
+_KERNEL = re.compile(r"^\d+\.\d+[0-9A-Za-z.+~_-]*$")
 GPU_KEYS = {"vendor", "name", "compute_capability", "pci_id", "gfx"}
 OSES = ("linux", "windows", "macos")
 VENDORS = ("nvidia", "amd", "intel", "apple", "other")
@@ -137,7 +147,53 @@ def _from_profile(data: dict[str, Any], where: str) -> Machine:
         python=as_version(python),
         is_jetson=jetson,
     )
+    _linux_facts(system, data, where)
     return Machine(system=system, gpus=gpus, driver=Driver(version=as_version(driver)))
+
+
+def _linux_facts(system: System, data: dict[str, Any], where: str) -> None:
+    """distro / os_release, kernel, secure_boot, nvswitches: what the installer scripts look at, so that
+    `install --dry-run --for` previews the script that will run there."""
+    rel: dict[str, str] = {}
+    distro = data.get("distro")
+    if distro is not None:
+        m = _DISTRO.match(distro.strip().lower()) if isinstance(distro, str) else None
+        if not m:
+            raise ProfileError(msg("profile.field.distro", path=where, value=repr(distro)))
+        did, ver = m.group(1), m.group(2) or ""
+        rel = {"ID": did, "VERSION_ID": ver, "ID_LIKE": _DISTRO_LIKE.get(did, "")}
+        code = _CODENAMES.get((did, ver.split(".")[0] if did == "debian" else ver))
+        if code:
+            rel["VERSION_CODENAME"] = code
+            if did == "ubuntu":
+                rel["UBUNTU_CODENAME"] = code
+    raw = data.get("os_release")
+    if raw is not None:
+        if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()) \
+                or set(raw) - set(_OS_RELEASE_KEYS) or "ID" not in raw:
+            raise ProfileError(msg("profile.field.os-release", path=where, allowed=", ".join(_OS_RELEASE_KEYS)))
+        rel.update(raw)
+    if rel:
+        system.os_release = {k: v for k, v in rel.items() if v}
+        system.distro_id = rel.get("ID") or None
+        system.distro_version = rel.get("VERSION_ID") or None
+        system.distro_like = rel.get("ID_LIKE", "").split()
+        system.distro_name = rel.get("PRETTY_NAME") or None
+    kernel = data.get("kernel")
+    if kernel is not None:
+        if not isinstance(kernel, str) or not _KERNEL.match(kernel):
+            raise ProfileError(msg("profile.field.kernel", path=where, value=repr(kernel)))
+        system.kernel = kernel
+    sb = data.get("secure_boot")
+    if sb is not None:
+        if not isinstance(sb, bool):
+            raise ProfileError(msg("profile.field.bool", path=where, field="secure_boot", value=repr(sb)))
+        system.secure_boot = sb
+    nvs = data.get("nvswitches")
+    if nvs is not None:
+        if not isinstance(nvs, int) or isinstance(nvs, bool) or not 0 <= nvs <= 64:
+            raise ProfileError(msg("profile.field.nvswitches", path=where, value=repr(nvs)))
+        system.nvswitches = nvs
 
 
 def _gpu(raw: Any, where: str) -> Gpu:

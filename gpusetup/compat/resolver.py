@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any
 
+from gpusetup.compat import branches
 from gpusetup.compat.db import CompatDB, DataError, get_db
 from gpusetup.enrich import CHIP_RULE_SOURCE, NAME_MATCH_SOURCE
 from gpusetup.messages import add_note, msg, render
@@ -313,12 +314,7 @@ def _arch_min_driver(db: CompatDB, g: GpuRef, driver_os: str) -> tuple[str | Non
 
 
 def _legacy_row(db: CompatDB, g: GpuRef) -> dict[str, Any] | None:
-    if not g.cc:
-        return None
-    for row in db.rows("driver_branches", "legacy_branches"):
-        if _cc_in(g.cc, row["cc_min"], row["cc_max"]):
-            return row
-    return None
+    return branches.legacy_row(db, g.cc)
 
 
 def _ceiling(db: CompatDB, gpus: Sequence[GpuRef], driver_os: str) -> Version:
@@ -856,24 +852,14 @@ def _cpu_choice(db: CompatDB, framework: str, env: Env) -> tuple[Choice | None, 
     return _choice(Cand("jax", rel["version"], "cpu", "cpu", packages=[f"jax=={rel['version']}"]), env), notes
 
 
-def _kernel_modules(db: CompatDB, gpus: Sequence[GpuRef]) -> str | None:
-    """'open' when every GPU supports NVIDIA's open kernel modules, else 'proprietary' (driver_branches/kernel_modules)."""
-    flavours = {f for f in (db.kernel_modules(g.cc) for g in gpus) if f}
-    if not flavours:
-        return None
-    return "proprietary" if "proprietary" in flavours else "open"
-
-
 def _driver_branch(db: CompatDB, gpus: Sequence[GpuRef], need: str | None, driver_os: str) -> Message:
-    """The driver branch to install for these GPUs: the legacy branch for old GPUs, else a current one."""
-    legacy = [r for r in (_legacy_row(db, g) for g in gpus) if r]
-    if legacy:
-        row = min(legacy, key=lambda r: r["last_branch"])
-        text = msg("branch.legacy", branch=row["last_branch"], architecture=row["architecture"])
+    """The driver branch to install for these GPUs (gpusetup.compat.branches, as `install --driver` chooses it)."""
+    choice = branches.driver_branch(db, [g.cc for g in gpus], need)
+    if choice.legacy:
+        text = msg("branch.legacy", branch=choice.branch, architecture=choice.architecture)
     else:
-        major = vkey(need).major if need else None
-        text = msg("branch.at-least", branch=major) if major else msg("branch.newest")
-    modules = _kernel_modules(db, gpus) if driver_os == "linux" else None
+        text = msg("branch.at-least", branch=choice.branch) if choice.branch else msg("branch.newest")
+    modules = choice.modules if driver_os == "linux" else None
     if modules == "open":
         return msg("branch.with-open-modules", branch=text)
     if modules == "proprietary":

@@ -16,7 +16,7 @@ from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from gpusetup import credentials
-from gpusetup.compat import download_size
+from gpusetup.compat import branches, download_size
 from gpusetup.compat.db import get_db
 from gpusetup.compat.live import _override as live_override
 from gpusetup.compat.live import _platform as live_platform
@@ -183,9 +183,9 @@ def build_plan(
 
     want_driver = driver is True or (driver is None and bool(driver_actions))
     if want_driver and driver is not False:
-        _plan_driver(plan, machine, driver_actions)
+        _plan_driver(plan, machine, driver_actions, foreign)
     if container_toolkit:
-        _plan_script(plan, "container-toolkit", "nvidia-container-toolkit.sh", ["--runtime", "docker"],
+        _plan_script(plan, "container-toolkit", "nvidia-container-toolkit.sh", _container_runtime(machine),
                      msg("step.title.container-toolkit"), msg("step.explain.container-toolkit"), machine)
     if cuda_toolkit:
         args = ["--version", cuda_toolkit] + (["--cudnn"] if cudnn else [])
@@ -658,20 +658,21 @@ def _all_data_centre(machine: Machine) -> bool:
     return all(s is not None and s.segment == "datacenter" for s in found)
 
 
-def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> None:
+def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any], foreign: bool = False) -> None:
     sysinfo = machine.system
-    branch = None
-    for a in actions:
-        m = re.match(r"\d+", a.branch or a.min_version or "")
-        if m:
-            branch = m.group(0)
-            break
+    need = next((a.min_version for a in actions if a.min_version), None)
     if sysinfo.wsl:
         add_note(plan, msg("install.note.wsl-driver-from-windows"))
         return
+    gpus = machine.nvidia_gpus
+    if not gpus:
+        # nothing for an NVIDIA driver to drive: refused here, as the script itself refuses (issue 26)
+        raise PlanError(msg("plan-error.driver-no-nvidia-gpu"))
+    server = _all_data_centre(machine) or bool(sysinfo.nvswitches)
+    choice = branches.driver_branch(get_db(), [g.compute_capability for g in gpus], need, server=server)
+    branch = str(choice.branch) if choice.branch else None
     if (sysinfo.os or "").lower() == "windows":
-        min_version = next((a.min_version for a in actions if a.min_version), None)
-        args = (["-Branch", branch] if branch else []) + (["-MinVersion", min_version] if min_version else [])
+        args = (["-Branch", branch] if branch else []) + (["-MinVersion", need] if need else [])
         plan.steps.append(worded_step(
             "driver", msg("step.title.driver-windows"), msg("step.explain.driver-windows"), needs_root=True,
             kind="script", argv=["powershell", "-NoProfile", "-ExecutionPolicy", "Bypass", "-File",
@@ -680,19 +681,22 @@ def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> Non
         plan.steps.append(worded_step("reboot", msg("step.title.reboot-windows"), msg("step.explain.reboot-windows"),
                                 kind="reboot"))
         return
-    flavours = [get_db().kernel_modules(g.compute_capability) for g in machine.nvidia_gpus if g.compute_capability]
-    flavour = "auto"
-    if flavours:
-        flavour = "proprietary" if "proprietary" in flavours else "open" if "open" in flavours else "auto"
-    else:
+    flavour = choice.modules or "auto"
+    if choice.modules is None:
         hint = " ".join((a.branch or "") for a in actions).lower()
         flavour = "proprietary" if "proprietary" in hint else "open" if "open" in hint else "auto"
     args = ["--flavour", flavour] + (["--branch", branch] if branch else [])
-    server = _all_data_centre(machine)
     if server:
         args.append("--server")
     if sysinfo.secure_boot is not None:
         args += ["--secure-boot", "on" if sysinfo.secure_boot else "off"]
+    # what the report knows, so the script (and its preview for another machine) acts on that machine's facts
+    # rather than on whatever the local sysfs says
+    args += ["--nvidia-gpus", str(len(gpus))]
+    if sysinfo.nvswitches is not None:
+        args += ["--nvswitch", "yes" if sysinfo.nvswitches else "no"]
+    if foreign and sysinfo.kernel:
+        args += ["--kernel", sysinfo.kernel]
     why = {"open": msg("step.why.open-modules"), "proprietary": msg("step.why.proprietary-modules"),
            "auto": msg("step.why.distribution-modules")}[flavour]
     _plan_script(plan, "driver", "nvidia-driver.sh", args,
@@ -706,6 +710,17 @@ def _plan_driver(plan: InstallPlan, machine: Machine, actions: list[Any]) -> Non
         "check-driver", msg("step.title.check-driver"), msg("step.explain.check-driver"), kind="command",
         argv=["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
     ))
+
+
+def _container_runtime(machine: Machine) -> list[str]:
+    """--runtime for nvidia-container-toolkit.sh: the one the report found; nothing (the script looks) when the
+    report does not say."""
+    c = machine.containers
+    if c.docker:
+        return ["--runtime", "docker"]
+    if c.podman:
+        return ["--runtime", "podman"]
+    return []
 
 
 def _plan_script(plan: InstallPlan, sid: str, script: str, args: list[str], title: Message, explain: Message,

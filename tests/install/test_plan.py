@@ -128,7 +128,7 @@ def test_no_driver_plan_adds_driver_reboot_and_check_steps() -> None:
                                           "check-driver"]
     drv = step(plan, "driver")
     assert drv.needs_root and drv.argv == ["bash", str(INSTALLERS / "nvidia-driver.sh"), "--flavour", "proprietary",
-                                           "--branch", "580"]
+                                           "--branch", "580", "--nvidia-gpus", "1"]
     assert drv.undo == ["bash", str(INSTALLERS / "nvidia-driver.sh"), "--undo"]
     assert "torch==2.14.*" in step(plan, "pip-install").argv  # the GPU build, usable after the driver
     assert any("the GPU build 2.14 (cu126); it works once the driver below is installed" in n for n in plan.notes)
@@ -249,7 +249,7 @@ def test_rendered_script_embeds_installers_and_stops_at_reboot() -> None:
     text = render_script(build_plan(fps, m, "venv:~/gpu-env", portable=True, container_toolkit=True), "bash")
     assert "cat > \"$gpusetup_dir/nvidia-driver.sh\" <<'GPUSETUP_EOF'" in text
     assert 'sudo bash "$gpusetup_dir/nvidia-driver.sh" --flavour proprietary --branch 580' in text
-    assert text.index("Restart the computer now") < text.index("nvidia-container-toolkit.sh\" --runtime docker")
+    assert text.index("Restart the computer now") < text.index("sudo bash \"$gpusetup_dir/nvidia-container-toolkit.sh\"")
     assert "gpusetup_reach https://download.pytorch.org/whl/cu126/torch/" in text
     assert "python3 -m venv " in text
 

@@ -383,6 +383,7 @@ class LinuxPlatform:
             s.distro_version = rel.get("VERSION_ID") or None
             s.distro_name = rel.get("PRETTY_NAME") or rel.get("NAME") or None
             s.distro_like = rel.get("ID_LIKE", "").split()
+            s.os_release = {k: rel[k] for k in OS_RELEASE_KEYS if rel.get(k)}
         s.kernel = read_first_line(ctx, "/proc/sys/kernel/osrelease") or (
             _pyplatform.release() if ctx.root == Path("/") else None
         )
@@ -393,6 +394,7 @@ class LinuxPlatform:
         )
         s.python = as_version(_pyplatform.python_version())
         s.wsl, s.wsl_version = detect_wsl(ctx)
+        s.nvswitches = count_nvswitches(ctx.path("/sys/bus/pci/devices"))
         s.container = detect_container(ctx)
         s.secure_boot, s.secure_boot_source = self.secure_boot(ctx)
         cmdline = read_first_line(ctx, "/proc/cmdline")
@@ -577,6 +579,28 @@ def parse_mokutil(text: str) -> tuple[bool | None, str | None]:
     if "doesn't support secure boot" in low or "not supported" in low:
         return False, "mokutil --sb-state (no EFI Secure Boot on this system)"
     return None, None
+
+
+OS_RELEASE_KEYS = ("ID", "ID_LIKE", "VERSION_ID", "VERSION_CODENAME", "UBUNTU_CODENAME", "PRETTY_NAME")
+
+
+def count_nvswitches(base: Path) -> int | None:
+    """NVIDIA NVSwitch bridges on the PCI bus (vendor 10de, class 0x0680: "GA100 [A100 NVSwitch]", "GH100 [H100
+    NVSwitch]" in pci.ids); they are there before any driver is. None when sysfs cannot be read."""
+    try:
+        entries = os.listdir(base)
+    except OSError:
+        return None
+    n = 0
+    for entry in entries:
+        try:
+            vendor = (base / entry / "vendor").read_text().strip().lower()
+            cls = (base / entry / "class").read_text().strip().lower()
+        except (OSError, ValueError):
+            continue
+        if vendor == "0x10de" and cls.startswith("0x0680"):
+            n += 1
+    return n
 
 
 def read_sysfs_pci_device(d: Path, entry: str) -> PciInfo | None:
