@@ -565,7 +565,7 @@ if [ "$CHANGED" = 1 ] || [ "$MOK_PENDING" = 1 ]; then blacklist_nouveau; fi
 enable_persistence
 if [ "$CHANGED" = 1 ] || [ "$MOK_PENDING" = 1 ]; then
     ask_reboot "nvidia-driver.sh installed a driver; restart to load it"
-    note "Restart the computer to load the driver, then run: gpusetup install --resume"
+    note "Restart the computer to load the driver, then continue where you left off (gpusetup install --resume, or run the same script again)"
 elif [ -f "$STATE_DIR/reboot-needed" ] && [ "$DRY_RUN" = 0 ]; then
     echo "gpusetup: reboot-needed"
     note "the driver is installed and waits for the restart asked for earlier"

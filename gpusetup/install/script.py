@@ -7,11 +7,16 @@ and carries the installer scripts inline so it needs nothing but itself.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 from gpusetup import credentials, escape
 from gpusetup.install.plan import InstallPlan, installers_dir
+from gpusetup.messages import msg, render
 from gpusetup.model import Plan
+
+COMMON = "gpusetup-common.sh"  # sourced by every installer script
 
 
 def _ps_quote(arg: str) -> str:
@@ -81,10 +86,24 @@ def _bash(plan: Plan) -> str:
             embedded[s.argv[1]] = Path(s.argv[1]).name
     if embedded:
         out += ['gpusetup_dir="$(mktemp -d)"', 'trap \'rm -rf "$gpusetup_dir"\' EXIT']
-        for path, name in embedded.items():
+        files = dict(embedded)
+        files[str(installers_dir() / COMMON)] = COMMON  # what the installer scripts source from their folder
+        for path, name in files.items():
             text = Path(path).read_text(encoding="utf-8") if Path(path).exists() else \
                 (installers_dir() / name).read_text(encoding="utf-8")
             out += [f"cat > \"$gpusetup_dir/{name}\" <<'GPUSETUP_EOF'", text.rstrip("\n"), "GPUSETUP_EOF"]
+    # Which steps are done, kept between runs: the recipient has no gpusetup to resume with, so running the same
+    # script again (after the restart a driver needs) continues after the last finished step.
+    plan_id = hashlib.sha256(json.dumps([[s.id, s.argv] for s in plan.steps]).encode()).hexdigest()[:16]
+    out += ["", "# Finished steps are remembered here; running this script again continues after the last one.",
+            f'gpusetup_state="${{XDG_STATE_HOME:-$HOME/.local/state}}/gpusetup-script/{plan_id}"',
+            'mkdir -p "$gpusetup_state"',
+            'gpusetup_done() { [ -e "$gpusetup_state/step-$1.done" ]; }',
+            'gpusetup_mark() { : >"$gpusetup_state/step-$1.done"; }',
+            'gpusetup_boot() { cat "${GPUSETUP_BOOT_ID_FILE:-/proc/sys/kernel/random/boot_id}" 2>/dev/null || echo unknown; }']
+    if any(s.kind == "reboot" for s in plan.steps):
+        out += ['# the driver installer writes this file when the computer must restart (nvidia-driver.sh)',
+                'gpusetup_restart_file="${GPUSETUP_REBOOT_FILE:-/var/lib/gpusetup/reboot-needed}"']
     if isinstance(plan, InstallPlan) and plan.indexes and not plan.offline:
         out += ["", "# Check every package index first, so nothing changes when the network is not there.",
                 "# curl, else wget, else Python (a fresh Debian has python3 but neither curl nor wget).",
@@ -101,24 +120,41 @@ def _bash(plan: Plan) -> str:
                        f"{{ echo {escape.sh('Cannot reach ' + url + ': check the network or proxy (HTTPS_PROXY).')} >&2; exit 1; }}")
     n = len(plan.steps)
     for i, s in enumerate(plan.steps, 1):
-        out += ["", escape.comment(f"Step {i} of {n}: {s.title}")] + _comment(s.explain)
-        out.append(f"echo {escape.sh(f'==> Step {i} of {n}: {s.title}')}")
+        explain = render(msg("step.explain.reboot-script")) if s.kind == "reboot" else s.explain
+        out += ["", escape.comment(f"Step {i} of {n}: {s.title}")] + _comment(explain)
+        head = f"==> Step {i} of {n}: {s.title}"
+        out += [f"if gpusetup_done {i}; then",
+                f"  echo {escape.sh(head + ' (done earlier)')}",
+                "else",
+                f"  echo {escape.sh(head)}"]
         if s.kind == "reboot":
-            out += ["echo 'Restart the computer now, then run the remaining steps of this script.'", "exit 0"]
+            # only when the driver step asked for a restart (its reboot-needed file), and only until it happened
+            out += ['  if [ ! -f "$gpusetup_restart_file" ]; then',
+                    '    echo "No restart is needed."',
+                    '  elif [ -f "$gpusetup_state/restart-asked" ] && [ "$(cat "$gpusetup_state/restart-asked")" != "$(gpusetup_boot)" ]; then',
+                    '    echo "The computer has restarted since: continuing."',
+                    "  else",
+                    '    gpusetup_boot >"$gpusetup_state/restart-asked"',
+                    "    echo 'Restart the computer now, then run this same script again: it continues after this step.'",
+                    "    exit 0",
+                    "  fi",
+                    f"  gpusetup_mark {i}",
+                    "fi"]
             continue
-        if not s.argv:
-            continue
-        argv = list(s.argv)
-        if argv[0] == "bash" and len(argv) > 1 and argv[1] in embedded:
-            words = ["bash", f'"$gpusetup_dir/{embedded[argv[1]]}"'] + [_sh_word(a) for a in argv[2:]]
-        else:
-            words = [_sh_word(a) for a in argv]
-        prefix = "sudo " if s.needs_root else ""
-        env = "".join(f"{k}={_sh_word(v)} " for k, v in s.env.items())
-        out.append(prefix + env + " ".join(words))
-        if s.undo:
-            out.append(escape.comment("undo: " + " ".join(_sh_word(a) for a in s.undo)[:300]))
-    out += ["", "echo 'All steps finished.'", ""]
+        if s.argv:
+            argv = list(s.argv)
+            if argv[0] == "bash" and len(argv) > 1 and argv[1] in embedded:
+                words = ["bash", f'"$gpusetup_dir/{embedded[argv[1]]}"'] + [_sh_word(a) for a in argv[2:]]
+            else:
+                words = [_sh_word(a) for a in argv]
+            prefix = "sudo " if s.needs_root else ""
+            env = "".join(f"{k}={_sh_word(v)} " for k, v in s.env.items())
+            out.append("  " + prefix + env + " ".join(words))
+            if s.undo:
+                out.append("  " + escape.comment("undo: " + " ".join(_sh_word(a) for a in s.undo)[:300]))
+        out += [f"  gpusetup_mark {i}", "fi"]
+    out += ["", "echo 'All steps finished.'",
+            'echo "(To run every step again, delete $gpusetup_state first.)"', ""]
     return "\n".join(out)
 
 

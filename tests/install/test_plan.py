@@ -376,3 +376,39 @@ def test_an_existing_environment_with_a_new_pip_reports_bytes(tmp_path: Path) ->
     want_raw = Version.parse(plan.base_pip) >= (24, 1)
     assert ("--progress-bar" in step(plan, "pip-install").argv) == want_raw
     assert "upgrade-pip" not in [s.id for s in plan.steps]
+
+
+def test_a_sent_script_continues_after_the_restart_instead_of_stopping_there_again(tmp_path: Path) -> None:
+    """The recipient of `install --script` has no gpusetup: running the same script again after the restart goes on
+    after the reboot step (issue 26: it used to stop there again, and told them to run gpusetup install --resume)."""
+    from gpusetup.install.plan import InstallPlan
+    from gpusetup.messages import msg, worded_step
+
+    log = tmp_path / "ran.txt"
+    plan = InstallPlan(target="venv:/x")
+    plan.steps = [
+        worded_step("driver", msg("step.title.driver"), msg("step.explain.check-driver"), kind="command",
+                    argv=["sh", "-c", f"echo driver >> {log}"]),
+        worded_step("reboot", msg("step.title.reboot"), msg("step.explain.reboot"), kind="reboot"),
+        worded_step("check-driver", msg("step.title.check-driver"), msg("step.explain.check-driver"),
+                    kind="command", argv=["sh", "-c", f"echo check >> {log}"]),
+    ]
+    script = tmp_path / "install.sh"
+    script.write_text(render_script(plan, "bash"))
+    boot = tmp_path / "boot_id"
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "GPUSETUP_BOOT_ID_FILE": str(boot)}
+    (tmp_path / "reboot-needed").write_text("nvidia-driver.sh installed a driver; restart to load it\n")
+    env["GPUSETUP_REBOOT_FILE"] = str(tmp_path / "reboot-needed")
+    boot.write_text("boot-1\n")
+    first = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=60)
+    assert first.returncode == 0 and "Restart the computer now, then run this same script again" in first.stdout
+    assert log.read_text() == "driver\n"
+    again = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=60)
+    assert "Restart the computer now" in again.stdout and log.read_text() == "driver\n"  # same boot: still waits
+    boot.write_text("boot-2\n")  # the restart
+    after = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=60)
+    assert after.returncode == 0, after.stdout + after.stderr
+    assert "(done earlier)" in after.stdout and "All steps finished." in after.stdout
+    assert log.read_text() == "driver\ncheck\n"  # the driver step did not run twice
+    assert "gpusetup install --resume" not in script.read_text()
