@@ -139,7 +139,7 @@ def check_torch(n, r):
         dev = torch.device("cuda:0")
         r["on"], r["device"] = "gpu", torch.cuda.get_device_name(0)
         props = torch.cuda.get_device_properties(0)
-        r["sm_count"], r["cc"] = props.multi_processor_count, "{}.{}".format(props.major, props.minor)
+        r["sm_count"], r["cc"] = props.multi_processor_count, f"{props.major}.{props.minor}"
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
         r["cudnn"] = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
@@ -267,7 +267,7 @@ CHECKS = {"torch": check_torch, "tensorflow": check_tensorflow, "jax": check_jax
 
 
 def _last_line(exc):
-    text = "{}: {}".format(type(exc).__name__, exc).strip()
+    text = f"{type(exc).__name__}: {exc}".strip()
     return text.splitlines()[-1] if text else type(exc).__name__
 
 
