@@ -168,7 +168,9 @@ def headline(result: SelfTestResult | None, gpu_name: str | None = None) -> Mess
         return None
     name = result.gpu_name or gpu_name or ""
     gpu_tiers = [m for m in result.measurements if m.tier in ("driver", "cublas")]
-    if any(m.verdict == "fail" for m in gpu_tiers):
+    failed = [m for m in result.measurements if m.verdict == "fail"]
+    # the card failed, not a framework in some environment (that is the framework's answer, not the card's)
+    if any(m.tier in ("driver", "cublas") for m in failed) or (result.verdict == "fail" and not failed):
         return msg("selftest.headline.fail", gpu=name)
     rated = [m for m in gpu_tiers if m.fraction is not None and m.verdict in ("pass", "warn")]
     memory = next((x for x in rated if x.name == "d2d"), None)
