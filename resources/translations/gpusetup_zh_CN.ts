@@ -1140,8 +1140,8 @@
       <translation>验证它能工作</translation>
     </message>
     <message>
-      <source>A short test measures your graphics card and compares it with what it is rated for.</source>
-      <translation>一个简短的测试会测量您的显卡，并与它的额定性能进行比较。</translation>
+      <source>A short test checks that each framework starts and computes correctly — on the graphics card if there is one — and how fast, against what the card is rated for.</source>
+      <translation>一项简短的测试：检查每个框架能否启动并正确计算（有显卡时在显卡上），以及速度与显卡额定速度相比如何。</translation>
     </message>
     <message>
       <source>&amp;Stop the test</source>

@@ -133,7 +133,7 @@ class VerifyPage(BasePage):
     def __init__(self, wizard: SetupWizard) -> None:
         super().__init__(wizard)
         self.setTitle(tr("Prove it works"))
-        self.setSubTitle(tr("A short test measures your graphics card and compares it with what it is rated for."))
+        self.setSubTitle(tr("A short test checks that each framework starts and computes correctly — on the graphics card if there is one — and how fast, against what the card is rated for."))
         top = QHBoxLayout()
         self.status = StatusLine()
         top.addWidget(self.status, 1)
@@ -398,7 +398,7 @@ class VerifyPage(BasePage):
             for f in env.frameworks:
                 if f.gpu_available is True:
                     lines.append(("pass", tr("{name} {version} sees {n} graphics card(s).").format(name=f.name, version=f.version or "", n=f.device_count or 1)))
-                elif f.gpu_available is False:
+                elif f.gpu_available is False and m.nvidia_gpus:  # without an NVIDIA GPU that is no news
                     lines.append(("warn", tr("{name} {version} is installed but does not see the graphics card.").format(name=f.name, version=f.version or "")))
         if not lines:
             return None
@@ -427,6 +427,14 @@ class VerifyPage(BasePage):
         log.info("%s %s in %s: back to Choose", answer.offer, answer.framework, folder)
         self.state.check_only = False
         self.state.selftest = None
+        self.state.frameworks = [fw]
         self.picked = None
-        self.wiz.go_to(PAGE_CHOOSE)
-        choose.prefill([fw], folder)  # type: ignore[attr-defined]
+        settings = self.wiz.settings  # what Choose shows when it opens afresh
+        settings.setValue("choose/where", "venv")
+        settings.setValue("choose/venv", folder)
+        if PAGE_CHOOSE in self.wiz.visitedIds():  # back to it, filled in
+            self.wiz.go_to(PAGE_CHOOSE)
+            choose.prefill([fw], folder)  # type: ignore[attr-defined]
+        else:  # after a resume the wizard started at Install: from the machine check on, as a new install
+            self.wiz.restart()
+            self.wiz.next()
