@@ -130,11 +130,12 @@ def _rate(m: Measurement, e: dict, label: str, device: str, n: Any, conv: str, c
     the floor the bands give for an FP32 GEMM (then "works, but slowly")."""
     specs = getattr(ctx, "specs", None) or peaks.load_specs()
     info = getattr(ctx, "info", None)
-    same = info is not None and peaks.normalise_name(getattr(info, "name", "") or "") == peaks.normalise_name(device)
-    spec = getattr(ctx, "spec", None) if same else None
-    spec = spec or specs.find(device)
-    cc = e.get("cc") or (str(info.compute_capability) if same and info.compute_capability else None)
-    sm_count = e.get("sm_count") or (info.sm_count if same else None)
+    if info is not None and peaks.normalise_name(getattr(info, "name", "") or "") != peaks.normalise_name(device):
+        info = None  # the driver tier tested another card than the one the framework used
+    same = info is not None
+    spec = (getattr(ctx, "spec", None) if same else None) or specs.find(device)
+    cc = e.get("cc") or (str(info.compute_capability) if info is not None and info.compute_capability else None)
+    sm_count = e.get("sm_count") or (info.sm_count if info is not None else None)
     machine_gpu = getattr(ctx, "machine_gpu", None) if same else None
     max_mhz = machine_gpu.clocks.sm_max_mhz if machine_gpu is not None else None
     rated = peaks.compute_peak("fp32", spec, specs, cc=cc, sm_count=sm_count, live_mhz=None, max_mhz=max_mhz)

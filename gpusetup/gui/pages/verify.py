@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from gpusetup.gui.i18n import current_language, tr
-from gpusetup.gui.pages.base import BasePage
+from gpusetup.gui.pages.base import PAGE_CHOOSE, BasePage
 from gpusetup.gui.pages.envpick import EnvPicker
 from gpusetup.gui.services import Unavailable, proof_python
 from gpusetup.gui.widgets import (
@@ -415,8 +415,7 @@ class VerifyPage(BasePage):
 
         REPAIR HOOK (issue 21): the install core has no repair entry point in this branch; when it has one
         (`install --repair`, an integrity check of the environment's files), the coordinator calls it here."""
-        from gpusetup.gui.pages.base import PAGE_CHOOSE
-        from gpusetup.selftest.proof import PLAN_NAMES, env_folder
+        from gpusetup.selftest.proof import PLAN_NAMES, env_folder  # lazy: see answer_rows
 
         fw = PLAN_NAMES.get(answer.framework)
         folder = env_folder(answer.python)
