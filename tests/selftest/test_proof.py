@@ -214,3 +214,19 @@ def test_no_headline_without_a_tested_gpu_and_a_failure_says_so() -> None:
     assert headline(SelfTestResult(gpu_tested=False)) is None
     bad = SelfTestResult(gpu_tested=True, verdict="fail", gpu_name="NVIDIA GeForce RTX 3060")
     assert render(headline(bad), "en").startswith("Your NVIDIA GeForce RTX 3060 has a problem")
+
+
+def test_the_reports_carry_the_same_sentences() -> None:
+    from gpusetup.model import Machine, Report
+    from gpusetup.report import render as report
+
+    r = proved(JAX_CPU, ["jax"], cpu_gflops=218.0)
+    rep = Report(machine=Machine(), selftest=r)
+    sentence = "JAX works. It ran on the processor (this computer has no NVIDIA GPU): 274 GFLOP/s."
+    assert f"  ✓ {sentence}" in report(rep, "text").splitlines()
+    assert f"- ✓ {sentence}" in report(rep, "markdown").splitlines()
+    assert f'<li class="pass">{sentence}</li>' in report(rep, "html")
+    from gpusetup.i18n import set_output_language
+
+    set_output_language("zh_CN")  # as `gpusetup --lang zh_CN`; tests/conftest.py sets English back
+    assert "  ✓ JAX 运行正常。它在 CPU 上运行（这台电脑没有 NVIDIA 显卡）：274 GFLOP/s。" in report(rep, "text").splitlines()
