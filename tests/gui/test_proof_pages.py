@@ -218,3 +218,21 @@ def test_the_picker_lists_the_installed_environment_first_and_not_the_wizards_ow
     if usable == 1:
         assert words == "One environment with a framework to check was found; pick it, or choose another below."
     shot(w, "proof-picker-en")
+
+
+def test_resuming_an_install_started_in_the_terminal_proves_what_its_plan_installed(qtbot, make_wizard,
+                                                                                     made_env: Path,
+                                                                                     isolated: Path) -> None:
+    """`gpusetup install` was interrupted; the wizard continues it from the installer's own saved plan, which
+    names no choice of the wizard's: the proof checks the frameworks that plan installs, and Done names them."""
+    interrupted_install(isolated, made_env, [])
+    (isolated / "wizard-pending.json").unlink()
+    services = RestartServices(isolated)
+    w = make_wizard(services)
+    _resume_to_verify(qtbot, w)
+    py = str(made_env / "bin" / "python")
+    assert services.selftest_calls == [(py, ("tensorflow", "jax"))]
+    assert [a.answer.framework for a in w.currentPage().answers] == ["tensorflow", "jax"]
+    click_next(qtbot, w, PAGE_DONE)
+    wait_ready(qtbot, w)
+    assert f"TensorFlow, JAX installed into {made_env}, but the proof below found a problem." in texts(w.currentPage())

@@ -145,6 +145,9 @@ def test_pick_an_existing_environment_and_prove_the_framework_there(qtbot, make_
     row.details.set_expanded(True)
     assert "an FP32 1024×1024 matrix multiply matches a float64 reference" in texts(row)
     assert "For comparison, numpy on the same processor" in texts(row)
+    verify.details.set_expanded(True)  # every measurement: none says "Measured" beside "not measured"
+    assert verify.rows and all(r.measurement.value is not None or r.measurement.verdict != "info" for r in verify.rows)
+    assert "not measured" not in texts(verify.details)
     import os
 
     if os.environ.get("GPUSETUP_SHOTS"):  # to look at the page: GPUSETUP_SHOTS=DIR

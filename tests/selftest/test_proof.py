@@ -230,3 +230,27 @@ def test_the_reports_carry_the_same_sentences() -> None:
 
     set_output_language("zh_CN")  # as `gpusetup --lang zh_CN`; tests/conftest.py sets English back
     assert "  ✓ JAX 运行正常。它在 CPU 上运行（这台电脑没有 NVIDIA 显卡）：274 GFLOP/s。" in report(rep, "text").splitlines()
+
+
+def test_with_the_fake_gpu_the_framework_is_rated_against_the_card_the_driver_tier_measured(build_fake, nvml_4080s):
+    """The whole self-test through the fake libcuda (the RTX 4080 SUPER of the real NVML captures): the framework
+    tier gets the driver tier's card (its spec row, compute capability and SM count) for the rated peak. The
+    framework check's output is built here (no GPU recording of it exists), for the card the driver names."""
+    from conftest import gpu_env
+
+    from gpusetup.model import Machine
+    from gpusetup.selftest import run_selftest
+
+    entry = gpu_entry(device="NVIDIA GeForce RTX 4080 SUPER", matmul_flops=30.0e12, cc=None, sm_count=None)
+    env = gpu_env(build_fake(), nvml_4080s, tiers=("driver", "framework"))
+    env.frameworks, env.python = ("pytorch",), "/home/u/gpu-env/bin/python"
+    env.runner = Replay("GPUSETUP-FWCHECK: " + __import__("json").dumps(
+        {"python": "3.12.3", "executable": env.python, "frameworks": [entry]}) + "\n")
+    r = run_selftest(Machine(), env=env)
+    assert r.gpu_tested and r.gpu_name == "NVIDIA GeForce RTX 4080 SUPER"
+    m = next(x for x in r.measurements if x.name == "framework_torch")
+    assert m.rated == 52.2 and m.device == 0 and m.verdict == "pass", (m.rated, m.reason)
+    (a,) = answers(r)
+    assert render(a.sentence) == "PyTorch works on your NVIDIA GeForce RTX 4080 SUPER: 57% of its rated speed."
+    assert env.runner.argv[-1] == "torch", "the chosen framework, by its import name"
+    assert render(headline(r)).startswith("Your NVIDIA GeForce RTX 4080 SUPER works")

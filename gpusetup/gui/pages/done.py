@@ -86,6 +86,8 @@ class DonePage(BasePage):
         # the proof says every framework works there
         proven_env = not self.services.demo and st is not None and any(x.tier == "framework" for x in st.measurements)
         said = answers(st) if proven_env else []
+        if not fws and said:  # a resumed `gpusetup install` names no choice: the frameworks the proof checked
+            fws = ", ".join(a.name for a in said)
         if out is None or target is None:
             add("info", tr("Nothing was installed."))
         elif target.kind == "docker":

@@ -221,15 +221,14 @@ class VerifyPage(BasePage):
         if self.services.demo or (target is not None and target.kind == "docker"):
             return None, None
         python = proof_python(self.state.plan, target, self.state.install)
-        if python:
+        if self.state.check_only or target is None or (python and chosen):
             return python, chosen
-        if self.state.check_only or target is None:
-            return None, None
         want = os.path.abspath(os.path.expanduser(target.value))
         for env in self.services.installed_environments():  # newest first
             if os.path.abspath(env.folder) == want or env.target == target.spec():
-                return env.python, chosen or env.frameworks or None
-        return None, None
+                # a resume of an install started with `gpusetup install` names no frameworks: the plan's
+                return python or env.python, chosen or env.frameworks or None
+        return python, chosen
 
     def _where_text(self, python: str | None) -> str:
         if python is None:
