@@ -3,7 +3,7 @@ in the checked environment, with what to offer; one line about the graphics card
 (demonstrations) judged like live ones.
 
 The framework check's own output comes from real runs where one exists (tests/fixtures/fwcheck: jax[cpu] 0.10.2
-whole, and with jaxlib's files gone); no GPU recording of it exists (see that README), so the GPU entries below
+and tensorflow-cpu 2.21.0, whole and with part of their files gone); no GPU recording of it exists (see that README), so the GPU entries below
 are built in the test from the check's fields, with the card's name as the driver reports it.
 """
 
@@ -26,6 +26,8 @@ from gpusetup.selftest.recorded import rate_recorded
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "fwcheck"
 JAX_CPU = FIXTURES / "jax-0.10.2-cpu__python-3.11__debian-12-2vcpu.txt"
 JAX_BROKEN = FIXTURES / "jax-0.10.2-jaxlib-files-missing__python-3.11__debian-12.txt"
+TF_CPU = FIXTURES / "tensorflow-cpu-2.21.0__python-3.11__debian-12-2vcpu.txt"
+TF_BROKEN = FIXTURES / "tensorflow-cpu-2.21.0-python-subpackage-missing__python-3.11__debian-12.txt"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -116,18 +118,21 @@ def test_broken_jax_is_installed_but_does_not_start_and_torch_is_named_only_when
 
 
 def test_a_broken_tensorflow_as_the_issue_reported_it_is_not_called_not_installed() -> None:
-    """Issue 21 (a real session): after a resumed install `import tensorflow` failed with "No module named
-    'tensorflow.python'" and the proof said "没有安装 tensorflow". The check's entry for that case (its metadata is
-    there: pip listed it) is built here from the issue's words."""
-    entry = {"name": "tensorflow", "installed": True, "stage": "import", "dists": {"tensorflow": "2.20.0"},
-             "error": "ModuleNotFoundError: No module named 'tensorflow.python'"}
-    m = framework._measure(entry, "/home/u/tf/bin/python", False)
-    r = SelfTestResult(measurements=[m], framework_python="/home/u/tf/bin/python")
-    (a,) = answers(r)
-    assert a.status == "broken" and a.offer == "repair"
-    assert render(a.sentence) == ("TensorFlow is installed but does not start: ModuleNotFoundError: No module named "
-                                  "'tensorflow.python'.")
-    assert "没有安装" not in render(a.sentence, "zh_CN") and "已安装，但无法启动" in render(a.sentence, "zh_CN")
+    """Issue 21: after a resumed install `import tensorflow` failed with "No module named 'tensorflow.python'" and
+    the proof said "没有安装 tensorflow". Recorded: tensorflow-cpu 2.21.0 with that subpackage gone."""
+    r = proved(TF_BROKEN, ["tensorflow", "jax"], python="/home/u/tf/bin/python")
+    tf, jax = answers(r)
+    assert tf.status == "broken" and tf.offer == "repair" and jax.status == "not-installed"
+    assert render(tf.sentence) == ("TensorFlow is installed but does not start: ModuleNotFoundError: No module named "
+                                   "'tensorflow.python'.")
+    assert "没有安装" not in render(tf.sentence, "zh_CN") and "已安装，但无法启动" in render(tf.sentence, "zh_CN")
+    assert render(tf.details[0]).startswith("tensorflow 2.21.0 is installed but does not start")  # its dist's version
+
+
+def test_tensorflow_on_the_processor() -> None:
+    (a,) = answers(proved(TF_CPU, ["tensorflow"], python="/home/u/tf/bin/python"))
+    assert render(a.sentence) == "TensorFlow works. It ran on the processor (this computer has no NVIDIA GPU): 111 GFLOP/s."
+    assert "convolution (oneDNN/Eigen) matches" in render(a.details[0])
 
 
 @pytest.mark.parametrize(("flops", "status", "words"), [
