@@ -157,7 +157,9 @@ def answer_lines(r: SelfTestResult | None, language: str | None = None, chosen: 
     said = answers(r, chosen)
     if not said:
         why = summary(r)
-        where = render(msg("selftest.proof.where", python=r.framework_python), lang) if r.framework_python else ""
+        named = why is not None and why.code == "selftest.fw.none-installed"  # it names the environment itself
+        where = render(msg("selftest.proof.where", python=r.framework_python), lang) \
+            if r.framework_python and not named else ""
         return [render(msg("selftest.proof.line-not-proven", where=where, why=why or ""), lang), ""]
     out: list[str] = []
     for a in said:

@@ -73,7 +73,7 @@ def test_without_a_choice_no_framework_that_is_not_there_is_named(capsys) -> Non
     """The test environment has numpy and no torch/TensorFlow/JAX: nothing is said about each of them."""
     main(["selftest", "--python", sys.executable])
     out = capsys.readouterr().out
-    assert f"Framework: NOT PROVEN in {sys.executable} — none of torch, tensorflow, jax is installed in " in out
+    assert f"Framework: NOT PROVEN — none of torch, tensorflow, jax is installed in {sys.executable}, " in out
     for name in ("PyTorch", "TensorFlow", "JAX"):
         assert f"{name} is not installed" not in out
 
