@@ -37,10 +37,12 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true",
                    help="write the JSON report with the self-test (schema: resources/schema/report.schema.json)")
     p.add_argument("--device", type=gpu_number, metavar="N", help="CUDA device number to test (default 0)")
-    p.add_argument("--python", metavar="PATH", type=python_executable, help="check the frameworks of this Python interpreter")
-    p.add_argument("--framework", action="append", choices=["torch", "tensorflow", "jax", "numpy"],
-                   help="check only this framework in the target environment (repeat for several; numpy is the "
-                        "CPU-only path of the same check)")
+    p.add_argument("--python", metavar="PATH", type=python_executable,
+                   help="check the frameworks of this Python interpreter (default: the environment `gpusetup install` "
+                        "installed last, else this one)")
+    p.add_argument("--framework", action="append", choices=["torch", "pytorch", "tensorflow", "jax", "numpy"],
+                   help="check this framework in the target environment (repeat for several; default: the ones "
+                        "installed there; numpy is the processor-only path of the same check)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the result to FILE instead of the terminal")
     p.set_defaults(handler=run, mode="quick")
 
@@ -65,9 +67,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         progress(render_message(msg("selftest.progress.detecting"), output_language()), None)
         machine = detect(ProbeContext(only=("system", "pci", "nvml")))
-        env = SelfTestEnv(python=args.python)
-        if args.framework:
-            env.frameworks = tuple(dict.fromkeys(args.framework))
+        env = _target(args)
         result = run_selftest(machine, mode=args.mode, device=args.device, progress=progress, cancel=token, env=env)
     finally:
         signal.signal(signal.SIGINT, old)
@@ -84,6 +84,26 @@ def run(args: argparse.Namespace) -> int:
     if result.cancelled:
         return 130
     return {"fail": 2, "warn": 1}.get(result.verdict, 0)
+
+
+def _target(args: argparse.Namespace) -> SelfTestEnv:
+    """Where the frameworks are checked: ``--python``; else the environment gpusetup's installer made last (from
+    its journal: after a resume or a new terminal the proof is about what was installed, with the frameworks
+    installed there), else this interpreter. Which: ``--framework``, else the installed ones."""
+    env = SelfTestEnv(python=args.python)
+    if args.framework:
+        env.frameworks = tuple(dict.fromkeys(args.framework))
+    if args.python:
+        return env
+    from gpusetup.install.environments import from_journal  # lazy: the installer's modules only for this
+
+    made = from_journal()
+    if made:
+        env.python = made[0].python
+        if not args.framework and made[0].frameworks:
+            env.frameworks = tuple(made[0].frameworks)
+        env.extra_notes.append(msg("selftest.note.installed-env", target=made[0].target))
+    return env
 
 
 def _findings_text(report) -> str:  # noqa: ANN001 - Report, imported lazily

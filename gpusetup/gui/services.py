@@ -176,7 +176,8 @@ class Services:
     def __init__(self, state_dir: Path | None = None) -> None:
         # state_dir is injected by tests; by default each core part uses its own per-user folder
         self.state_dir = Path(state_dir) if state_dir else None
-        # the frameworks Verify checks (import names); None: the self-test's default (torch, TensorFlow, JAX)
+        # tests: the frameworks every proof checks instead of the chosen ones (their stand-in package, numpy);
+        # None: the frameworks the user chose, else those installed in the checked environment
         self.selftest_frameworks: tuple[str, ...] | None = None
         # what the user set in the wizard after a network failure (None: the configuration's or the default)
         self.index_url: str | None = None
@@ -477,27 +478,33 @@ class Services:
         if not self.demo:  # how long it took here, for the next run's announcement
             from gpusetup.selftest import timing  # lazy: see _core
 
-            timing.record(self.wizard_dir, result, env.frameworks)
+            timing.record(self.wizard_dir, result, env.frameworks or ())
         return result
 
-    def _checked_frameworks(self, frameworks: Sequence[str] | None) -> tuple[str, ...]:
-        from gpusetup.selftest import SelfTestEnv  # lazy: see _core
-
-        if frameworks:
-            return tuple(frameworks)
-        return tuple(self.selftest_frameworks) if self.selftest_frameworks is not None else tuple(SelfTestEnv().frameworks)
+    def _checked_frameworks(self, frameworks: Sequence[str] | None) -> tuple[str, ...] | None:
+        """What the proof checks: the tests' stand-in, else the frameworks chosen (None: those installed there)."""
+        if self.selftest_frameworks is not None:
+            return tuple(self.selftest_frameworks)
+        return tuple(frameworks) if frameworks is not None else None
 
     def selftest_estimate(self, frameworks: Sequence[str] | None = None, mode: str = "quick") -> Message:
         """What to announce before the self-test: how long it took here before (measured), else its bound."""
         from gpusetup.selftest import timing  # lazy: see _core
 
-        return timing.estimate(self.wizard_dir, mode, self._checked_frameworks(frameworks))
+        return timing.estimate(self.wizard_dir, mode, self._checked_frameworks(frameworks) or ())
 
     # "Check another Python environment…": what is on this computer, and whether the proof can run there
     def proof_frameworks(self) -> tuple[str, ...]:
         from gpusetup.install.environments import DEFAULT_FRAMEWORKS  # lazy: see _core
 
         return tuple(self.selftest_frameworks or DEFAULT_FRAMEWORKS)
+
+    def installed_environments(self) -> list[Any]:
+        """The environments gpusetup's installer made (``install.environments.Installed``), newest first, from its
+        journal folder: what Verify proves after a resume, a reopened wizard or a restart of the app."""
+        from gpusetup.install import environments  # lazy: see _core
+
+        return environments.from_journal(self.journal_dir)
 
     def proof_environments(self, machine: Machine | None, installed: Sequence[str] = ()) -> list[Any]:
         """The environments found here (``install.environments.EnvCheck``), those the proof can run in first."""

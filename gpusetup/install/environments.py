@@ -6,6 +6,12 @@ folders and the one detection saw — each with its version and the frameworks i
 package metadata; nothing is imported). :func:`check` validates what the user picked (a python executable or
 an environment's folder) and says, as a message, whether the proof can run there and, if not, why: not a
 Python, too old for the check, or no framework installed.
+
+:func:`from_journal` reads the environments gpusetup's installer itself made from its journal folder (the
+saved plan of the current install and of earlier ones in ``history/``): where the proof runs after a resume, a
+reopened wizard or an app restart, with the frameworks that were installed there — never gpusetup's own
+environment. gpusetup's own environment is listed only when it holds a framework, after the others; the
+packaged app is not a Python and is never listed.
 """
 
 from __future__ import annotations
@@ -14,15 +20,17 @@ import contextlib
 import json
 import os
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpusetup.install.journal import JOURNAL, PLAN, Journal, default_state_dir
 from gpusetup.install.python import candidates as interpreters
 from gpusetup.messages import msg
 from gpusetup.model import Machine, Message
 from gpusetup.probe import ProbeContext, pyenv
-from gpusetup.probe.pyenv import interpreter_in
+from gpusetup.probe.pyenv import frozen, interpreter_in
 from gpusetup.runner import Runner, SubprocessRunner
 from gpusetup.versions import Version
 
@@ -40,6 +48,9 @@ DISTRIBUTIONS = {
 VENV_HOMES = (".virtualenvs", "venvs", ".venvs", "envs", ".local/share/virtualenvs")
 CONDA_ROOTS = ("miniconda3", "anaconda3", "miniforge3", "mambaforge", ".conda", "micromamba")
 MAX_LISTED = 40
+# a requirement's project name (normalised) → the framework it installs, in the install plan's naming
+PLAN_FRAMEWORKS = {"torch": "pytorch", "tensorflow": "tensorflow", "tensorflow-cpu": "tensorflow", "tf-nightly": "tensorflow",
+                   "jax": "jax"}
 
 
 @dataclass
@@ -85,6 +96,9 @@ def check(path: str, frameworks: Sequence[str] = DEFAULT_FRAMEWORKS, runner: Run
     exe = interpreter_in(given)
     if exe is None:
         out.message = msg("envcheck.no-python-inside", path=str(given))
+        return out
+    if _is_app(exe):  # the packaged app runs its own embedded Python: it is not an environment to prove
+        out.message = msg("envcheck.not-a-python", path=str(exe))
         return out
     if not os.access(exe, os.X_OK):
         out.message = msg("envcheck.not-a-python", path=str(exe))
@@ -142,10 +156,34 @@ def candidates(machine: Machine | None = None, installed: Iterable[str] = (), en
     for p in out:
         exe = interpreter_in(Path(p))
         key = os.path.abspath(str(exe or p))
-        if key not in seen:
+        if key not in seen and not (exe is not None and _is_app(exe)):
             seen.add(key)
             uniq.append(p)
     return uniq[:MAX_LISTED]
+
+
+def _is_app(exe: Path | str) -> bool:
+    """``exe`` is the packaged app itself (which runs an embedded Python but is no environment)."""
+    if not frozen():
+        return False
+    try:
+        return os.path.samefile(exe, sys.executable)
+    except OSError:
+        return os.path.abspath(exe) == os.path.abspath(sys.executable)
+
+
+def own_environment() -> str | None:
+    """gpusetup's own environment (``sys.prefix``) when it runs from one (None in the packaged app)."""
+    return None if frozen() else os.path.abspath(sys.prefix)
+
+
+def _is_own(c: EnvCheck) -> bool:
+    own = own_environment()
+    if own is None or c.python is None:
+        return False
+    if c.kind == "system":  # the base interpreter of gpusetup's venv is another Python, not gpusetup's own
+        return os.path.abspath(c.python) == os.path.abspath(sys.executable) and sys.prefix == sys.base_prefix
+    return os.path.abspath(str(Path(c.python).parent.parent)) == own
 
 
 def known(machine: Machine | None = None, installed: Iterable[str] = (), frameworks: Sequence[str] = DEFAULT_FRAMEWORKS,
@@ -162,7 +200,79 @@ def known(machine: Machine | None = None, installed: Iterable[str] = (), framewo
         if key not in seen:
             seen.add(key)
             out.append(c)
-    return sorted(out, key=lambda c: not c.ok)
+    # gpusetup's own environment holds gpusetup, not a framework: listed only when it has one, and never first
+    out = [c for c in out if c.ok or not _is_own(c)]
+    return sorted(out, key=lambda c: (not c.ok, _is_own(c)))
+
+
+@dataclass
+class Installed:
+    """An environment gpusetup's installer made or installed into, from its journal folder."""
+
+    target: str  # venv:PATH / conda:NAME, as the plan says
+    python: str | None  # its interpreter (None: not a path this computer has, e.g. a conda name only)
+    frameworks: list[str]  # what was installed there, in the install plan's naming (pytorch / tensorflow / jax)
+    status: str  # finished / unfinished (crashed, failed, cancelled, waiting for a restart)
+
+    @property
+    def folder(self) -> str:
+        return self.target.split(":", 1)[1] if ":" in self.target else self.target
+
+
+def from_journal(journal_dir: Path | None = None) -> list[Installed]:
+    """The environments gpusetup's installer made, newest first: the current install, then the earlier ones
+    (``history/``); rolled-back ones and those whose folder is gone are left out. Reads the journal and the
+    saved plan only (nothing is run)."""
+    root = Path(journal_dir) if journal_dir else default_state_dir()
+    folders = [root]
+    with contextlib.suppress(OSError):
+        folders += sorted((d for d in (root / "history").iterdir() if d.is_dir()), key=lambda d: d.name, reverse=True)
+    out: list[Installed] = []
+    seen: set[str] = set()
+    for d in folders:
+        found = _installed_in(d)
+        if found is not None and found.target not in seen:
+            seen.add(found.target)
+            out.append(found)
+    return out
+
+
+def _installed_in(folder: Path) -> Installed | None:
+    if not (folder / JOURNAL).is_file() or not (folder / PLAN).is_file():
+        return None
+    try:
+        status = Journal(folder).status()
+        data = json.loads((folder / PLAN).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if status in ("none", "rolled-back") or not isinstance(data, dict):
+        return None
+    target = str(data.get("target") or "")
+    kind, _, where = target.partition(":")
+    if kind not in ("venv", "conda") or not where:
+        return None
+    python = None
+    argv = data.get("python") or []
+    if isinstance(argv, list) and len(argv) == 1 and isinstance(argv[0], str):
+        python = argv[0]
+    elif kind == "venv" or os.path.isabs(where):
+        exe = interpreter_in(Path(where))
+        python = str(exe) if exe is not None else None
+    if python is None or not Path(python).exists():
+        return None
+    return Installed(target=target, python=python, frameworks=plan_frameworks(data.get("packages") or []),
+                     status=status)
+
+
+def plan_frameworks(packages: Iterable[str]) -> list[str]:
+    """The frameworks a plan's requirement strings install ("jax[cuda12]==0.7.2" → "jax"), each once."""
+    out: list[str] = []
+    for req in packages:
+        name = re.split(r"[\[=<>!~;@ ]", str(req).strip(), maxsplit=1)[0].lower().replace("_", "-")
+        fw = PLAN_FRAMEWORKS.get(name)
+        if fw and fw not in out:
+            out.append(fw)
+    return out
 
 
 def _conda_envs(runner: Runner, env: dict[str, str]) -> list[str]:

@@ -4,9 +4,11 @@ the plan, and self-test results as bars against rated peaks. Follows the reader'
 from __future__ import annotations
 
 from gpusetup.escape import html as escape  # entities, and control characters shown visibly
+from gpusetup.messages import render as words
 from gpusetup.model import Finding, Gpu, Report, Severity
 from gpusetup.report import sections
 from gpusetup.report.plans import describe
+from gpusetup.selftest.proof import answers
 
 _CSS = """
 :root{--bg:#fff;--fg:#1d2125;--muted:#5f6b76;--card:#f5f7f9;--line:#d8dee4;--err:#c62828;--warn:#b26a00;--info:#1565c0;--ok:#2e7d32;--bar:#2e7d32}
@@ -100,7 +102,9 @@ def render(report: Report) -> str:
             bar = f'<div class="bar {cls}" role="img" aria-label="{width:.0f}% of rated"><span style="width:{width:.0f}%"></span></div>' if frac is not None else ""
             rows.append(f"<tr><td>{escape(meas.name)}</td><td>{escape(val + rated)}{bar}</td><td>{escape(meas.verdict)}: {escape(meas.reason)}</td></tr>")
         notes = "".join(f"<p class=muted>{escape(n)}</p>" for n in st.notes)
-        body += [f"<h2>Self-test ({escape(st.mode)})</h2>", f"<table>{''.join(rows)}</table>", notes]
+        said = "".join(f'<li class="{escape(a.kind)}">{escape(words(a.sentence))}</li>' for a in answers(st))
+        body += [f"<h2>Self-test ({escape(st.mode)})</h2>", f"<ul>{said}</ul>" if said else "",
+                 f"<table>{''.join(rows)}</table>", notes]
     raw = [c for c in m.commands if c.stdout_tail or c.stderr_tail]
     if raw:
         body.append("<h2>Raw command output</h2>")

@@ -8,9 +8,12 @@ code blocks in fences that nothing inside can close (evidence containing ``` doe
 from __future__ import annotations
 
 from gpusetup.escape import md_code, md_fence, md_text
+from gpusetup.messages import render as words
 from gpusetup.model import Report, Severity
 from gpusetup.report import sections
 from gpusetup.report.plans import describe
+from gpusetup.selftest.proof import answers
+from gpusetup.selftest.text import MARKS
 
 _MARK = {Severity.ERROR: "🔴 **Error**", Severity.WARNING: "🟠 **Warning**", Severity.INFO: "🔵 Info", Severity.OK: "🟢 OK"}
 
@@ -73,7 +76,10 @@ def render(report: Report) -> str:
                 out += ["", "  </details>"]
         out.append("")
     if report.selftest:
-        out += ["### Self-test", "", "| test | result | rated | verdict |", "|---|---|---|---|"]
+        out += ["### Self-test", ""]
+        said = answers(report.selftest)  # the answer per framework first, as the CLI and the wizard give it
+        out += [f"- {MARKS.get(a.kind, '·')} {_cell(words(a.sentence))}" for a in said] + ([""] if said else [])
+        out += ["| test | result | rated | verdict |", "|---|---|---|---|"]
         for meas in report.selftest.measurements:
             val = "—" if meas.value is None else f"{meas.value:.3g} {meas.unit}"
             rated = f"{meas.rated:.3g} ({meas.fraction:.0%})" if meas.rated and meas.fraction is not None else "—"

@@ -17,6 +17,7 @@ from gpusetup.messages import msg, render
 from gpusetup.model import Finding, Gpu, Machine, Message, Report, SelfTestResult, Severity
 from gpusetup.report.plans import describe
 from gpusetup.selftest import text as selftest_text
+from gpusetup.selftest.proof import answers
 from gpusetup.term import STYLES
 
 # The labels of the facts (the English is the key the renderer passes).
@@ -416,6 +417,8 @@ def _selftest(out: _Out, st: SelfTestResult) -> None:
     if st.mode in ("quick", "full"):
         mode = msg("selftest.mode.full") if st.mode == "full" else msg("selftest.mode.quick")
     out.heading(msg("report.heading.selftest", mode=mode))
+    for a in answers(st):  # the answer per framework first, as the CLI and the wizard give it
+        out.lines.append(f"  {selftest_text.MARKS.get(a.kind, '·')} {out.w(a.sentence)}")
     for meas in st.measurements:
         val = "—" if meas.value is None else f"{meas.value:.3g} {meas.unit}"
         rated = out.w(msg("report.of-rated", rated=f"{meas.rated:.3g}", pct=f"{meas.fraction:.0%}")) \

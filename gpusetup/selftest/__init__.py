@@ -5,7 +5,9 @@ Tiers, each working without the ones after it:
 1. **driver** — ctypes on libcuda with shipped PTX (:mod:`.cudadrv`, :mod:`.bandwidth`, :mod:`.matmul`):
    copy bandwidth, a checked FP32 matmul and a bit-exact repeat-and-compare pass;
 2. **cublas** — GEMM throughput for FP32/TF32/FP16/BF16 when a cuBLAS library exists (:mod:`.cublas`);
-3. **framework** — torch/TensorFlow/JAX in the target environment see and use the GPU (:mod:`.framework`);
+3. **framework** — each framework the user chose (else each installed) imports in the target environment and
+   computes correctly on the GPU, or on the processor where there is none (:mod:`.framework`); one sentence per
+   framework for a beginner comes from :mod:`.proof`;
 4. **cpu** — numpy baseline, and the whole self-test on a machine without an NVIDIA GPU (:mod:`.cpu`).
 
 Cancelling (the token, or Ctrl-C in the CLI) stops at the next step, frees all GPU memory and returns
@@ -49,7 +51,9 @@ class SelfTestEnv:
     telemetry_factory: Callable[[str | None, int], Any] | None = None  # default: NVML
     runner: Runner | None = None
     python: str | None = None  # target interpreter for the framework tier (default: this one)
-    frameworks: Sequence[str] = ("torch", "tensorflow", "jax")
+    # the frameworks the user chose ("torch"/"pytorch", "tensorflow", "jax", "numpy"); None: whichever of torch,
+    # TensorFlow and JAX is installed there; () skips the tier
+    frameworks: Sequence[str] | None = None
     sizes: Sizes | None = None  # default: Sizes.for_mode(mode)
     specs_path: Any = None
     tiers: Sequence[str] = ("driver", "cublas", "framework", "cpu")
@@ -74,7 +78,7 @@ def run_selftest(machine: Machine, *, mode: str = "quick", device: int | None = 
         if "driver" in env.tiers:
             _gpu_tiers(machine, env, ctx, result, device)
         cancel.raise_if_cancelled()
-        if "framework" in env.tiers and env.frameworks:
+        if "framework" in env.tiers and (env.frameworks is None or env.frameworks):
             with _tier_guard(result, "framework"):
                 progress(render(msg("selftest.progress.framework"), output_language()), None)
                 # lazy: the tiers' modules cost 187 ms (python -X importtime, 2 cores, load average 7) of everything
@@ -91,9 +95,7 @@ def run_selftest(machine: Machine, *, mode: str = "quick", device: int | None = 
                     result.framework_python = python
                     ms, notes = framework.run(env.runner or SubprocessRunner(), python,
                                               env.frameworks, sizes.framework_n, sizes.framework_timeout,
-                                              gpu_expected=bool(machine.nvidia_gpus) or result.gpu_tested)
-                for m in ms:
-                    m.device = result.device if m.value is not None and result.gpu_tested else None
+                                              gpu_expected=bool(machine.nvidia_gpus) or result.gpu_tested, ctx=ctx)
                 result.measurements.extend(ms)
                 for note in notes:
                     add_note(result, note)

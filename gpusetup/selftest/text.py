@@ -13,7 +13,7 @@ import unicodedata
 from gpusetup.i18n import output_language
 from gpusetup.messages import msg, render, render_notes, render_parts
 from gpusetup.model import Measurement, Message, SelfTestResult
-from gpusetup.selftest.proof import framework_proof
+from gpusetup.selftest.proof import Answer, answers, offer_command, summary
 
 LABELS: dict[str, Message] = {
     "h2d_pinned": msg("selftest.label.h2d-pinned"),
@@ -121,6 +121,10 @@ def format_text(r: SelfTestResult, language: str | None = None) -> str:
     else:
         head = render(msg("selftest.head", mode=mode), lang)
     lines = [head, "=" * _width(head)]
+    said = answer_lines(r, lang)  # the answer first; how it was measured below
+    if said:
+        lines.extend(said)
+        lines.append(render(msg("selftest.cli.details"), lang))
     lines.extend(f"  - {n}" for n in notes(r, lang))
     for tier, title in TIERS:
         ms = [m for m in r.measurements if m.tier == tier]
@@ -131,8 +135,6 @@ def format_text(r: SelfTestResult, language: str | None = None) -> str:
         for m in ms:
             lines.extend(line(m, lang))
     lines.append("")
-    if any(m.tier == "framework" for m in r.measurements):
-        lines.append(proof_line(r, lang))
     verdict = render(RESULTS[r.verdict], lang) if r.verdict in RESULTS else r.verdict
     if r.cancelled:
         verdict = render(msg("selftest.result.cancelled", verdict=verdict), lang)
@@ -141,15 +143,39 @@ def format_text(r: SelfTestResult, language: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def proof_line(r: SelfTestResult, language: str | None = None) -> str:
-    """One sentence: is the framework proven in the environment that was checked?"""
+MARKS = {"pass": "✓", "warn": "!", "fail": "✗"}
+
+
+def answer_lines(r: SelfTestResult | None, language: str | None = None, chosen: list[str] | None = None,
+                 details: bool = False) -> list[str]:
+    """One sentence per framework (:func:`.proof.answers`) with its mark, the measurements behind it indented
+    under it, and the command that repairs or installs it; when no framework was answered, why. Empty when
+    the framework tier did not run."""
     lang = output_language(language)
-    p = framework_proof(r)
-    names = ", ".join(p.frameworks)
-    where = render(msg("selftest.proof.where", python=p.python), lang) if p.python else ""
-    why = render(p.why, lang) if p.why else p.reason
-    return render({
-        "gpu": msg("selftest.proof.line-gpu", names=names, where=where),
-        "cpu": msg("selftest.proof.line-cpu", names=names, where=where),
-        "failed": msg("selftest.proof.line-failed", names=names, where=where, why=why),
-    }.get(p.status, msg("selftest.proof.line-not-proven", where=where, why=why)), lang)
+    if r is None or not any(m.tier == "framework" for m in r.measurements) and chosen is None:
+        return []
+    said = answers(r, chosen)
+    if not said:
+        why = summary(r)
+        named = why is not None and why.code == "selftest.fw.none-installed"  # it names the environment itself
+        where = render(msg("selftest.proof.where", python=r.framework_python), lang) \
+            if r.framework_python and not named else ""
+        return [render(msg("selftest.proof.line-not-proven", where=where, why=why or ""), lang), ""]
+    out: list[str] = []
+    for a in said:
+        out.extend(answer_text(a, lang, details))
+    return out + [""]
+
+
+def answer_text(a: Answer, language: str | None = None, details: bool = True) -> list[str]:
+    """The answer's mark and sentence, its details (when asked: the self-test's text shows its measurements
+    below the answers anyway) and the command that repairs or installs it."""
+    lang = output_language(language)
+    out = [f"{MARKS.get(a.kind, '·')} {render(a.sentence, lang)}"]
+    if details:
+        out.extend(f"    {render(d, lang)}" for d in a.details)
+    command = offer_command(a)
+    if command:
+        out.append("    " + render(msg("proof.offer.repair-cli" if a.offer == "repair" else "proof.offer.install-cli",
+                                       command=command), lang))
+    return out

@@ -80,6 +80,10 @@
       <translation>选择 Docker 文件所在文件夹</translation>
     </message>
     <message>
+      <source>Already have a framework installed? The test can prove it where it is, without installing anything.</source>
+      <translation>已经装好框架了吗？测试可以直接在它所在的环境里检验，不用安装任何东西。</translation>
+    </message>
+    <message>
       <source>Only &amp;check an environment I have…</source>
       <translation>只检验我已有的环境(&amp;C)…</translation>
     </message>
@@ -118,10 +122,6 @@
     <message>
       <source>Name:</source>
       <translation>名称：</translation>
-    </message>
-    <message>
-      <source>Already have a framework installed? The test can prove it where it is, without installing anything.</source>
-      <translation>已经装好框架了吗？测试可以直接在它所在的环境里检验，不用安装任何东西。</translation>
     </message>
     <message>
       <source>No virtual environment was found. gpusetup installs only into a virtual or conda environment, never into the system's own Python.</source>
@@ -268,6 +268,14 @@
       <translation>电脑：{gpus}；驱动 {driver}。</translation>
     </message>
     <message>
+      <source>not installed</source>
+      <translation>未安装</translation>
+    </message>
+    <message>
+      <source>{n} problem(s) found; they are in the report with their fixes.</source>
+      <translation>发现 {n} 个问题；报告中列出了问题及其解决方法。</translation>
+    </message>
+    <message>
       <source>passed</source>
       <translation>通过</translation>
     </message>
@@ -282,14 +290,6 @@
     <message>
       <source>Self-test {word}: {n} measurements.</source>
       <translation>自检{word}：共 {n} 项测量。</translation>
-    </message>
-    <message>
-      <source>not installed</source>
-      <translation>未安装</translation>
-    </message>
-    <message>
-      <source>{n} problem(s) found; they are in the report with their fixes.</source>
-      <translation>发现 {n} 个问题；报告中列出了问题及其解决方法。</translation>
     </message>
     <message>
       <source>To use it, open a terminal and run: {path}\Scripts\activate</source>
@@ -324,10 +324,6 @@
       <translation>演示：{fws} 将会安装到 {where}；实际上没有安装任何东西。</translation>
     </message>
     <message>
-      <source>The installation was cancelled and undone.</source>
-      <translation>安装已取消并已撤销。</translation>
-    </message>
-    <message>
       <source>Could not save the report: {error}</source>
       <translation>无法保存报告：{error}</translation>
     </message>
@@ -338,6 +334,18 @@
     <message>
       <source>{fws} installed into {where}.</source>
       <translation>{fws} 已安装到 {where}。</translation>
+    </message>
+    <message>
+      <source>{fws} installed into {where}, but the proof below found a problem.</source>
+      <translation>{fws} 已安装到 {where}，但下面的验证发现了问题。</translation>
+    </message>
+    <message>
+      <source>The installation was cancelled and undone.</source>
+      <translation>安装已取消并已撤销。</translation>
+    </message>
+    <message>
+      <source>{fws} installed into {where}, but not proven: the proof did not check it.</source>
+      <translation>{fws} 已安装到 {where}，但未验证：验证没有检查它。</translation>
     </message>
     <message>
       <source>The installation did not finish: {error}</source>
@@ -404,8 +412,8 @@
       <translation>这里没有找到 Python 环境；请在下面选择它所在的文件夹。</translation>
     </message>
     <message>
-      <source>Python was found, but no environment with a framework to check; choose one below.</source>
-      <translation>找到了 Python，但没有装着可检验框架的环境；请在下面选择一个。</translation>
+      <source>One environment with a framework to check was found; pick it, or choose another below.</source>
+      <translation>找到一个装有可验证框架的环境；请选择它，或在下面选择其他环境。</translation>
     </message>
     <message>
       <source>Looking for environments did not work ({error}); choose one below.</source>
@@ -420,16 +428,12 @@
       <translation>检查无法进行：{error}</translation>
     </message>
     <message>
-      <source>{n} environment(s) found with a framework to check; pick one, or choose another below.</source>
-      <translation>找到 {n} 个装着可检验框架的环境；选一个，或者在下面选择别的。</translation>
+      <source>Python was found, but no environment with a framework to check; choose one below.</source>
+      <translation>找到了 Python，但没有装着可检验框架的环境；请在下面选择一个。</translation>
     </message>
     <message>
-      <source>Checking free disk space</source>
-      <translation>正在检查可用磁盘空间</translation>
-    </message>
-    <message>
-      <source>Rolled back</source>
-      <translation>已撤销</translation>
+      <source>{n} environments with a framework to check were found; pick one, or choose another below.</source>
+      <translation>找到 {n} 个装有可验证框架的环境；请选择一个，或在下面选择其他环境。</translation>
     </message>
     <message>
       <source>waiting</source>
@@ -596,18 +600,6 @@
       <translation>部分配置无法写入；原因见下方。</translation>
     </message>
     <message>
-      <source>Step {i} of {n}: {title}</source>
-      <translation>第 {i} 步，共 {n} 步：{title}</translation>
-    </message>
-    <message>
-      <source>Undoing: {title}</source>
-      <translation>正在撤销：{title}</translation>
-    </message>
-    <message>
-      <source>Checking that {url} can be reached</source>
-      <translation>正在检查能否连接到 {url}</translation>
-    </message>
-    <message>
       <source>The package index could not be reached. Where the internet is filtered, enter a mirror of PyPI or your proxy, then try again.</source>
       <translation>无法连接到软件包索引。如果网络受到限制，请填写 PyPI 的镜像地址或你的代理，然后重试。</translation>
     </message>
@@ -674,10 +666,6 @@
     <message>
       <source>cancelled</source>
       <translation>已取消</translation>
-    </message>
-    <message>
-      <source>{n} s</source>
-      <translation>{n} 秒</translation>
     </message>
     <message>
       <source>{name}: not written. {reason}</source>
@@ -1028,10 +1016,6 @@
       <translation>GPU 版本，{variant}</translation>
     </message>
     <message>
-      <source>Download: about {down}. Space needed on the disk: about {room}.</source>
-      <translation>下载量：约 {down}。需要的磁盘空间：约 {room}。</translation>
-    </message>
-    <message>
       <source>Steps ({n})</source>
       <translation>步骤（{n}）</translation>
     </message>
@@ -1066,6 +1050,10 @@
     <message>
       <source>Files written to: {v}</source>
       <translation>文件写入：{v}</translation>
+    </message>
+    <message>
+      <source>Download: about {down}. Space needed on the disk: about {room}.</source>
+      <translation>下载量：约 {down}。需要的磁盘空间：约 {room}。</translation>
     </message>
     <message>
       <source>Could not save the script: {error}</source>
@@ -1148,20 +1136,12 @@
       <translation>框架检查</translation>
     </message>
     <message>
-      <source>this program's own Python</source>
-      <translation>本程序自带的 Python</translation>
-    </message>
-    <message>
-      <source>Not proven: no framework was checked in this environment.</source>
-      <translation>未证明：没有在这个环境中检查任何框架。</translation>
-    </message>
-    <message>
       <source>Prove it works</source>
       <translation>验证它能工作</translation>
     </message>
     <message>
-      <source>A short test measures your graphics card and compares it with what it is rated for.</source>
-      <translation>一个简短的测试会测量您的显卡，并与它的额定性能进行比较。</translation>
+      <source>A short test checks that each framework starts and computes correctly — on the graphics card if there is one — and how fast, against what the card is rated for.</source>
+      <translation>一项简短的测试：检查每个框架能否启动并正确计算（有显卡时在显卡上），以及速度与显卡额定速度相比如何。</translation>
     </message>
     <message>
       <source>&amp;Stop the test</source>
@@ -1176,12 +1156,32 @@
       <translation>检验另一个 Python 环境(&amp;A)…</translation>
     </message>
     <message>
-      <source>The framework check runs in this program's own Python.</source>
-      <translation>框架检查在本程序自带的 Python 里进行。</translation>
+      <source>No Python environment was checked for a framework.</source>
+      <translation>没有在任何 Python 环境中验证框架。</translation>
+    </message>
+    <message>
+      <source>Details: every measurement</source>
+      <translation>详细信息：所有测量结果</translation>
     </message>
     <message>
       <source>Frameworks found</source>
       <translation>找到的框架</translation>
+    </message>
+    <message>
+      <source>&amp;Repair…</source>
+      <translation>修复(&amp;R)…</translation>
+    </message>
+    <message>
+      <source>&amp;Install it…</source>
+      <translation>安装(&amp;I)…</translation>
+    </message>
+    <message>
+      <source>Details</source>
+      <translation>详细信息</translation>
+    </message>
+    <message>
+      <source>No framework was proven: {why}</source>
+      <translation>没有验证任何框架：{why}</translation>
     </message>
     <message>
       <source>Pick the Python environment to prove, then press “Prove it there”.</source>
@@ -1196,12 +1196,12 @@
       <translation>测试已停止。点击“重新测试”可以再次开始。</translation>
     </message>
     <message>
-      <source>Graphics card versus processor</source>
-      <translation>显卡与处理器对比</translation>
+      <source>Your frameworks</source>
+      <translation>框架</translation>
     </message>
     <message>
-      <source>Your framework</source>
-      <translation>你的框架</translation>
+      <source>Graphics card versus processor</source>
+      <translation>显卡与处理器对比</translation>
     </message>
     <message>
       <source>Notes</source>
@@ -1212,20 +1212,8 @@
       <translation>显卡</translation>
     </message>
     <message>
-      <source>Proven: {names} in {where} sees your graphics card and computes correctly on it.</source>
-      <translation>已证明：{where} 中的 {names} 能看到你的显卡，并且在显卡上计算正确。</translation>
-    </message>
-    <message>
-      <source>Proven on the processor: {names} in {where} computes correctly (there is no graphics card for it to use).</source>
-      <translation>已在处理器上证明：{where} 中的 {names} 计算正确（没有可供它使用的显卡）。</translation>
-    </message>
-    <message>
-      <source>The framework check failed: {names} in {where}.</source>
-      <translation>框架检查失败：{where} 中的 {names}。</translation>
-    </message>
-    <message>
-      <source>Something is wrong: at least one test failed. See the red lines below.</source>
-      <translation>有问题：至少一项测试失败。请查看下方红色的行。</translation>
+      <source>No framework was checked: there is no installed environment to check. Press “Check another Python environment…” to pick one.</source>
+      <translation>没有验证框架：没有可以验证的已安装环境。请点击“检验另一个 Python 环境…”选择一个。</translation>
     </message>
     <message>
       <source>{name}: matrix multiply on the graphics card</source>
@@ -1240,32 +1228,24 @@
       <translation>测试无法运行：{error}</translation>
     </message>
     <message>
-      <source>It works, but some numbers are lower than expected (see below).</source>
-      <translation>可以工作，但有些数值低于预期（见下方）。</translation>
-    </message>
-    <message>
       <source>A recording: these numbers were measured on the real {what}, not on this computer.</source>
       <translation>这是一段记录：这些数字是在真实的 {what} 上测得的，不是在这台电脑上。</translation>
     </message>
     <message>
-      <source>It works: your graphics card was tested and performs as expected.</source>
-      <translation>可以工作：您的显卡已通过测试，性能符合预期。</translation>
+      <source>It works.</source>
+      <translation>运行正常。</translation>
     </message>
     <message>
-      <source>The graphics card multiplied matrices {x}× faster than the processor.</source>
-      <translation>显卡做矩阵乘法比处理器快 {x} 倍。</translation>
-    </message>
-    <message>
-      <source>The test left notes on what it could and could not measure.</source>
-      <translation>测试留下了说明，写明哪些项目测到了、哪些没能测量。</translation>
-    </message>
-    <message>
-      <source>It works: your graphics card was tested. There is no rated peak to compare these numbers with, so they are shown without a verdict.</source>
-      <translation>可以工作：您的显卡已完成测试。没有额定峰值可供比较，因此这些数值不做评判。</translation>
+      <source>Not everything works: see below.</source>
+      <translation>并非一切正常，请看下面。</translation>
     </message>
     <message>
       <source>The graphics card could not be tested; the results below show what was measured.</source>
       <translation>无法测试显卡；下方显示的是已测得的结果。</translation>
+    </message>
+    <message>
+      <source>The graphics card multiplied matrices {x}× faster than the processor.</source>
+      <translation>显卡做矩阵乘法比处理器快 {x} 倍。</translation>
     </message>
     <message>
       <source>{name} {version} sees {n} graphics card(s).</source>

@@ -117,3 +117,58 @@ def test_the_cli_takes_an_environment_folder_for_python(venvs, tmp_path: Path) -
     st = report["selftest"]
     assert st["framework_python"] == str(with_torch / "bin" / "python"), out.stderr[-1500:]
     assert any(n.startswith(f"Frameworks checked with {with_torch / 'bin' / 'python'} (Python ") for n in st["notes"])
+
+
+def _journal(folder: Path, target: str, python: list[str], packages: list[str], *events: str) -> None:
+    from gpusetup.install.journal import Journal
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "plan.json").write_text(json.dumps({"target": target, "python": python, "packages": packages,
+                                                  "steps": []}))
+    for e in events:
+        Journal(folder).append(e)
+
+
+def test_the_environments_the_installer_made_come_from_its_journal(venvs, tmp_path: Path) -> None:
+    """Newest first: the current install (even unfinished: the proof says whether it works), then the history;
+    an install that was rolled back, or whose environment is gone, is not offered."""
+    _, with_torch, empty = venvs
+    jdir = tmp_path / "install"
+    _journal(jdir, f"venv:{with_torch}", [str(with_torch / "bin" / "python")],
+             ["torch==2.9.*", "torchvision==0.24.*", "jax[cuda12]==0.7.2"], "plan", "start")
+    _journal(jdir / "history" / "20261120T100000", f"venv:{empty}", [], ["tensorflow[and-cuda]==2.20.*"],
+             "plan", "finished")
+    _journal(jdir / "history" / "20261121T100000", f"venv:{tmp_path / 'gone'}", [], ["jax==0.7.2"], "plan", "finished")
+    _journal(jdir / "history" / "20261122T090000", f"venv:{empty}", [], ["jax==0.7.2"], "plan", "rolled-back")
+    made = environments.from_journal(jdir)
+    assert [(m.folder, m.status, m.frameworks) for m in made] == [
+        (str(with_torch), "unfinished", ["pytorch", "jax"]),
+        (str(empty), "finished", ["tensorflow"]),
+    ]
+    assert made[0].python == str(with_torch / "bin" / "python")
+    assert made[1].python == str(empty / "bin" / "python"), "found in the folder when the plan names no python"
+    assert environments.from_journal(tmp_path / "nothing") == []
+
+
+def test_gpusetups_own_environment_is_not_offered_without_a_framework(venvs) -> None:
+    """The wizard runs from its own environment (here: the test's), which holds gpusetup, not a framework: it is
+    not a default to prove (issue 21: "the default existing environment is gpusetup's own .venv")."""
+    home, with_torch, _ = venvs
+    listed = environments.known(None, [], env={**os.environ, "HOME": str(home)})
+    own = os.path.abspath(sys.prefix)
+    assert not [c for c in listed if c.python and os.path.abspath(str(Path(c.python).parent.parent)) == own]
+    assert listed[0].path == str(with_torch)
+
+
+def test_the_packaged_app_is_not_a_python_to_prove(venvs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The packaged app runs an embedded Python, and answers `-c` like one: it must not be listed as "Python"."""
+    home, with_torch, _ = venvs
+    app = tmp_path / "GPU Setup" / "gpusetup"
+    app.parent.mkdir()
+    app.symlink_to(with_torch / "bin" / "python")  # an executable that does answer as a Python
+    monkeypatch.setattr(sys, "executable", str(app))
+    monkeypatch.setattr(environments, "frozen", lambda: True)
+    c = environments.check(str(app))
+    assert c.message.code == "envcheck.not-a-python" and not c.ok
+    assert str(app) not in environments.candidates(None, [str(app)], env={**os.environ, "HOME": str(home)})
+    assert environments.own_environment() is None

@@ -93,14 +93,17 @@ def test_framework_verdicts_from_check_output():
     good = {"name": "torch", "installed": True, "version": "2.9.1+cu128", "build_cuda": "12.8", "gpu": True,
             "device": "NVIDIA GeForce RTX 4080 SUPER", "matmul_err_ratio": 0.02, "matmul_tflops": 48.1,
             "conv_rel_err": 3e-7, "conv_backend": "cuDNN 91002"}
-    m = _fw(good)
+    m = _fw(good)  # an older check's output (matmul_tflops, no "on"): still read
     assert m.verdict == "pass" and m.value == 48.1 and "cuDNN 91002" in m.reason
     assert _fw({**good, "matmul_err_ratio": 40.0}).verdict == "fail"
     assert _fw({**good, "conv_rel_err": 0.2}).verdict == "fail"
-    cpu_build = {"name": "torch", "installed": True, "version": "2.9.1+cpu", "build_cuda": None, "gpu": False}
+    cpu_build = {"name": "torch", "installed": True, "version": "2.9.1+cpu", "build_cuda": None, "gpu": False,
+                 "on": "cpu", "device": "cpu", "n": 1024, "matmul_err_ratio": 0.01, "matmul_flops": 4.2e10,
+                 "conv_rel_err": 1e-7, "conv_backend": "native"}
     m = _fw(cpu_build)
     assert m.verdict == "fail" and "CPU-only build" in m.reason and "gpusetup plan" in m.reason
-    assert _fw(cpu_build, gpu_expected=False).verdict == "info"
+    on_cpu = _fw(cpu_build, gpu_expected=False)  # no NVIDIA GPU here: the processor is the proof
+    assert on_cpu.verdict == "pass" and on_cpu.value == 42.0 and on_cpu.unit == "GFLOP/s" and on_cpu.device is None
     blind = {"name": "tensorflow", "installed": True, "version": "2.20.0", "build_cuda": "12.5.1", "gpu": False}
     assert "does not see the GPU" in _fw(blind).reason
     assert _fw({"name": "jax", "installed": False}).verdict == "skipped"

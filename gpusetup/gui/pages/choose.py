@@ -342,6 +342,16 @@ class ChoosePage(BasePage):
     def isComplete(self) -> bool:  # noqa: N802 - Qt API
         return not self.busy() and bool(self.selected()) and bool(self.target().value)
 
+    def prefill(self, frameworks: list[str], venv: str) -> None:
+        """Tick exactly ``frameworks`` and install into the environment ``venv`` (Verify's "Repair…" / "Install
+        it…", issue 21): the user sees the choice and goes on to the plan."""
+        for fw, box in self.checks.items():
+            box.setChecked(fw in frameworks)
+        self.venv_path.setText(venv)
+        self.r_venv.setChecked(True)
+        self._where_changed()
+        self.completeChanged.emit()
+
     def check_only(self) -> None:
         """Skip the installation: straight to Verify, where the user picks the environment to prove."""
         self.state.check_only = True

@@ -10,11 +10,11 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPushButton, QWidget
 from gpusetup.gui.i18n import current_language, tr
 from gpusetup.gui.pages.base import BasePage
 from gpusetup.gui.pages.choose import FRAMEWORK_NAMES
-from gpusetup.gui.pages.verify import proof_words
+from gpusetup.gui.pages.verify import answer_rows
 from gpusetup.gui.services import Unavailable
 from gpusetup.gui.widgets import Card, StatusLine, label, open_folder
 from gpusetup.gui.workers import JobContext
-from gpusetup.messages import outcome_text
+from gpusetup.messages import outcome_text, render
 from gpusetup.model import Machine, Report, Severity
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ class DonePage(BasePage):
         self.setTitle(tr("Done"))
         self.setSubTitle(tr("Here is what happened. Keep the report, or send a support bundle if something is not right."))
         self.summary = Card(tr("Summary"))
-        self.summary_lines: list[StatusLine] = []
+        self.summary_lines: list[QWidget] = []
         self.content.addWidget(self.summary)
         actions = Card(tr("Keep a record"))
         row = QHBoxLayout()
@@ -58,6 +58,9 @@ class DonePage(BasePage):
         return Report(machine=m, findings=list(self.state.findings), plans=self.state.chosen_plans(), selftest=self.state.selftest)
 
     def initializePage(self) -> None:  # noqa: N802 - Qt API
+        # lazy: see verify.answer_rows
+        from gpusetup.selftest.proof import answers, headline
+
         for w in self.summary_lines:
             w.setParent(None)
             w.deleteLater()
@@ -78,6 +81,13 @@ class DonePage(BasePage):
                 add("warn", tr("{n} problem(s) found; they are in the report with their fixes.").format(n=len(errors)))
         fws = ", ".join(FRAMEWORK_NAMES.get(f, f) for f in self.state.frameworks)
         out, target = self.state.install, self.state.target
+        st = self.state.selftest
+        # the proof's answers, the same ones Verify shows (one result, one renderer): "installed" is ✓ only when
+        # the proof says every framework works there
+        proven_env = not self.services.demo and st is not None and any(x.tier == "framework" for x in st.measurements)
+        said = answers(st) if proven_env else []
+        if not fws and said:  # a resumed `gpusetup install` names no choice: the frameworks the proof checked
+            fws = ", ".join(a.name for a in said)
         if out is None or target is None:
             add("info", tr("Nothing was installed."))
         elif target.kind == "docker":
@@ -86,21 +96,28 @@ class DonePage(BasePage):
             add("warn", tr("{fws}: restart the computer to finish, then open GPU Setup again.").format(fws=fws))
         elif out.ok and self.services.demo:
             add("info", tr("Demonstration: {fws} would be installed into {where}; nothing was installed.").format(fws=fws, where=target.value))
-        elif out.ok:
+        elif out.ok and said and all(a.proven for a in said):
             add("pass", tr("{fws} installed into {where}.").format(fws=fws, where=target.value))
+        elif out.ok and said:
+            add("warn", tr("{fws} installed into {where}, but the proof below found a problem.").format(fws=fws, where=target.value))
+        elif out.ok:
+            add("warn", tr("{fws} installed into {where}, but not proven: the proof did not check it.").format(fws=fws, where=target.value))
         elif out.cancelled:
             add("info", tr("The installation was cancelled and undone."))
         else:
             add("fail", tr("The installation did not finish: {error}").format(error=outcome_text(out, current_language())))
-        st = self.state.selftest
-        if st is not None and not st.cancelled:
+        line = headline(st, m.gpus[0].name if m is not None and m.gpus else None)  # as Verify words it
+        if line is not None and not self.services.demo:
+            gpu_verdicts = {x.verdict for x in st.measurements if x.tier in ("driver", "cublas")} if st else set()
+            add("fail" if "fail" in gpu_verdicts else "warn" if "warn" in gpu_verdicts else "pass", render(line, current_language()))
+        elif st is not None and not st.cancelled and self.services.demo:
             kind = {"pass": "pass", "warn": "warn", "fail": "fail"}.get(st.verdict, "info")
             word = {"pass": tr("passed"), "warn": tr("passed with warnings"), "fail": tr("failed")}.get(st.verdict, tr("finished"))
             add(kind, tr("Self-test {word}: {n} measurements.").format(word=word, n=len(st.measurements)))
-            installed_env = (out is not None and out.ok and target is not None
-                             and target.kind in ("venv", "python", "conda"))
-            if not self.services.demo and (installed_env or self.state.check_only):  # the environment proven
-                add(*proof_words(st)[:2])
+        if proven_env:
+            for w in answer_rows(st):
+                self.summary.body.addWidget(w)
+                self.summary_lines.append(w)
         if target is not None and target.kind == "venv" and out is not None and out.ok and not self.services.demo:
             if m is not None and m.system.os == "windows":
                 add("info", tr("To use it, open a terminal and run: {path}\\Scripts\\activate").format(path=target.value))

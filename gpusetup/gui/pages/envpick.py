@@ -109,9 +109,14 @@ class EnvPicker(Card):
         self.status.set("busy", tr("Looking for Python environments on this computer…"))
         services = self.page.services
         machine = self.page.state.machine
-        installed = [p for p in [proof_python(self.page.state.plan, self.page.state.target, self.page.state.install)] if p]
-        self.page.run_job(lambda ctx: services.proof_environments(machine, installed), name="find-envs",
-                          on_result=self._listed, on_error=self._list_failed)
+        just = [p for p in [proof_python(self.page.state.plan, self.page.state.target, self.page.state.install)] if p]
+
+        def body(ctx: object) -> list[Any]:
+            # first the environment just installed, then those gpusetup's installer made earlier (its journal)
+            made = [e.python for e in services.installed_environments() if e.python]
+            return services.proof_environments(machine, [*just, *made])
+
+        self.page.run_job(body, name="find-envs", on_result=self._listed, on_error=self._list_failed)
 
     def _listed(self, checks: list[Any]) -> None:
         self._loading = False
@@ -125,8 +130,10 @@ class EnvPicker(Card):
         usable = sum(1 for c in self.listed if c.ok)
         if not self.listed:
             self.status.set("info", tr("No Python environment was found here; choose its folder below."))
+        elif usable == 1:
+            self.status.set("pass", tr("One environment with a framework to check was found; pick it, or choose another below."))
         elif usable:
-            self.status.set("pass", tr("{n} environment(s) found with a framework to check; pick one, or choose another below.").format(n=usable))
+            self.status.set("pass", tr("{n} environments with a framework to check were found; pick one, or choose another below.").format(n=usable))
         else:
             self.status.set("warn", tr("Python was found, but no environment with a framework to check; choose one below."))
 
