@@ -370,6 +370,7 @@ class System(_Typed):
     evidence: list[Evidence] = field(default_factory=list)
     prime_profile: str | None = None  # Ubuntu nvidia-prime: nvidia / on-demand / intel (/etc/prime-discrete)
     nvswitches: int | None = None  # NVIDIA NVSwitch bridges on the PCI bus (HGX/DGX: the fabric manager is needed)
+    init_system: str | None = None  # "systemd" when systemd runs as PID 1, else PID 1's name (init, tini…); None: unknown
 
 
 @dataclass

@@ -64,6 +64,19 @@ def _installer_hint() -> str:
     return ""
 
 
+def _start_docker(machine: Machine) -> str:
+    """How to start the Docker daemon where this runs: through systemd only when systemd is PID 1."""
+    init = machine.system.init_system
+    if init == "systemd" or init is None:
+        return "sudo systemctl enable --now docker"
+    if machine.system.container:
+        return (f"This is a container ({machine.system.container}, PID 1 is {init}): there is no service manager "
+                "to start Docker. Run the container with the host's Docker socket mounted "
+                "(-v /var/run/docker.sock:/var/run/docker.sock), or start the daemon by hand: sudo dockerd &")
+    return (f"This system does not run systemd (PID 1 is {init}). Start Docker with its service manager: "
+            "sudo service docker start (SysV init, WSL without systemd) or sudo rc-service docker start (OpenRC)")
+
+
 def _evidence(machine: Machine) -> list[str]:
     out = []
     for ev in machine.containers.evidence:
@@ -96,7 +109,8 @@ def host_check(machine: Machine) -> list[Finding]:
             "container-state-unknown", Severity.INFO, "Container set-up was not examined",
             "This report has no container facts (Docker/Podman, NVIDIA runtime, CDI), so gpusetup cannot say "
             "whether GPU containers will start here.",
-            "Run `gpusetup docker --check` on the machine itself (it detects them live)."))
+            "Run `gpusetup docker --check` on that machine (it looks at Docker, Podman and the NVIDIA runtime "
+            "there), or send a report made there with `gpusetup diagnose --json`."))
         return findings
 
     if not machine.driver.version and not machine.driver.cuda_driver_version:
@@ -132,8 +146,7 @@ def host_check(machine: Machine) -> list[Finding]:
             findings.append(Finding(
                 "docker-daemon-unreachable", Severity.ERROR, "The Docker daemon is not running",
                 f"docker {c.docker} is installed but its daemon did not answer.",
-                "Docker Desktop: start it from the Start menu." if windows
-                else "sudo systemctl enable --now docker", evidence=ev))
+                "Docker Desktop: start it from the Start menu." if windows else _start_docker(machine), evidence=ev))
 
     runtime = bool(c.nvidia_runtime_registered)
     cdi = bool(c.cdi_specs)

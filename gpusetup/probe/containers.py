@@ -34,6 +34,9 @@ def probe(ctx: ProbeContext, machine: Machine) -> None:
         res = ctx.runner.run(["podman", "--version"], timeout=short)
         m = re.search(r"podman version (\S+)", res.stdout)
         c.podman = m.group(1) if m else None
+    if c.docker is None and c.podman is None:
+        # looked for and absent: a fact, so `docker --check` says "no container engine" instead of "not examined"
+        c.evidence.append(Evidence("docker / podman", ok=False, error="neither is installed (not found on PATH)"))
     c.cdi_specs = cdi_specs(ctx)
     for tool in ("nvidia-ctk", "nvidia-container-cli"):
         if c.toolkit_version is None and ctx.runner.which(tool):

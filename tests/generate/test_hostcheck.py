@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from gpusetup.generate import host_check
 from gpusetup.model import Containers, Driver, Evidence, Machine, Severity, System
 
@@ -88,3 +90,32 @@ def test_macos_and_unprobed_reports() -> None:
     assert ids(host_check(_machine(Containers(), os="macos"))) == ["container-gpu-macos"]
     f = host_check(_machine(Containers()))
     assert ids(f) == ["container-state-unknown"] and f[0].severity is Severity.INFO
+    assert "docker --check` on that machine" in f[0].fix
+
+
+def test_a_live_check_with_no_engine_says_so_instead_of_recommending_itself() -> None:
+    """`gpusetup docker --check` on a machine without docker or podman (issue 26): the probe records that it looked."""
+    from fakes.runner import FakeRunner
+
+    from gpusetup.probe import ProbeContext, containers
+
+    m = Machine(system=System(os="linux", distro_id="debian"), driver=Driver(version="580.95.05"))
+    ctx = ProbeContext(runner=FakeRunner({}), root=Path("/nonexistent-root"))
+    containers.probe(ctx, m)
+    f = host_check(m)
+    assert ids(f) == ["container-engine-missing"], [x.title for x in f]
+    assert not any("docker --check" in x.fix for x in f)
+
+
+def test_starting_docker_follows_the_init_system() -> None:
+    down = Containers(docker="28.1.1", docker_daemon_reachable=False, nvidia_runtime_registered=True,
+                      toolkit_version="1.19.1")
+    for init, container, expected in (("systemd", None, "systemctl enable --now docker"),
+                                      ("init", None, "sudo service docker start"),
+                                      ("tini", "docker", "/var/run/docker.sock")):
+        m = _machine(down)
+        m.system.init_system, m.system.container = init, container
+        f = host_check(m)
+        assert ids(f) == ["docker-daemon-unreachable"] and expected in f[0].fix
+        if init != "systemd":
+            assert "systemctl" not in f[0].fix

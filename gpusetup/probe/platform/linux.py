@@ -395,6 +395,8 @@ class LinuxPlatform:
         s.python = as_version(_pyplatform.python_version())
         s.wsl, s.wsl_version = detect_wsl(ctx)
         s.nvswitches = count_nvswitches(ctx.path("/sys/bus/pci/devices"))
+        s.init_system = "systemd" if ctx.path("/run/systemd/system").is_dir() else (
+            read_first_line(ctx, "/proc/1/comm") or None)
         s.container = detect_container(ctx)
         s.secure_boot, s.secure_boot_source = self.secure_boot(ctx)
         cmdline = read_first_line(ctx, "/proc/cmdline")
