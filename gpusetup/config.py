@@ -38,6 +38,7 @@ from typing import Any
 import platformdirs
 
 from gpusetup.messages import msg, render
+from gpusetup.mirrors import url_problem
 from gpusetup.model import Message
 
 if sys.version_info >= (3, 11):
@@ -137,9 +138,10 @@ def _check_keys(path: Path, data: dict[str, Any]) -> None:
 
 
 def _url(path: Path, key: str, value: Any, secret: bool = False) -> str | None:
+    """The URL at ``key``, checked as the command line and the wizard check one (gpusetup.mirrors.url_problem)."""
     if value is None:
         return None
-    if not isinstance(value, str) or "://" not in value or any(c.isspace() for c in value):
+    if url_problem(value, "proxy" if secret else "index") is not None:
         raise ConfigError(msg("config.error.url", path=str(path), key=key, value=msg("config.error.hidden") if secret else repr(value)))
     return value
 

@@ -28,6 +28,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from gpusetup.generate.yamlout import scalar
 from gpusetup.messages import msg, render
+from gpusetup.mirrors import through
 from gpusetup.model import EMIT_KINDS, Choice, FrameworkPlan, Message
 from gpusetup.versions import version_key
 
@@ -121,9 +122,7 @@ def emit_project(plans: list[FrameworkPlan], target: Target, kind: str, *, name:
 
 
 def _mirror(url: str | None, index_url: str | None, pytorch_mirror: str | None) -> str | None:
-    if url and pytorch_mirror and url.startswith(PYTORCH_INDEX_PREFIX):
-        return pytorch_mirror.rstrip("/") + url[len(PYTORCH_INDEX_PREFIX):]
-    return url
+    return through(url, None, pytorch_mirror)  # a PyPI requirement keeps None: the file names its index apart
 
 
 def _pick(p: FrameworkPlan, index_url: str | None, pytorch_mirror: str | None) -> _Pick | None:
