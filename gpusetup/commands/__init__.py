@@ -59,7 +59,7 @@ def index_url(text: str) -> str:
     problem = url_problem(text)
     if problem is not None:
         shown = credentials.mask_url(text) if "://" in text else text
-        raise argparse.ArgumentTypeError(render(msg("cli.error.bad-url", value=repr(shown), why=problem),
+        raise argparse.ArgumentTypeError(render(msg("url.not-a-url", value=repr(shown), why=problem),
                                                 choose_language()))
     return text
 

@@ -128,13 +128,13 @@ def build_plan(
     choices: list[tuple[FrameworkPlan, Choice]] = []
     driver_actions = []
     for fp in fplans:
-        needs_driver = [a for a in fp.actions if a.kind in ("install-driver", "upgrade-driver")]
-        want_driver = driver is True or (driver is None and bool(needs_driver))
+        needs_driver = [a for a in fp.actions if a.kind in download_size.DRIVER_ACTIONS]
         if needs_driver:
             driver_actions.extend(needs_driver)
+        build = download_size.install_choice(fp, wsl=bool(machine.system.wsl), driver=driver)  # the one rule
         if fp.ok and fp.choice:
             choices.append((fp, fp.choice))
-        elif fp.gpu_choice and needs_driver and want_driver and not machine.system.wsl:
+        elif build is not None and build is fp.gpu_choice:
             choices.append((fp, fp.gpu_choice))
             add_note(plan, msg("install.note.gpu-build-download-needs-driver" if download_only is not None
                                else "install.note.gpu-build-after-driver",
@@ -471,7 +471,7 @@ def framework_download_sizes(fplans: list[FrameworkPlan], machine: Machine, pyth
     base = index or os.environ.get("GPUSETUP_LIVE_INDEX") or None
     out: dict[str, download_size.DownloadSize] = {}
     for fp in fplans:
-        ch = download_size.install_choice(fp)
+        ch = download_size.install_choice(fp, wsl=bool(machine.system.wsl))
         if ch is None:
             continue
         estimate = _sizes([(fp, ch)])[0]
