@@ -12,6 +12,7 @@ import datetime as _dt
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -290,8 +291,8 @@ class Services:
         mirror for the chosen build's variant, the PyPI mirror for a project the plan installs from it). The
         problems, as messages ([] when every mirror answered); an empty field is "no mirror" and not asked."""
         from gpusetup import credentials, mirrors  # lazy: see _core
-        from gpusetup.compat.download_size import install_choice
-        from gpusetup.install.net import check_index
+        from gpusetup.compat.download_size import install_choice  # lazy: see _core
+        from gpusetup.install.net import check_index  # lazy: see _core (the installer's own index check)
 
         wsl = bool(machine is not None and machine.system.wsl)
         builds = [b for b in (install_choice(fp, wsl=wsl) for fp in fplans) if b is not None]
@@ -626,8 +627,6 @@ class Services:
 
 def _project(requirement: str) -> str:
     """The project a requirement names ('jax[cuda13]==0.10.2' → 'jax')."""
-    import re  # lazy: only for the mirror check
-
     return re.split(r"[\[=<>!~; ]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")
 
 

@@ -10,7 +10,7 @@ through unchanged. Nothing here decides anything.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gpusetup.messages import as_message, msg, render
@@ -58,7 +58,7 @@ def words(message: Any, language: str | None = None) -> str:
     return render(for_wizard(message), language)
 
 
-def notes(texts: list[str], codes: list[Message | Mapping[str, Any]], language: str | None = None) -> list[str]:
+def notes(texts: Sequence[str], codes: Sequence[Message | Mapping[str, Any]], language: str | None = None) -> list[str]:
     """A plan's notes in the wizard's words: from their codes when there is one per note (in English too, so
     no command-line advice shows), else the English texts (a plan saved by an older version)."""
     if len(codes) != len(texts):

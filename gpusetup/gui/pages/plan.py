@@ -42,7 +42,7 @@ from gpusetup.gui.widgets import (
 )
 from gpusetup.gui.workers import JobContext
 from gpusetup.messages import message_of, msg, render
-from gpusetup.model import Action, FrameworkPlan, Machine, Message, Plan, Step
+from gpusetup.model import Action, Choice, FrameworkPlan, Machine, Message, Plan, Step
 from gpusetup.report.plans import action_title as core_action_title
 from gpusetup.report.plans import action_why, rejected_reason
 
@@ -300,10 +300,11 @@ class PlanPage(BasePage):
 
     # -------------------------------------------------------------------------------- display
 
-    def _installed_choice(self, fp: FrameworkPlan) -> object:
+    def _installed_choice(self, fp: FrameworkPlan) -> Choice | None:
         """The build the install puts in place, by the installer's own rule (compat.download_size.install_choice)."""
         m = self.state.machine
-        return install_choice(fp, wsl=bool(m is not None and m.system.wsl))
+        built: Choice | None = install_choice(fp, wsl=bool(m is not None and m.system.wsl))
+        return built
 
     def show_plan(self) -> None:
         clear_layout(self.body)
