@@ -317,6 +317,13 @@ class Services:
                 problems.append(Message(fail.code, {"why": res.said if res.said is not None else res.message}))
         return problems
 
+    def remember_mirrors(self, pypi: str, pytorch: str) -> Path:
+        """Keep the mirrors in the configuration file the command line reads too (gpusetup.config.save_mirrors;
+        its ConfigError says why not, e.g. a mirror with a password)."""
+        from gpusetup.config import save_mirrors  # lazy: see _core
+
+        return save_mirrors(pypi, pytorch)
+
     def set_mirrors(self, pypi: str, pytorch: str) -> None:
         """The mirrors the user chose on the plan page, already checked: "" is "none" (the official index), also
         over a mirror in the configuration file — clearing a field really clears it."""

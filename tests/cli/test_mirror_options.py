@@ -154,3 +154,32 @@ def test_the_public_mirrors_are_choices_with_their_sources() -> None:
         assert [m.url for m in known(kind)] == [r["url"] for r in table["rows"]]
     assert all("download.pytorch.org" not in m.url and "pypi.org" not in m.url for m in known("pytorch") + known("pypi"))
     assert known("pytorch")[0].label("zh_CN") == "南京大学" and known("pytorch")[0].label("en") == "Nanjing University"
+
+
+def test_the_wizard_keeps_mirrors_in_the_file_the_command_line_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """config.save_mirrors: only the [mirrors] keys change (comments, the proxy and the defaults stay), a new
+    file is private, "" removes a key, a password is never written; `gpusetup plan` then uses what was kept."""
+    from gpusetup.config import save_mirrors
+
+    f = tmp_path / "config.toml"
+    f.write_text('# mine\n[network]\nproxy = "http://proxy.example:3128"\n[mirrors]\npytorch = "https://old.example/whl"\n'
+                 '[defaults]\nframeworks = ["pytorch"]\n')
+    save_mirrors("https://pypi.mirror.example/simple", "https://torch.mirror.example/whl", f)
+    cfg = load_config(f)
+    assert (cfg.pypi_mirror, cfg.pytorch_mirror) == ("https://pypi.mirror.example/simple", "https://torch.mirror.example/whl")
+    assert cfg.proxy == "http://proxy.example:3128" and cfg.frameworks == ["pytorch"]
+    assert f.read_text().startswith("# mine\n") and "old.example" not in f.read_text()
+    monkeypatch.setenv("GPUSETUP_CONFIG", str(f))
+    assert main(["plan", "--offline", "--for", _profile(tmp_path)]) == 0
+    assert "--index-url https://torch.mirror.example/whl/cu" in capsys.readouterr().out
+    save_mirrors("", "", f)
+    assert (load_config(f).pypi_mirror, load_config(f).pytorch_mirror) == (None, None)
+    with pytest.raises(ConfigError, match="password"):
+        save_mirrors("https://alice:s3cr3t-pass@mirror.example/simple", "", f)
+    assert "s3cr3t-pass" not in f.read_text()
+    with pytest.raises(ConfigError, match="mirrors.pytorch"):
+        save_mirrors("", "not a url", f)
+    new = tmp_path / "new" / "config.toml"
+    save_mirrors("", "https://torch.mirror.example/whl", new)
+    assert new.stat().st_mode & 0o777 == 0o600 and load_config(new).pytorch_mirror == "https://torch.mirror.example/whl"

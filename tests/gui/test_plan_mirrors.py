@@ -13,6 +13,7 @@ import pytest
 from fake_services import FakeServices, torch_plan
 from test_wizard_flow import click_next, texts, wait_idle, wait_ready
 
+from gpusetup.config import load_config
 from gpusetup.gui.pages.base import PAGE_CHOOSE, PAGE_MACHINE, PAGE_PLAN
 from gpusetup.gui.pages.plan import PlanPage
 from gpusetup.gui.services import InstallOutcome, Services, Target, _outcome
@@ -109,7 +110,7 @@ def test_each_mirror_is_checked_by_a_request_before_it_is_used(tmp_path: Path) -
 # ----------------------------------------------------------------------------------------- the page
 
 
-def test_the_plan_page_offers_the_mirrors_and_checks_them(qtbot, make_wizard, tmp_path: Path) -> None:
+def test_the_plan_page_offers_the_mirrors_and_checks_them(qtbot, make_wizard, tmp_path: Path, _config: Path) -> None:
     services = FakeServices(state_dir=tmp_path / "state")
     w, page = to_plan(qtbot, make_wizard, services)
     assert isinstance(page, PlanPage)
@@ -128,15 +129,18 @@ def test_the_plan_page_offers_the_mirrors_and_checks_them(qtbot, make_wizard, tm
     assert page.mirrors_status.kind == "fail" and "127.0.0.1" in page.mirrors_status.text.text()
     assert services.pytorch_mirror is None and len(services.called("build_plan")) == builds
 
-    # one that answers is used: the plan is made again through it
+    # one that answers is used: the plan is made again through it, and kept for next time when asked
     idx = _index(tmp_path)
     with serve(idx):
         url = idx.url.replace("/simple/", "/whl")
         page.pytorch_edit.setText(url)
+        page.mirrors_remember.setChecked(True)
         page.mirrors_button.click()
         wait_ready(qtbot, w)
     assert page.mirrors_status.kind == "pass", page.mirrors_status.text.text()
     assert services.pytorch_mirror == url and len(services.called("build_plan")) == builds + 1
+    assert load_config().pytorch_mirror == url and str(_config) in page.mirrors_status.text.text()
+    page.mirrors_remember.setChecked(False)
     assert services.called("resolve")[-1] == ("pytorch", "tensorflow", "jax")
 
     # cleared: no mirror, also on the next visit of the page

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QFileDialog,
     QFormLayout,
@@ -23,7 +24,7 @@ from PySide6.QtWidgets import (
 from gpusetup import mirrors
 from gpusetup.compat import live
 from gpusetup.compat.download_size import install_choice
-from gpusetup.config import config_path
+from gpusetup.config import ConfigError, config_path
 from gpusetup.gui import wording
 from gpusetup.gui.i18n import current_language, tr
 from gpusetup.gui.pages.base import BasePage
@@ -118,6 +119,9 @@ class PlanPage(BasePage):
         self.mirrors_status = StatusLine()
         self.mirrors_status.setVisible(False)
         lay.addWidget(self.mirrors_status)
+        self.mirrors_remember = QCheckBox(say(msg("wizard.mirrors.remember")))
+        self.mirrors_remember.setToolTip(str(config_path()))
+        lay.addWidget(self.mirrors_remember)
         row = QHBoxLayout()
         self.mirrors_keep = label(say(msg("wizard.mirrors.keep", path=str(config_path()))))
         row.addWidget(self.mirrors_keep, 1)
@@ -161,30 +165,40 @@ class PlanPage(BasePage):
         if machine is None or target is None or self.busy():
             return
         services, frameworks, python = self.services, list(self.state.frameworks), self.python_version
-        chosen = self.state.chosen_plans()
+        chosen, remember = self.state.chosen_plans(), self.mirrors_remember.isChecked()
         self.mirrors_status.setVisible(True)
         self.mirrors_status.set("busy", say(msg("wizard.mirrors.checking")))
         self.mirrors_button.setEnabled(False)
 
-        def body(ctx: JobContext) -> tuple[list[Message], tuple[list[FrameworkPlan], Plan, str] | None]:
+        def body(ctx: JobContext) -> tuple[list[Message], tuple[list[FrameworkPlan], Plan, str] | None, Message | None]:
             problems = services.check_mirrors(pypi, pytorch, chosen, machine)
             if problems:
-                return problems, None
+                return problems, None, None
             services.set_mirrors(pypi, pytorch)
-            return [], self._replan(services, machine, target, frameworks, python)
+            saved: Message | None = None
+            if remember:
+                try:
+                    saved = msg("wizard.mirrors.saved", path=str(services.remember_mirrors(pypi, pytorch)))
+                except ConfigError as exc:
+                    saved = exc.message
+            return [], self._replan(services, machine, target, frameworks, python), saved
 
         self.run_job(body, name="plan", on_result=self._mirrors_checked, on_error=self._failed)
         self.completeChanged.emit()
 
-    def _mirrors_checked(self, result: tuple[list[Message], tuple[list[FrameworkPlan], Plan, str] | None]) -> None:
-        problems, made = result
+    def _mirrors_checked(self, result: tuple[list[Message], tuple[list[FrameworkPlan], Plan, str] | None,
+                                             Message | None]) -> None:
+        problems, made, saved = result
         self.mirrors_button.setEnabled(True)
         if problems:
             self.mirrors_status.set("fail", " ".join(wording.words(p, current_language()) for p in problems))
             self.completeChanged.emit()
             return
         pypi, pytorch = self.services.mirrors()
-        self.mirrors_status.set("pass", say(msg("wizard.mirrors.in-use" if (pypi or pytorch) else "wizard.mirrors.cleared")))
+        said = say(msg("wizard.mirrors.in-use" if (pypi or pytorch) else "wizard.mirrors.cleared"))
+        failed_to_save = saved is not None and saved.code != "wizard.mirrors.saved"
+        self.mirrors_status.set("warn" if failed_to_save else "pass",
+                                said + (" " + wording.words(saved, current_language()) if saved is not None else ""))
         self._replanned(made)
 
     @staticmethod
