@@ -22,7 +22,8 @@ from gpusetup.cancel import CancelToken, Progress, SaidProgress
 from gpusetup.gui.services import DockerOutcome, InstallOutcome, LogFn, Services, Target
 from gpusetup.gui.wording import for_wizard
 from gpusetup.messages import add_note, msg
-from gpusetup.model import FrameworkPlan, Machine, Plan, SelfTestResult, from_dict
+from gpusetup.mirrors import url_problem
+from gpusetup.model import FrameworkPlan, Machine, Message, Plan, SelfTestResult, from_dict
 from gpusetup.resources import resource
 
 PROBES = ("system", "pci", "nvml", "smi", "libcuda", "driver", "toolkit", "frameworks", "containers", "packages")
@@ -122,7 +123,24 @@ class DemoServices(Services):
         version = machine.system.python or (machine.python_envs[0].version if machine.python_envs else None)
         m = re.match(r"(\d+)\.(\d+)", str(version or ""))
         kwargs: dict[str, Any] = {"base_python": f"python{m.group(1)}.{m.group(2)}"} if m else {}
+        if self.index_url is not None:  # the mirrors set on the plan page ("" is "none"), as the real services do
+            kwargs["index_url"] = self.index_url
+        if self.pytorch_mirror is not None:
+            kwargs["pytorch_mirror"] = self.pytorch_mirror
         return self._install_module().build_plan(fplans, machine, target=target.spec(), portable=True, **kwargs)
+
+    def check_mirrors(self, pypi: str, pytorch: str, fplans: Sequence[FrameworkPlan] = (),
+                      machine: Machine | None = None) -> list[Message]:
+        """A demonstration asks no network (its screenshots must not depend on one): the URLs are checked as
+        URLs, and the plan shows them; nothing is downloaded anyway."""
+        problems: list[Message] = []
+        for url, code in ((pypi.strip(), "pypi"), (pytorch.strip(), "pytorch")):
+            bad = url_problem(url) if url else None
+            if bad is not None:
+                why = msg("url.not-a-url", value=repr(url), why=bad)
+                problems.append(msg("wizard.mirror.pypi-failed", why=why) if code == "pypi"
+                                else msg("wizard.mirror.pytorch-failed", why=why))
+        return problems
 
     def execute(self, plan: Plan, progress: SaidProgress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None) -> InstallOutcome:
         self._done_steps = []

@@ -118,7 +118,8 @@ def test_every_demo_tells_one_story(qtbot, tmp_path: Path, kind: str, language: 
     # what the plan page says is installed is what the install plan installs
     plan_page = w.page(PAGE_PLAN)
     assert st.plan is not None
-    groups = st.plan.download_query.get("groups", {}) if hasattr(st.plan, "download_query") else {}
+    indexes = getattr(st.plan, "indexes", [])  # the indexes the install reaches
+    assert indexes
     for fp, head in zip(st.chosen_plans(), plan_page.what_labels, strict=True):
         c = install_choice(fp, wsl=bool(m.system.wsl))
         assert c is not None and c.version in head.text()
@@ -126,8 +127,7 @@ def test_every_demo_tells_one_story(qtbot, tmp_path: Path, kind: str, language: 
             assert i18n.tr("CPU version") in head.text()
         else:
             assert i18n.tr("GPU version, {variant}").format(variant=c.variant) in head.text()
-        if groups:
-            assert c.index_url in groups or (c.index_url is None and any(set(c.packages) <= set(v) for v in groups.values()))
+        assert (c.index_url or "https://pypi.org/simple") in indexes, (c, indexes)
     # no sentence saying a CPU build "is shown" beside a GPU build shown
     if any(i18n.tr("GPU version, {variant}").split("{")[0].strip("，, ") in lb.text() for lb in plan_page.what_labels):
         assert not [t for t in run.texts[PAGE_PLAN] if "CPU build is shown" in t or "显示的是 CPU 版本" in t]
@@ -192,3 +192,18 @@ def test_the_demo_pauses_at_the_restart_and_continues_after_it(tmp_path: Path) -
     assert "gpusetup install --resume" not in render(out.said) and "--resume" not in render(out.said, "zh_CN")
     again = s.resume()
     assert again.ok and not again.needs_reboot and s._done_steps == ids
+
+
+def test_a_demonstration_plans_through_the_mirrors_without_the_network(tmp_path: Path) -> None:
+    """The plan page's mirrors reach the demonstration's plan too; checking them asks no network (a mirror on a
+    closed port is not refused), a typo still is."""
+    from gpusetup.compat.resolver import resolve
+    from gpusetup.gui.services import Target
+
+    s = DemoServices("rtx3060", state_dir=tmp_path / "state", step_delay=0)
+    plans = resolve(s.machine, ["pytorch"])
+    assert s.check_mirrors("", "http://127.0.0.1:9/pytorch/whl", plans) == []
+    assert [p.code for p in s.check_mirrors("not a url", "", plans)] == ["wizard.mirror.pypi-failed"]
+    s.set_mirrors("", "https://mirror.example/pytorch/whl")
+    plan = s.build_plan(plans, s.machine, Target("venv", str(tmp_path / "env")))
+    assert any(i.startswith("https://mirror.example/pytorch/whl/cu") for i in plan.indexes)
