@@ -184,19 +184,20 @@ def _add_lang(parser: argparse.ArgumentParser, dest: str) -> None:
                         "then defaults.language in the configuration file, then the locale)")
 
 
-def _apply_config(language_option: str | None = None) -> tuple[list[str], str | None]:
+def _apply_config(language_option: str | None = None, stops: bool = False) -> tuple[list[str], str | None]:
     """The shared configuration file: its proxy reaches pip, uv and downloads (the wizard starts here too).
 
     Returns the environment variables it set, so ``main`` removes them again when the command ends, and the
-    language it names (``defaults.language``). A broken
-    file is reported (once, here) and left out; the commands that need its mirrors read it again and stop
-    with the error.
+    language it names (``defaults.language``). A broken file is left out and said once: here as a warning, or,
+    when the command stops on it (``stops``: it reads the file for its mirrors and defaults, see
+    ``config_stops`` in each command's defaults), by that command's error alone.
     """
     try:
         cfg = load_config()
     except ConfigError as exc:
-        warning = render(msg("cli.warning", text=exc.message), i18n.choose_language(language_option))  # --lang or the environment
-        print(f"gpusetup: {warning}", file=sys.stderr)
+        if not stops:
+            warning = render(msg("cli.warning", text=exc.message), i18n.choose_language(language_option))  # --lang or the environment
+            print(f"gpusetup: {warning}", file=sys.stderr)
         return [], None
     added = [k for k in cfg.proxy_env() if k not in os.environ]
     for key in added:
@@ -227,7 +228,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler.addFilter(ScrubFilter())
     term.set_mode(getattr(args, "color", None) or getattr(args, "color_top", None))
     lang_option = getattr(args, "lang", None) or getattr(args, "lang_top", None)
-    added_env, configured_language = _apply_config(lang_option)
+    stops = getattr(args, "config_stops", False)
+    added_env, configured_language = _apply_config(lang_option, bool(stops(args) if callable(stops) else stops))
     i18n.set_output_language(i18n.choose_language(lang_option, configured_language))
     try:
         with term.installed():  # colour and control characters decided in one place for every command

@@ -29,6 +29,7 @@ Nothing here prints or logs the proxy: callers that show the configuration redac
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -37,7 +38,9 @@ from typing import Any
 
 import platformdirs
 
+from gpusetup import credentials
 from gpusetup.messages import msg, render
+from gpusetup.mirrors import url_problem
 from gpusetup.model import Message
 
 if sys.version_info >= (3, 11):
@@ -137,11 +140,66 @@ def _check_keys(path: Path, data: dict[str, Any]) -> None:
 
 
 def _url(path: Path, key: str, value: Any, secret: bool = False) -> str | None:
+    """The URL at ``key``, checked as the command line and the wizard check one (gpusetup.mirrors.url_problem)."""
     if value is None:
         return None
-    if not isinstance(value, str) or "://" not in value or any(c.isspace() for c in value):
+    if url_problem(value, "proxy" if secret else "index") is not None:
         raise ConfigError(msg("config.error.url", path=str(path), key=key, value=msg("config.error.hidden") if secret else repr(value)))
     return value
+
+
+def save_mirrors(pypi: str | None, pytorch: str | None, path: Path | None = None) -> Path:
+    """Keep the mirrors in the configuration file (``[mirrors] pypi`` / ``pytorch``; None or "" removes the key),
+    changing only those lines: comments and every other setting stay as they are. A new file starts from
+    :data:`TEMPLATE` and is private (0600). The result is read back before it replaces the file, and a mirror
+    with a password is refused (gpusetup keeps passwords in memory only). ConfigError when it cannot be done."""
+    path = path or config_path()
+    values = {"pypi": (pypi or "").strip(), "pytorch": (pytorch or "").strip()}
+    for key, value in values.items():
+        if value and url_problem(value) is not None:
+            raise ConfigError(msg("config.error.url", path=str(path), key=f"mirrors.{key}", value=repr(value)))
+        if value and credentials.mask_url(value) != value:
+            raise ConfigError(msg("config.error.password", path=str(path), key=f"mirrors.{key}"))
+    load_config(path)  # a broken file is not edited: the error names it
+    try:
+        text = path.read_text(encoding="utf-8") if path.exists() else TEMPLATE
+    except OSError as exc:
+        raise ConfigError(msg("config.error.unreadable", path=str(path), reason=exc.strerror or str(exc))) from exc
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.strip() == "[mirrors]"), None)
+    if start is None:
+        lines += ["", "[mirrors]"]
+        start = len(lines) - 1
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")), len(lines))
+    for key, value in values.items():
+        at = next((i for i in range(start + 1, end) if lines[i].split("=", 1)[0].strip() == key), None)
+        new = f"{key} = {json.dumps(value)}" if value else None
+        if at is not None and new is None:
+            del lines[at]
+            end -= 1
+        elif at is not None and new is not None:
+            lines[at] = new
+        elif new is not None:
+            at = end
+            while at - 1 > start and not lines[at - 1].strip():  # after the section's last line, not its blank ones
+                at -= 1
+            lines.insert(at, new)
+            end += 1
+    out = "\n".join(lines) + "\n"
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(out, encoding="utf-8")
+        tmp.chmod(0o600)
+        back = load_config(tmp)
+        if (back.pypi_mirror or "", back.pytorch_mirror or "") != (values["pypi"], values["pytorch"]):
+            raise ConfigError(msg("config.error.not-toml", path=str(path), reason="the mirrors did not read back"))
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise ConfigError(msg("config.error.unreadable", path=str(path), reason=exc.strerror or str(exc))) from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
 
 
 TEMPLATE = """\

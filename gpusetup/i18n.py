@@ -44,17 +44,36 @@ _output: list[str] = ["en"]
 
 
 def locale_language(environ: Mapping[str, str] | None = None) -> str:
-    """The language the POSIX locale asks for: the first of LC_ALL, LC_MESSAGES, LANG that is set decides
-    ("zh_CN.UTF-8" → "zh_CN"; zh_TW / zh_HK, C, POSIX and anything without a catalogue → "en")."""
+    """The language the POSIX locale asks for, in gettext's order: ``LANGUAGE`` (a priority list such as
+    "fr:zh_CN:en"; its first entry with a catalogue decides) before the first of LC_ALL, LC_MESSAGES, LANG that
+    is set ("zh_CN.UTF-8" → "zh_CN"). As in GNU gettext, ``LANGUAGE`` is ignored when that locale is "C" or
+    "POSIX", and a ``LANGUAGE`` naming only languages without a catalogue gives English (gettext's untranslated
+    text), not the locale's language. zh_TW / zh_HK and anything else without a catalogue → "en"."""
     env = os.environ if environ is None else environ
-    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        value = env.get(var)
-        if value:
-            code = value.split(".")[0].split("@")[0].replace("-", "_")
-            if code.lower() in ("zh_tw", "zh_hk", "zh_hant", "zh_mo"):
-                return "en"
-            return normalise_language(code) or "en"
-    return "en"
+    locale_code = next((env[var] for var in ("LC_ALL", "LC_MESSAGES", "LANG") if env.get(var)), "")
+    base = locale_code.split(".")[0].split("@")[0]
+    priority = env.get("LANGUAGE", "")
+    if priority.strip(": ") and base not in ("", "C", "POSIX"):
+        for entry in priority.split(":"):
+            code = _catalogue_language(entry)
+            if code is not None:
+                return code
+        return "en"
+    return (_catalogue_language(locale_code) or "en") if locale_code else "en"
+
+
+def _catalogue_language(value: str) -> str | None:
+    """The output language a locale name has a catalogue for ("zh_CN.UTF-8" → "zh_CN", "en_GB" → "en"), or
+    None (traditional Chinese, C, POSIX and languages without one)."""
+    code = value.strip().split(".")[0].split("@")[0].replace("-", "_")
+    if not code:
+        return None
+    if code.lower() in ("zh_tw", "zh_hk", "zh_hant", "zh_mo"):
+        return None
+    found = normalise_language(code)
+    if found:
+        return found
+    return "en" if code.lower().split("_")[0] == "en" else None
 
 
 def choose_language(option: str | None = None, configured: str | None = None,

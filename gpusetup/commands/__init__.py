@@ -12,8 +12,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpusetup import credentials
 from gpusetup.errors import ToolError
-from gpusetup.messages import msg
+from gpusetup.i18n import choose_language
+from gpusetup.messages import msg, render
+from gpusetup.mirrors import url_problem
 from gpusetup.model import Message
 
 if TYPE_CHECKING:
@@ -47,6 +50,18 @@ def gpu_number(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"GPU numbers start at 0, got {value}; `gpusetup diagnose` lists them")
     return value
+
+
+def index_url(text: str) -> str:
+    """argparse type for ``--index-url`` / ``--pytorch-mirror`` / ``--live-index``: the same URL check as the
+    configuration file and the wizard (gpusetup.mirrors.url_problem), so "not a url" never reaches a plan or a
+    written file. A password in the URL is not repeated in the error."""
+    problem = url_problem(text)
+    if problem is not None:
+        shown = credentials.mask_url(text) if "://" in text else text
+        raise argparse.ArgumentTypeError(render(msg("url.not-a-url", value=repr(shown), why=problem),
+                                                choose_language()))
+    return text
 
 
 def python_executable(text: str) -> str:

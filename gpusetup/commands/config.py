@@ -21,7 +21,7 @@ def register(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("action", choices=("path", "show", "init"), help="path: print where it is; show: print it "
                    "with passwords and tokens hidden; init: write a commented example (never overwrites)")
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, config_stops=lambda a: a.action == "show")
 
 
 def run(args: argparse.Namespace) -> int:

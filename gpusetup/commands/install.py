@@ -21,7 +21,7 @@ from typing import Any
 
 from gpusetup import credentials, term
 from gpusetup.cancel import CancelToken
-from gpusetup.commands import carried, gpu_number, load_for_file, write_atomic
+from gpusetup.commands import carried, gpu_number, index_url, load_for_file, write_atomic
 from gpusetup.commands.plan import live_check
 from gpusetup.compat.resolver import resolve
 from gpusetup.config import ConfigError, load_config
@@ -72,12 +72,13 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rollback", action="store_true", help="undo the last install (only what it created)")
     p.add_argument("--download-only", metavar="DIR", help="download the wheels into DIR for an offline install")
     p.add_argument("--wheelhouse", metavar="DIR", help="install offline from wheels in DIR (see --download-only)")
-    p.add_argument("--index-url", metavar="URL", help="a PyPI mirror for packages that come from PyPI (a password "
+    p.add_argument("--index-url", metavar="URL", type=index_url, help="a PyPI mirror for packages that come from PyPI (a password "
                    "in it is used, never saved: with --resume, give it again or answer the question)")
-    p.add_argument("--pytorch-mirror", metavar="URL",
-                   help="a mirror of https://download.pytorch.org/whl (e.g. https://mirror.example/whl)")
+    p.add_argument("--pytorch-mirror", metavar="URL", type=index_url,
+                   help="a mirror of https://download.pytorch.org/whl (e.g. https://mirror.example/pytorch/whl; "
+                        "default: mirrors.pytorch in the configuration file)")
     p.add_argument("--uv", action="store_true", help="install with uv instead of pip (uv must be on PATH)")
-    p.add_argument("--python-mirror", metavar="URL",
+    p.add_argument("--python-mirror", metavar="URL", type=index_url,
                    help="where uv downloads a Python from when this computer has none of the needed version "
                         "(a mirror of the python-build-standalone releases; also GPUSETUP_PYTHON_MIRROR)")
     drv = p.add_mutually_exclusive_group()
@@ -93,9 +94,11 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--offline", action="store_true",
                    help="do not check the package index while planning (also: GPUSETUP_LIVE=off); "
                         "implied by --wheelhouse")
-    p.add_argument("--live-index", metavar="URL",
+    p.add_argument("--live-index", metavar="URL", type=index_url,
                    help="check the plan against this package index (a mirror) instead of PyPI")
-    p.set_defaults(handler=run)
+    # a broken configuration file stops a new install (it names the mirrors) with one error line; resume and
+    # rollback go on without it (cli._apply_config then warns)
+    p.set_defaults(handler=run, config_stops=lambda a: not (a.resume or a.rollback))
 
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -318,6 +321,8 @@ def _build(args: argparse.Namespace, machine: Any, foreign: bool) -> Any:
     except ConfigError as exc:
         raise ToolError(msg("cli.error.config", detail=carried(exc))) from exc
     frameworks = list(dict.fromkeys(args.framework or cfg.frameworks or ["pytorch"]))
+    args.index_url = args.index_url or cfg.pypi_mirror  # the plan, its check of the index and the install agree
+    args.pytorch_mirror = args.pytorch_mirror or cfg.pytorch_mirror
     if args.target is None:
         args.target = cfg.target or DEFAULT_TARGET
     try:
@@ -352,7 +357,8 @@ def _add_live_notes(args: argparse.Namespace, fplans: list[Any], machine: Any, p
     """Like ``gpusetup plan``: check the chosen wheels on the live index (short timeout, cached, never fatal)
     and put what it found into the plan's notes. Not for an install from a local wheelhouse."""
     offline = bool(getattr(args, "offline", False) or args.wheelhouse)
-    result = live_check(fplans, machine, offline=offline, index=getattr(args, "live_index", None))
+    result = live_check(fplans, machine, offline=offline, index=getattr(args, "live_index", None),
+                        pypi_mirror=args.index_url, pytorch_mirror=args.pytorch_mirror)
     if result is None:
         return
     add_download_size(plan, index=getattr(args, "live_index", None))  # the exact download, from the index

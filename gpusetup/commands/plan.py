@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
 
-from gpusetup import __version__, term
-from gpusetup.commands import carried, gpu_number, load_for_file, plan_emit
+from gpusetup import __version__, credentials, mirrors, term
+from gpusetup.commands import carried, gpu_number, index_url, load_for_file, plan_emit
 from gpusetup.compat import download_size, live
 from gpusetup.compat.db import DataError, get_db
 from gpusetup.compat.resolver import resolve
@@ -45,14 +44,26 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output (resources/schema/plan.schema.json)")
     p.add_argument("--offline", action="store_true",
                    help="do not check the package index; plan from the built-in data only (also: GPUSETUP_LIVE=off)")
-    p.add_argument("--live-index", metavar="URL", help="check against this package index (a mirror) instead of PyPI")
+    p.add_argument("--live-index", metavar="URL", type=index_url,
+                   help="check against this package index (a mirror) instead of PyPI")
+    p.add_argument("--index-url", metavar="URL", type=index_url,
+                   help="a PyPI mirror: the plan's commands, its check of the index and --emit use it instead of PyPI "
+                        "(default: mirrors.pypi in the configuration file)")
+    p.add_argument("--pytorch-mirror", metavar="URL", type=index_url,
+                   help="a mirror of https://download.pytorch.org/whl (e.g. https://mirror.example/pytorch/whl): the "
+                        "plan's commands, its check of the index and --emit use it (default: mirrors.pytorch in the "
+                        "configuration file)")
     plan_emit.add_arguments(p)
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, config_stops=True)
 
 
 def run(args: argparse.Namespace) -> int:
     plan_emit.check_arguments(args)
-    frameworks = list(dict.fromkeys(args.framework or plan_emit.default_frameworks() or ["pytorch"]))
+    cfg = plan_emit.config()
+    frameworks = list(dict.fromkeys(args.framework or cfg.frameworks or ["pytorch"]))
+    # the mirrors: the command line's, else the configuration file's; a password in one stays in this process
+    pypi_mirror = credentials.remember(args.index_url or cfg.pypi_mirror)
+    pytorch_mirror = credentials.remember(args.pytorch_mirror or cfg.pytorch_mirror)
     if args.python is not None and not _python_ok(args.python):
         raise ToolError(msg("cli.error.python-version", value=repr(args.python)))
     if args.for_file:
@@ -68,12 +79,13 @@ def run(args: argparse.Namespace) -> int:
         raise ToolError(msg("cli.error.detail", detail=carried(exc))) from exc
     except DataError as exc:
         raise ToolError(msg("cli.error.data-unreadable", reason=str(exc))) from exc
-    live = _live(plans, machine, args)
+    live = _live(plans, machine, args, pypi_mirror, pytorch_mirror)
+    mirrors.apply(plans, pypi_mirror, pytorch_mirror)  # the commands shown are the ones that work here
     doc = plan_document(plans, machine, source=source, gpu_index=args.gpu, data=db.info(), python=args.python)
     doc["live"] = live
-    doc["download"] = _download(plans, machine, args, asked=live["status"] != "off")
+    doc["download"] = _download(plans, machine, args, asked=live["status"] != "off", index_url=pypi_mirror)
     if args.emit:
-        plan_emit.run_emit(args, plans, machine, doc)
+        plan_emit.run_emit(args, plans, machine, doc, index_url=pypi_mirror, pytorch_mirror=pytorch_mirror)
     elif args.json:
         print(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
@@ -81,16 +93,19 @@ def run(args: argparse.Namespace) -> int:
     return 0 if all(p.ok for p in plans) else 1
 
 
-def _live(plans: list[Any], machine: Any, args: argparse.Namespace) -> dict[str, Any]:
-    """The plan-time index check (gpusetup.compat.live); its words go into each plan's notes."""
-    result = live_check(plans, machine, offline=getattr(args, "offline", False), index=getattr(args, "live_index", None))
+def _live(plans: list[Any], machine: Any, args: argparse.Namespace, pypi_mirror: str | None,
+          pytorch_mirror: str | None) -> dict[str, Any]:
+    """The plan-time index check (gpusetup.compat.live), through the mirrors; its words go into each plan's notes."""
+    result = live_check(plans, machine, offline=getattr(args, "offline", False), index=getattr(args, "live_index", None),
+                        pypi_mirror=pypi_mirror, pytorch_mirror=pytorch_mirror)
     if result is None:
         return {"status": "off", "index": None, "notes": [], "newer": {}, "framework_notes": {}}
     live.apply(plans, result)
     return dict(result.to_dict())
 
 
-def _download(plans: list[Any], machine: Any, args: argparse.Namespace, *, asked: bool) -> dict[str, Any]:
+def _download(plans: list[Any], machine: Any, args: argparse.Namespace, *, asked: bool,
+              index_url: str | None) -> dict[str, Any]:
     """Per framework, what its install downloads: from the index when the live check ran, else the labelled
     estimate (gpusetup.install.plan.framework_download_sizes)."""
     if asked:
@@ -99,19 +114,21 @@ def _download(plans: list[Any], machine: Any, args: argparse.Namespace, *, asked
         from gpusetup.install.plan import framework_download_sizes
 
         sizes = framework_download_sizes(plans, machine, args.python, ask_index=True,
-                                         index=getattr(args, "live_index", None))
+                                         index=getattr(args, "live_index", None), index_url=index_url)
     else:
         sizes = download_size.estimates(plans)
     return {fw: {**s.to_dict(), "message": to_dict(s.message()), "words": render(s.message())}
             for fw, s in sizes.items()}
 
 
-def live_check(plans: list[Any], machine: Any, *, offline: bool, index: str | None) -> Any:
-    """The live index check of ``plans`` (a gpusetup.compat.live.LiveCheck), or None when it is off
-    (``--offline`` or GPUSETUP_LIVE=off, which the test suite sets). ``gpusetup plan`` and ``install`` share it."""
-    if offline or os.environ.get("GPUSETUP_LIVE", "on").strip().lower() in ("0", "off", "no", "false"):
+def live_check(plans: list[Any], machine: Any, *, offline: bool, index: str | None, pypi_mirror: str | None = None,
+               pytorch_mirror: str | None = None) -> Any:
+    """The live index check of ``plans`` (a gpusetup.compat.live.LiveCheck) through the mirrors, or None when it
+    is off (``--offline`` or GPUSETUP_LIVE=off, which the test suite sets). ``gpusetup plan`` and ``install``
+    share it."""
+    if offline or not live.enabled():
         return None
-    return live.check(plans, machine, index=index)
+    return live.check(plans, machine, index=index, pypi_mirror=pypi_mirror, pytorch_mirror=pytorch_mirror)
 
 
 def _python_ok(v: str) -> bool:

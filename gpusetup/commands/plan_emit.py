@@ -11,7 +11,7 @@ from typing import Any
 
 from gpusetup import credentials
 from gpusetup.commands import carried
-from gpusetup.config import ConfigError, load_config
+from gpusetup.config import Config, ConfigError, load_config
 from gpusetup.errors import ToolError
 from gpusetup.i18n import output_language
 from gpusetup.messages import msg, render
@@ -26,15 +26,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("-o", "--output", metavar="FILE", help="with --emit: write to FILE (default: standard output)")
     g.add_argument("--force", action="store_true", help="with --emit -o: overwrite FILE if it exists")
     g.add_argument("--name", default="gpu-project", help="with --emit: the project/environment name")
-    g.add_argument("--index-url", metavar="URL", help="with --emit: a PyPI mirror to use instead of PyPI")
-    g.add_argument("--pytorch-mirror", metavar="URL",
-                   help="with --emit: a mirror of https://download.pytorch.org/whl to use instead")
 
 
-def default_frameworks() -> list[str]:
-    """defaults.frameworks from the shared configuration file (a broken file is an error that names it)."""
+def config() -> Config:
+    """The shared configuration file (a broken file is an error that names it: the one line about it, see
+    cli._apply_config)."""
     try:
-        return load_config().frameworks
+        return load_config()
     except ConfigError as exc:
         raise ToolError(msg("cli.error.config", detail=carried(exc))) from exc
 
@@ -46,17 +44,14 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise ToolError(msg("cli.error.json-or-emit"))
 
 
-def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict[str, Any]) -> None:
-    """Write the project file (or print it); raise ToolError when it cannot be written."""
+def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict[str, Any], *,
+             index_url: str | None, pytorch_mirror: str | None) -> None:
+    """Write the project file (or print it) with these mirrors (the command line's, else the configuration
+    file's); raise ToolError when it cannot be written."""
     # lazy: generate.project brings all of generate, the installer and the self-test's spec table: 146 ms of
     # every `gpusetup plan` (python -X importtime, 2 cores, load average 7.5), needed only with --emit.
     from gpusetup.generate.facts import driver_cuda
     from gpusetup.generate.project import EmitError, Target, emit_project
-
-    try:
-        cfg = load_config()  # the shared configuration's mirrors, unless given on the command line
-    except ConfigError as exc:
-        raise ToolError(msg("cli.error.config", detail=carried(exc))) from exc
 
     m = doc["machine"]
     target = Target(os=m["os"], arch=m["arch"], python=m["python"], wsl=m["wsl"])
@@ -74,8 +69,7 @@ def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict
               f"(compatibility data {doc['data']['version']}, checked {doc['data']['checked']})."]
     try:
         emitted = emit_project(plans, target, args.emit, name=args.name,
-                               index_url=args.index_url or cfg.pypi_mirror,
-                               pytorch_mirror=args.pytorch_mirror or cfg.pytorch_mirror, header=header)
+                               index_url=index_url, pytorch_mirror=pytorch_mirror, header=header)
     except EmitError as exc:
         raise ToolError(exc.message) from exc
     text = credentials.scrub(emitted.text)  # a project file is committed and shared: never with a password

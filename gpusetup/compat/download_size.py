@@ -420,10 +420,21 @@ def table_estimate(choices: Iterable[tuple[str, str]]) -> tuple[int, int]:
     return down, inst
 
 
-def install_choice(fp: Any) -> Any:
-    """The build a FrameworkPlan's install downloads (its choice, or the GPU build it needs an action for), or
-    None when there is nothing to install."""
-    ch = fp.choice if fp.ok or fp.gpu_choice is None else fp.gpu_choice
+DRIVER_ACTIONS = ("install-driver", "upgrade-driver")
+
+
+def install_choice(fp: Any, *, wsl: bool = False, driver: bool | None = None) -> Any:
+    """The build an install of this FrameworkPlan puts in place (gpusetup.install.build_plan follows this rule,
+    and every surface that names "what will be installed" asks it): the choice when it works now; the GPU build
+    when the driver install it needs is part of the same install (``driver`` None: when an action asks for
+    it; True: always; False: never) and this is not WSL2, where the driver is Windows'; else the choice (the CPU
+    build, until an action the user does first). None when there is nothing to install."""
+    if fp.ok and fp.choice is not None:
+        ch = fp.choice
+    else:
+        needs_driver = any(a.kind in DRIVER_ACTIONS for a in fp.actions)
+        want_driver = driver is True or (driver is None and needs_driver)
+        ch = fp.gpu_choice if (fp.gpu_choice is not None and needs_driver and want_driver and not wsl) else fp.choice
     return ch if ch is not None and ch.packages else None
 
 

@@ -23,8 +23,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from gpusetup import credentials
 from gpusetup.compat.db import get_db
 from gpusetup.messages import add_note, msg, render
+from gpusetup.mirrors import through
+from gpusetup.model import Message
 from gpusetup.paths import cache_dir
 from gpusetup.versions import Version
 
@@ -195,8 +198,12 @@ def check(
     timeout: float = TIMEOUT,
     cache: Path | None = None,
     now: float | None = None,
+    pypi_mirror: str | None = None,
+    pytorch_mirror: str | None = None,
 ) -> LiveCheck:
-    """Check each plan's chosen wheel and the newest release on the index. Never raises for network trouble."""
+    """Check each plan's chosen wheel and the newest release on the index the install will use (the user's
+    mirrors applied, gpusetup.mirrors.through). Never raises for network trouble: an index that cannot be
+    reached is a note, ``live.offline-index`` for the one that holds the chosen build (:func:`unreachable`)."""
     from gpusetup.compat import refresh as R  # lazy: see _Pages.files
 
     base = index or os.environ.get("GPUSETUP_LIVE_INDEX") or None
@@ -204,8 +211,8 @@ def check(
         cache = cache_dir() / "live-index"
     pages = _Pages(timeout, cache, time.time() if now is None else now)
     db = get_db()
-    pypi = _override(PYPI, base)
-    result = LiveCheck(status="checked", index=pypi)
+    pypi = _override(_slash(_real(pypi_mirror)) if pypi_mirror else PYPI, base)
+    result = LiveCheck(status="checked", index=credentials.mask_url(pypi))
     platform = _platform(machine)
     where = (platform or "this platform").replace("-", " ").replace("linux", "Linux").replace("windows", "Windows").replace("macos", "macOS")
     failures = 0
@@ -216,12 +223,12 @@ def check(
         if choice is not None and choice.packages:
             name, version, prefix = _spec(choice.packages[0])
             project = "jaxlib" if name == "jax" else name  # jax is pure Python; jaxlib carries the platform
-            idx = _override(choice.index_url, base) if choice.index_url else pypi
-            idx = idx if idx.endswith("/") else idx + "/"
+            upstream = through(choice.index_url, None, _real(pytorch_mirror) if pytorch_mirror else None)
+            idx = _slash(_override(upstream, base) if upstream else pypi)
             local = choice.variant if (choice.index_url and re.match(r"^(cu\d+|rocm[\d.]+|xpu|cpu)$", choice.variant)) else None
             python = choice.python if choice.python and re.fullmatch(r"\d+\.\d+", choice.python) else None
             label = f"{version}{'.*' if prefix else ''}" + (f"+{local}" if local else "")
-            params = {"index": idx, "package": project, "version": label, "python": python or "any", "platform": where}
+            params = {"index": credentials.mask_url(idx), "package": project, "version": label, "python": python or "any", "platform": where}
             reads += 1
             names: list[str] | None
             try:
@@ -230,7 +237,8 @@ def check(
                 names = [] if "(404)" in str(exc) else None  # an index without the project simply lacks the wheel
                 if names is None:
                     failures += 1
-                    notes.append(msg("live.offline", detail=_short(idx, exc), checked=db.checked))
+                    notes.append(msg("live.offline-index", index=credentials.mask_url(idx), detail=_short(idx, exc),
+                                     checked=db.checked))
                     if idx != pypi and _pypi_same_build(db, p.framework, version, choice.variant, platform):
                         # PyPI carries the very same build (the release's PyPI default variant): check it there
                         try:
@@ -239,7 +247,8 @@ def check(
                             on_pypi = []
                         same = sorted((n for n in on_pypi if _matches(n, version, prefix, None, python, platform)), key=len)
                         if same:
-                            notes.append(msg("live.wheel-found-pypi", **{**params, "index": pypi}, file=same[0]))
+                            notes.append(msg("live.wheel-found-pypi", **{**params, "index": credentials.mask_url(pypi)},
+                                             file=same[0]))
             if names is not None:
                 found = sorted((n for n in names if _matches(n, version, prefix, local, python, platform)), key=len)
                 if found:
@@ -263,6 +272,30 @@ def check(
     if failures:
         result.status = "offline" if failures == reads else "partial"
     return result
+
+
+def _real(url: str) -> str:
+    """A mirror URL with its password (kept in this process by gpusetup.credentials), or as it is."""
+    try:
+        return credentials.reveal(url)
+    except credentials.MissingCredential:
+        return url
+
+
+def _slash(url: str) -> str:
+    return url if url.endswith("/") else url + "/"
+
+
+def unreachable(plan: Any) -> list[str]:
+    """The indexes (masked URLs) that hold a plan's chosen build and could not be reached when it was checked:
+    the install will fail there until the network, a proxy or a mirror lets it through."""
+    out: list[str] = []
+    for m in getattr(plan, "note_codes", None) or []:
+        code = m.code if isinstance(m, Message) else (m.get("code") if isinstance(m, dict) else None)
+        params = m.params if isinstance(m, Message) else (m.get("params") or {} if isinstance(m, dict) else {})
+        if code == "live.offline-index" and params.get("index") and params["index"] not in out:
+            out.append(str(params["index"]))
+    return out
 
 
 def apply(plans: Sequence[Any], live: LiveCheck) -> None:

@@ -162,6 +162,15 @@ class Env:
     driver: Version | None
     jetson: bool = False
     driver_cap: Version = _UNLIMITED  # the newest driver these GPUs can use (legacy branches)
+    # an NVIDIA driver is installed and answering even when its version number is unknown (kernel module loaded,
+    # a GPU bound to it, NVML or the CUDA driver API answered): then "no driver is installed" would be false
+    driver_present: bool = False
+    driver_said: Message | None = None  # how the driver is named when only a lower bound is known
+
+    @property
+    def driver_words(self) -> Message | str:
+        """The driver as the reasons name it ("you have …")."""
+        return self.driver_said if self.driver_said is not None else str(self.driver)
 
     @property
     def wheel_os(self) -> str | None:
@@ -192,6 +201,30 @@ def _norm_machine(arch: str | None) -> str | None:
     if a in ("arm64", "aarch64"):
         return "aarch64"
     return a
+
+
+def _driver_loaded(machine: Machine) -> bool:
+    """An NVIDIA driver is installed and loaded, whatever its version: the kernel module is loaded, a GPU is
+    bound to it, or NVML answered."""
+    d = machine.driver
+    return bool(d.nvml_version) or any(m.name == "nvidia" and m.loaded for m in d.modules) or any(
+        (g.pci.kernel_driver or "") == "nvidia" for g in machine.gpus if g.vendor == "nvidia")
+
+
+def _machine_driver(db: CompatDB, machine: Machine, env: Env, notes: list[Message]) -> None:
+    """The driver version the plan judges by: the one read (driver.version, else the first reading), else, when
+    only the CUDA version the driver supports is known (deviceQuery, a report), the first driver that supports
+    that CUDA — a lower bound, said as one — and whether a driver is there at all."""
+    d = machine.driver
+    env.driver = d.version or next((r.value for r in d.versions if r.value), None)
+    env.driver_present = env.driver is not None or _driver_loaded(machine)
+    if env.driver is None and d.cuda_driver_version:
+        floor = db.toolkit_driver(d.cuda_driver_version, env.driver_os)
+        if floor:
+            env.driver, env.driver_present = Version(floor), True
+            env.driver_said = msg("word.driver-from-cuda", driver=floor, cuda=str(d.cuda_driver_version))
+            notes.append(msg("note.driver-from-cuda", cuda=str(d.cuda_driver_version), driver=floor,
+                             source=d.cuda_driver_version_source or "the driver"))
 
 
 def _machine_env(machine: Machine, python_version: str | None) -> tuple[Env, list[Message]]:
@@ -266,9 +299,9 @@ def _driver_problem(c: Cand, env: Env, relax: frozenset[str]) -> Message | None:
             return msg("reason.driver-beyond-gpus", need=c.need_driver)
         return None
     if have is None:
-        return msg("reason.driver-missing", need=c.need_driver)
+        return msg("reason.driver-version-unknown" if env.driver_present else "reason.driver-missing", need=c.need_driver)
     if have < vkey(c.need_driver):
-        return msg("reason.driver-too-old", need=c.need_driver, why=c.driver_why, have=str(env.driver))
+        return msg("reason.driver-too-old", need=c.need_driver, why=c.driver_why, have=env.driver_words)
     return None
 
 
@@ -874,11 +907,15 @@ def _actions(db: CompatDB, found: _Found, env: Env, framework: str) -> list[Acti
     if "wsl" in relax:
         acts.append(action("use-wsl2", msg("action.use-wsl2", framework=fw_name), commands=["wsl --install -d Ubuntu"]))
     if "driver" in relax and c.need_driver and _driver_problem(c, found.env, frozenset()):
-        kind = "install-driver" if not env.driver else "upgrade-driver"
+        # a driver whose version was not read is checked first, never replaced unasked ("check-driver")
+        kind = "upgrade-driver" if env.driver else ("check-driver" if env.driver_present else "install-driver")
         branch = _driver_branch(db, found.gpus, c.need_driver, found.env.driver_os)
         fields = dict(option=c.option, need=c.need_driver, why=c.driver_why, branch=branch)
         if env.driver:
-            why = msg("action.driver-upgrade-wsl" if found.env.wsl else "action.driver-upgrade", have=str(env.driver), **fields)
+            why = msg("action.driver-upgrade-wsl" if found.env.wsl else "action.driver-upgrade", have=env.driver_words,
+                      **fields)
+        elif env.driver_present:
+            why = msg("action.driver-check", **fields)
         else:
             why = msg("action.driver-install-wsl" if found.env.wsl else "action.driver-install", **fields)
         acts.append(action(kind, why, min_version=c.need_driver, branch=render(branch)))
@@ -1032,6 +1069,7 @@ def _action_word(kind: str) -> Message | str:
     words = {
         "install-driver": msg("word.action.install-driver"),
         "upgrade-driver": msg("word.action.upgrade-driver"),
+        "check-driver": msg("word.action.check-driver"),
         "use-wsl2": msg("word.action.use-wsl2"),
         "change-python": msg("word.action.change-python"),
     }
@@ -1100,14 +1138,14 @@ def _select(gpus: list[GpuRef], gpu_index: int | None) -> tuple[list[GpuRef], di
     usable: list[GpuRef] = []
     for g in gpus:
         if g.vendor == "nvidia" and g.gpu.cuda_supported is False:
-            left[g.index] = msg("left.gpu-too-old-for-cuda", gpu=g.label, architecture=g.architecture or "pre-Kepler")
+            left[g.index] = msg("left.gpu-too-old-for-cuda", architecture=g.architecture or "pre-Kepler")
         elif g.vendor == "nvidia" and not g.cc:
             usable.append(g)
             notes.append(msg("note.cc-unknown", gpu=g.label))
         elif g.vendor in ("nvidia", "amd", "intel", "apple"):
             usable.append(g)
         else:
-            left[g.index] = msg("left.vendor-no-build", gpu=g.label, vendor=g.vendor)
+            left[g.index] = msg("left.vendor-no-build", vendor=g.vendor)
     if gpu_index is not None:
         chosen = [g for g in gpus if g.index == gpu_index]
         if not chosen:
@@ -1126,7 +1164,7 @@ def _select(gpus: list[GpuRef], gpu_index: int | None) -> tuple[list[GpuRef], di
             for g in usable:
                 if g.vendor != vendor:
                     left[g.index] = msg(
-                        "left.other-vendor", gpu=g.label, vendor=vendor.upper() if vendor != "nvidia" else "NVIDIA", index=g.index
+                        "left.other-vendor", vendor=vendor.upper() if vendor != "nvidia" else "NVIDIA", index=g.index
                     )
             return group, left, notes
     return [], left, notes
@@ -1146,6 +1184,7 @@ def resolve(
     """
     db = get_db()
     env, env_notes = _machine_env(machine, python_version)
+    _machine_driver(db, machine, env, env_notes)
     gpus = _gpus(machine)
     selected, left, sel_notes = _select(gpus, gpu_index)
     nvidia_sel = [g for g in selected if g.vendor == "nvidia"]
@@ -1155,7 +1194,7 @@ def resolve(
         env_notes.append(msg("note.macos-no-cuda"))
         selected = [g for g in selected if g.vendor != "nvidia"]
         for g in nvidia_sel:
-            left[g.index] = msg("left.macos-no-cuda", gpu=g.label)
+            left[g.index] = msg("left.macos-no-cuda")
     if not env.jetson and env.machine == "aarch64":
         tegra = {ComputeCapability.parse(cc) for r in _opt_rows(db, "pytorch", "jetson") for cc in r.get("ccs", [])}
         jetson_gpu = next((g for g in nvidia_sel if g.cc in tegra), None)

@@ -38,6 +38,7 @@ from gpusetup import escape
 from gpusetup.compat.db import get_db
 from gpusetup.generate.render import yaml_dump
 from gpusetup.messages import msg, render
+from gpusetup.mirrors import through
 from gpusetup.model import EMIT_KINDS, Choice, FrameworkPlan, Message
 
 DEFAULT_FILES = {"uv": "pyproject.toml", "pixi": "pixi.toml", "conda": "environment.yml",
@@ -139,9 +140,7 @@ def emit_project(plans: list[FrameworkPlan], target: Target, kind: str, *, name:
 
 
 def _mirror(url: str | None, index_url: str | None, pytorch_mirror: str | None) -> str | None:
-    if url and pytorch_mirror and url.startswith(PYTORCH_INDEX_PREFIX):
-        return escape.join_url(pytorch_mirror, url[len(PYTORCH_INDEX_PREFIX):])  # ?token= stays at the end
-    return url
+    return through(url, None, pytorch_mirror)  # a PyPI requirement keeps None: the file names its index apart
 
 
 def _pick(p: FrameworkPlan, index_url: str | None, pytorch_mirror: str | None) -> _Pick | None:

@@ -20,8 +20,10 @@ from typing import Any
 
 from gpusetup.cancel import CancelToken, Progress, SaidProgress
 from gpusetup.gui.services import DockerOutcome, InstallOutcome, LogFn, Services, Target
+from gpusetup.gui.wording import for_wizard
 from gpusetup.messages import add_note, msg
-from gpusetup.model import FrameworkPlan, Machine, Plan, SelfTestResult, from_dict
+from gpusetup.mirrors import url_problem
+from gpusetup.model import FrameworkPlan, Machine, Message, Plan, SelfTestResult, from_dict
 from gpusetup.resources import resource
 
 PROBES = ("system", "pci", "nvml", "smi", "libcuda", "driver", "toolkit", "frameworks", "containers", "packages")
@@ -61,7 +63,8 @@ class DemoServices(Services):
         self.data = load_demo(kind)
         self.machine = from_dict(Machine, self.data["machine"])
         self.step_delay = step_delay
-        self._done_steps: list[str] = []
+        self._done_steps: list[str] = []  # the steps the walk got through (a pending restart is not one)
+        self._paused_at: str | None = None  # the restart step the last walk stopped at
 
     @property
     def demo(self) -> bool:
@@ -100,11 +103,13 @@ class DemoServices(Services):
                 if step.argv:
                     log_line("[demo] would run: " + display_argv(step.argv, step.needs_root))
             time.sleep(self.step_delay)
-            self._done_steps.append(step.id)
-            if step.kind == "reboot":
+            if step.kind == "reboot":  # the install pauses here, as the installer does: the restart has not happened
                 if log_line:
                     log_line("[demo] a restart would be needed here")
-                return InstallOutcome(ok=True, needs_reboot=True, message="restart needed")
+                self._paused_at = step.id
+                return InstallOutcome(ok=True, needs_reboot=True, failed_step=step.id, message="restart needed",
+                                      said=for_wizard(msg("install.exec.restart-now")))
+            self._done_steps.append(step.id)
         if progress:
             progress(msg("install.progress.done"), 1.0)
         return InstallOutcome(ok=True, message="demonstration: nothing was changed")
@@ -118,10 +123,28 @@ class DemoServices(Services):
         version = machine.system.python or (machine.python_envs[0].version if machine.python_envs else None)
         m = re.match(r"(\d+)\.(\d+)", str(version or ""))
         kwargs: dict[str, Any] = {"base_python": f"python{m.group(1)}.{m.group(2)}"} if m else {}
+        if self.index_url is not None:  # the mirrors set on the plan page ("" is "none"), as the real services do
+            kwargs["index_url"] = self.index_url
+        if self.pytorch_mirror is not None:
+            kwargs["pytorch_mirror"] = self.pytorch_mirror
         return self._install_module().build_plan(fplans, machine, target=target.spec(), portable=True, **kwargs)
+
+    def check_mirrors(self, pypi: str, pytorch: str, fplans: Sequence[FrameworkPlan] = (),
+                      machine: Machine | None = None) -> list[Message]:
+        """A demonstration asks no network (its screenshots must not depend on one): the URLs are checked as
+        URLs, and the plan shows them; nothing is downloaded anyway."""
+        problems: list[Message] = []
+        for url, code in ((pypi.strip(), "pypi"), (pytorch.strip(), "pytorch")):
+            bad = url_problem(url) if url else None
+            if bad is not None:
+                why = msg("url.not-a-url", value=repr(url), why=bad)
+                problems.append(msg("wizard.mirror.pypi-failed", why=why) if code == "pypi"
+                                else msg("wizard.mirror.pytorch-failed", why=why))
+        return problems
 
     def execute(self, plan: Plan, progress: SaidProgress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None) -> InstallOutcome:
         self._done_steps = []
+        self._paused_at = None
         self._last_plan = plan
         return self._walk(plan, progress, cancel, log_line)
 
@@ -129,6 +152,9 @@ class DemoServices(Services):
         plan = getattr(self, "_last_plan", None)
         if plan is None:
             return InstallOutcome(ok=False, message="nothing to resume")
+        if self._paused_at is not None:  # continuing after the restart: the restart is what happened in between
+            self._done_steps.append(self._paused_at)
+            self._paused_at = None
         return self._walk(plan, progress, cancel, log_line)
 
     def rollback(self, progress: SaidProgress | None = None, log_line: LogFn | None = None) -> InstallOutcome:

@@ -12,6 +12,7 @@ import datetime as _dt
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,8 @@ from typing import Any
 
 from gpusetup import paths
 from gpusetup.cancel import CancelToken, Progress, SaidProgress
-from gpusetup.messages import add_note
+from gpusetup.gui.wording import for_wizard
+from gpusetup.messages import add_note, msg
 from gpusetup.model import (
     Finding,
     FrameworkPlan,
@@ -43,6 +45,8 @@ FRAMEWORKS: tuple[str, ...] = ("pytorch", "tensorflow", "jax")
 # The core's parts the wizard uses (:func:`_core` imports each); the wizard loads them in the background after
 # its first paint (gui/wizard.py ``_check_features``).
 FEATURES: tuple[str, ...] = ("detect", "rules", "resolve", "install", "selftest", "docker", "report", "bundle")
+
+_KEEP: Any = object()  # use_network: a setting the caller did not name stays as it was
 
 
 class Unavailable(RuntimeError):
@@ -179,9 +183,12 @@ class Services:
         # tests: the frameworks every proof checks instead of the chosen ones (their stand-in package, numpy);
         # None: the frameworks the user chose, else those installed in the checked environment
         self.selftest_frameworks: tuple[str, ...] | None = None
-        # what the user set in the wizard after a network failure (None: the configuration's or the default)
+        # the mirrors the user set in the wizard: None: not set here (the configuration file's applies, else the
+        # official index); "": set to none (the official index, even when the file names a mirror)
         self.index_url: str | None = None
+        self.pytorch_mirror: str | None = None
         self.python_mirror: str | None = None
+        self._proxy_before: dict[str, str | None] | None = None  # the environment's proxy before the wizard set one
 
     # ----------------------------------------------------------------------------- availability
 
@@ -256,8 +263,75 @@ class Services:
         from gpusetup.compat import live  # lazy: see _core (the plan-time index check)
 
         if live.enabled() and not self.demo:  # a demonstration (and its screenshots) must not depend on the network
-            live.apply(plans, live.check(plans, machine))
+            pypi, pytorch = self.mirrors()
+            live.apply(plans, live.check(plans, machine, pypi_mirror=pypi or None, pytorch_mirror=pytorch or None))
         return plans
+
+    # ---------------------------------------------------------------------------------- mirrors
+
+    def mirrors(self) -> tuple[str, str]:
+        """The PyPI and PyTorch wheel mirrors this wizard uses ("" for the official index): the ones set here,
+        else the configuration file's (a broken file names none here; the plan then says what is wrong)."""
+        pypi, pytorch = self.index_url, self.pytorch_mirror
+        if pypi is None or pytorch is None:
+            from gpusetup.config import ConfigError, load_config  # lazy: see _core
+
+            try:
+                cfg = load_config()
+            except ConfigError:
+                cfg = None
+            pypi = pypi if pypi is not None else (cfg.pypi_mirror if cfg else None)
+            pytorch = pytorch if pytorch is not None else (cfg.pytorch_mirror if cfg else None)
+        from gpusetup import credentials  # lazy: see _core
+
+        return credentials.remember(pypi) or "", credentials.remember(pytorch) or ""
+
+    def check_mirrors(self, pypi: str, pytorch: str, fplans: Sequence[FrameworkPlan] = (),
+                      machine: Machine | None = None) -> list[Message]:
+        """Ask each mirror the user chose, before it is used, for the page the install will ask it (the PyTorch
+        mirror for the chosen build's variant, the PyPI mirror for a project the plan installs from it). The
+        problems, as messages ([] when every mirror answered); an empty field is "no mirror" and not asked."""
+        from gpusetup import credentials, mirrors  # lazy: see _core
+        from gpusetup.compat.download_size import install_choice  # lazy: see _core
+        from gpusetup.install.net import check_index  # lazy: see _core (the installer's own index check)
+
+        wsl = bool(machine is not None and machine.system.wsl)
+        builds = [b for b in (install_choice(fp, wsl=wsl) for fp in fplans) if b is not None]
+        problems: list[Message] = []
+        for kind, url in (("pypi", pypi.strip()), ("pytorch", pytorch.strip())):
+            if not url:
+                continue
+            bad = mirrors.url_problem(url)
+            fail = msg("wizard.mirror.pypi-failed", why="") if kind == "pypi" else msg("wizard.mirror.pytorch-failed", why="")
+            if bad is not None:
+                shown = credentials.mask_url(url) if "://" in url else url
+                problems.append(Message(fail.code, {"why": msg("url.not-a-url", value=repr(shown), why=bad)}))
+                continue
+            credentials.remember(url)
+            if kind == "pytorch":
+                page, project = mirrors.pytorch_probe(url, [b.index_url for b in builds]), "torch"
+            else:
+                page = url
+                project = next((_project(b.packages[0]) for b in builds if b.index_url is None and b.packages), "pip")
+            res = check_index(page, project)
+            if not res.ok:
+                problems.append(Message(fail.code, {"why": res.said if res.said is not None else res.message}))
+        return problems
+
+    def remember_mirrors(self, pypi: str, pytorch: str) -> Path:
+        """Keep the mirrors in the configuration file the command line reads too (gpusetup.config.save_mirrors;
+        its ConfigError says why not, e.g. a mirror with a password)."""
+        from gpusetup.config import save_mirrors  # lazy: see _core
+
+        return save_mirrors(pypi, pytorch)
+
+    def set_mirrors(self, pypi: str, pytorch: str) -> None:
+        """The mirrors the user chose on the plan page, already checked: "" is "none" (the official index), also
+        over a mirror in the configuration file — clearing a field really clears it."""
+        from gpusetup import credentials  # lazy: see _core
+
+        self.index_url = credentials.remember(pypi.strip()) or ""
+        self.pytorch_mirror = credentials.remember(pytorch.strip()) or ""
 
     # ---------------------------------------------------------------------------------- install
 
@@ -271,8 +345,10 @@ class Services:
         kwargs: dict[str, Any] = {}
         if target.kind == "conda":
             kwargs["conda_envs"] = self.conda_envs()
-        if self.index_url:
+        if self.index_url is not None:  # "" is "none": the planner then ignores the file's mirror too
             kwargs["index_url"] = self.index_url
+        if self.pytorch_mirror is not None:
+            kwargs["pytorch_mirror"] = self.pytorch_mirror
         if self.python_mirror:
             kwargs["python_mirror"] = self.python_mirror
         plan = module.build_plan(fplans, machine, target=target.spec(), **kwargs)
@@ -282,22 +358,36 @@ class Services:
             module.add_download_size(plan)  # what pip will download, from the index (this runs on the plan worker)
         from gpusetup.install.python import newer_python_offer  # lazy: see _core
 
-        offer = newer_python_offer(machine, fplans, python_version_of(machine))
+        here = next((fp.choice.python for fp in fplans if fp.choice is not None and fp.choice.python), None)
+        offer = newer_python_offer(machine, fplans, here or python_version_of(machine))  # from the Python planned for
         if offer is not None:  # shown with the plan's notes, in the interface's language
             add_note(plan, offer)
         return plan
 
-    def use_network(self, index_url: str | None = None, proxy: str | None = None,
-                    python_mirror: str | None = None) -> None:
+    def use_network(self, index_url: object = _KEEP, proxy: object = _KEEP, python_mirror: object = _KEEP) -> None:
         """What the user entered after a network failure: a PyPI mirror, a proxy (for pip and uv, which this
-        process starts), a mirror of the Python builds. Empty values leave the setting as it was."""
-        if index_url:
-            self.index_url = index_url.strip()
-        if python_mirror:
-            self.python_mirror = python_mirror.strip()
-        if proxy:
-            for var in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"):
-                os.environ[var] = proxy.strip()
+        process starts), a mirror of the Python builds. A value given replaces the one set here before; an empty
+        one (None or "") clears it — the configuration file's mirror and the environment's proxy apply again —,
+        so a mistyped mirror can be taken back. A setting not named stays as it was."""
+        if index_url is not _KEEP:
+            self.index_url = str(index_url).strip() or None if index_url else None
+        if python_mirror is not _KEEP:
+            self.python_mirror = str(python_mirror).strip() or None if python_mirror else None
+        if proxy is not _KEEP:
+            self._use_proxy(str(proxy).strip() if proxy else "")
+
+    def _use_proxy(self, proxy: str) -> None:
+        names = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")
+        if self._proxy_before is None:
+            self._proxy_before = {v: os.environ.get(v) for v in names}
+        for var in names:
+            before = self._proxy_before.get(var)
+            if proxy:
+                os.environ[var] = proxy
+            elif before is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = before
 
     def conda_envs(self) -> list[str] | None:
         """Names of existing conda environments (so the plan creates a missing one), None if unknown."""
@@ -456,6 +546,25 @@ class Services:
         res = generate_setup(machine, framework, Path(out_dir))
         return _docker_outcome(res, Path(out_dir))
 
+    def docker_refusals(self, machine: Machine, frameworks: Sequence[str]) -> dict[str, DockerOutcome]:
+        """Which of ``frameworks`` no container image can serve on this host, and why — the generator's own
+        choice, made before anything is offered (the plan page then never offers to write files that would be
+        refused). Nothing is written."""
+        _core("docker")
+        from gpusetup.generate import select  # lazy: see _core
+
+        out: dict[str, DockerOutcome] = {}
+        for fw in frameworks:
+            try:
+                sel = select.choose(machine, fw)
+            except ValueError:  # a framework the generator does not know: the install page says so
+                continue
+            if isinstance(sel, select.Refusal):
+                out[fw] = DockerOutcome(ok=False, out_dir="", refused=sel.reason, alternative=sel.alternative,
+                                        refused_code=for_wizard(sel.reason_code),
+                                        alternative_code=for_wizard(sel.alternative_code), raw=sel)
+        return out
+
     # --------------------------------------------------------------------------------- selftest
 
     def run_selftest(
@@ -530,6 +639,11 @@ class Services:
         return Path(getattr(result, "path", out_path))
 
 
+def _project(requirement: str) -> str:
+    """The project a requirement names ('jax[cuda13]==0.10.2' → 'jax')."""
+    return re.split(r"[\[=<>!~; ]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
 # findings (by the rules' stable ids) that the installer can fix, and the build_plan options that do it
 FIXABLE: dict[str, dict[str, Any]] = {
     "nvidia-driver-missing": {"driver": True},
@@ -555,7 +669,7 @@ def _outcome(result: Any) -> InstallOutcome:
         needs_reboot=bool(getattr(result, "reboot_needed", False) or getattr(result, "needs_reboot", False)),
         raw=result,
         fix=getattr(result, "fix", None),
-        said=getattr(result, "said", None),
+        said=for_wizard(getattr(result, "said", None)),  # the core's decision in the wizard's words (no CLI flags)
     )
 
 
@@ -585,8 +699,8 @@ def _docker_outcome(res: Any, out_dir: Path) -> DockerOutcome:
         host_findings=host,
         why_codes=_codes(getattr(res, "why_codes", None), getattr(res, "why", None)),
         warning_codes=_codes(getattr(res, "warning_codes", None), warnings),
-        refused_code=getattr(res, "reason_code", None) if refused else None,
-        alternative_code=getattr(res, "alternative_code", None) if refused else None,
+        refused_code=for_wizard(getattr(res, "reason_code", None)) if refused else None,
+        alternative_code=for_wizard(getattr(res, "alternative_code", None)) if refused else None,
     )
 
 

@@ -250,10 +250,12 @@ class StatusLine(QWidget):
         self.icon = QLabel()
         self.icon.setFixedSize(QSize(22, 22))
         self.text = label("")
+        self.kind = ""  # the last kind shown (pass / warn / fail / info / busy), for whoever asks
         lay.addWidget(self.icon, 0, Qt.AlignmentFlag.AlignTop)
         lay.addWidget(self.text, 1)
 
     def set(self, kind: str, text: str) -> None:
+        self.kind = kind
         icons = {
             "pass": QStyle.StandardPixmap.SP_DialogApplyButton,
             "ok": QStyle.StandardPixmap.SP_DialogApplyButton,

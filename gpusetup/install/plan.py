@@ -21,19 +21,18 @@ from gpusetup.compat.db import get_db
 from gpusetup.compat.live import _override as live_override
 from gpusetup.compat.live import _platform as live_platform
 from gpusetup.config import ConfigError, load_config
-from gpusetup.escape import join_url
 from gpusetup.install import python as pyfind
 from gpusetup.install import snippets
 from gpusetup.install.net import pip_config_value
 from gpusetup.messages import add_note, message_of, msg, render, worded_step
+from gpusetup.mirrors import PYPI_SIMPLE, PYTORCH_INDEX, through
 from gpusetup.model import Choice, FrameworkPlan, Machine, Message, Plan
 from gpusetup.probe import current_os
 from gpusetup.resources import installers_dir
 from gpusetup.runner import SubprocessRunner
 from gpusetup.versions import Version
 
-PYTORCH_INDEX_PREFIX = "https://download.pytorch.org/whl"
-PYPI_SIMPLE = "https://pypi.org/simple"
+PYTORCH_INDEX_PREFIX = PYTORCH_INDEX  # the names other modules use (gpusetup.mirrors owns the values)
 CONSTRAINTS_NAME = "gpusetup-constraints.txt"
 
 
@@ -117,8 +116,10 @@ def build_plan(
             cfg = load_config()
         except ConfigError as exc:
             raise PlanError(msg("plan-error.config", detail=str(exc))) from exc
-        index_url = index_url or cfg.pypi_mirror
-        pytorch_mirror = pytorch_mirror or cfg.pytorch_mirror
+        # None: not given, the file's applies; "": given as none (a mirror the user cleared), the upstream index
+        index_url = cfg.pypi_mirror if index_url is None else index_url
+        pytorch_mirror = cfg.pytorch_mirror if pytorch_mirror is None else pytorch_mirror
+    index_url, pytorch_mirror = index_url or None, pytorch_mirror or None
     # a password in a mirror URL stays in this process; the plan (shown, saved, journalled) has the masked URL
     index_url = credentials.remember(index_url)
     pytorch_mirror = credentials.remember(pytorch_mirror)
@@ -127,13 +128,13 @@ def build_plan(
     choices: list[tuple[FrameworkPlan, Choice]] = []
     driver_actions = []
     for fp in fplans:
-        needs_driver = [a for a in fp.actions if a.kind in ("install-driver", "upgrade-driver")]
-        want_driver = driver is True or (driver is None and bool(needs_driver))
+        needs_driver = [a for a in fp.actions if a.kind in download_size.DRIVER_ACTIONS]
         if needs_driver:
             driver_actions.extend(needs_driver)
+        build = download_size.install_choice(fp, wsl=bool(machine.system.wsl), driver=driver)  # the one rule
         if fp.ok and fp.choice:
             choices.append((fp, fp.choice))
-        elif fp.gpu_choice and needs_driver and want_driver and not machine.system.wsl:
+        elif build is not None and build is fp.gpu_choice:
             choices.append((fp, fp.gpu_choice))
             add_note(plan, msg("install.note.gpu-build-download-needs-driver" if download_only is not None
                                else "install.note.gpu-build-after-driver",
@@ -328,12 +329,8 @@ def _target_python_version(machine: Machine) -> str | None:
 
 
 def mirror_url(url: str | None, index_url: str | None, pytorch_mirror: str | None) -> str | None:
-    """The index a requirement really comes from, after applying the user's mirrors."""
-    if url and pytorch_mirror and url.startswith(PYTORCH_INDEX_PREFIX):
-        return join_url(pytorch_mirror, url[len(PYTORCH_INDEX_PREFIX):])  # a ?token= query stays at the end
-    if url is None:
-        return index_url
-    return url
+    """The index a requirement really comes from, after applying the user's mirrors (gpusetup.mirrors.through)."""
+    return through(url, index_url, pytorch_mirror)
 
 
 def _groups(choices: list[tuple[FrameworkPlan, Choice]], index_url: str | None,
@@ -464,20 +461,17 @@ def add_download_size(plan: InstallPlan, *, index: str | None = None, timeout: f
 
 
 def framework_download_sizes(fplans: list[FrameworkPlan], machine: Machine, python: str | None = None, *,
-                             ask_index: bool, index: str | None = None) -> dict[str, download_size.DownloadSize]:
+                             ask_index: bool, index: str | None = None, index_url: str | None = None,
+                             pytorch_mirror: str | None = None) -> dict[str, download_size.DownloadSize]:
     """Per framework (``gpusetup plan``): what installing its chosen build into a new environment downloads —
-    from the index the install would use (the configured mirrors applied) when ``ask_index``, else the table
-    estimate labelled as one. ``index`` replaces every index host, as for the live check."""
-    try:
-        cfg = load_config()
-        index_url, pytorch_mirror = cfg.pypi_mirror, cfg.pytorch_mirror
-    except ConfigError:
-        index_url = pytorch_mirror = None
+    from the index the install would use (the mirrors applied: a PyTorch index already worded through its
+    mirror stays as it is) when ``ask_index``, else the table estimate labelled as one. ``index`` replaces every
+    index host, as for the live check."""
     platform = live_platform(machine)
     base = index or os.environ.get("GPUSETUP_LIVE_INDEX") or None
     out: dict[str, download_size.DownloadSize] = {}
     for fp in fplans:
-        ch = download_size.install_choice(fp)
+        ch = download_size.install_choice(fp, wsl=bool(machine.system.wsl))
         if ch is None:
             continue
         estimate = _sizes([(fp, ch)])[0]

@@ -81,6 +81,7 @@ def action_title(a: Action, language: str | None = None) -> str:
     titles = {
         "install-driver": msg("plan.action.install-driver"),
         "upgrade-driver": msg("plan.action.upgrade-driver"),
+        "check-driver": msg("plan.action.check-driver"),
         "use-wsl2": msg("plan.action.use-wsl2"),
         "change-python": msg("plan.action.change-python"),
         "reboot": msg("plan.action.reboot"),

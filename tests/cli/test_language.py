@@ -27,6 +27,16 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
     (None, {"LANG": "zh_TW.UTF-8"}, None, "en"),  # traditional Chinese has no catalogue: English
     (None, {"GPUSETUP_LANG": "fr"}, None, "en"),  # an unknown language falls through
     ("en", {"LANG": "zh_CN.UTF-8"}, "zh_CN", "en"),
+    # gettext's order: LANGUAGE (a priority list) before LC_ALL / LC_MESSAGES / LANG (issue 24)
+    (None, {"LANGUAGE": "zh_CN:en", "LANG": "en_US.UTF-8"}, None, "zh_CN"),
+    (None, {"LANGUAGE": "en", "LC_ALL": "zh_CN.UTF-8"}, None, "en"),
+    (None, {"LANGUAGE": "fr:zh_CN", "LC_MESSAGES": "de_DE.UTF-8"}, None, "zh_CN"),  # the first with a catalogue
+    (None, {"LANGUAGE": "fr", "LANG": "zh_CN.UTF-8"}, None, "en"),  # none of its languages: untranslated
+    (None, {"LANGUAGE": "zh_CN", "LC_ALL": "C"}, None, "en"),  # as in gettext: ignored in the C locale
+    (None, {"LANGUAGE": "zh_CN:en"}, None, "en"),  # no locale set is the C locale
+    (None, {"LANGUAGE": "", "LANG": "zh_CN.UTF-8"}, None, "zh_CN"),  # empty: not set
+    (None, {"LANGUAGE": "zh_TW:zh_CN", "LANG": "en_US.UTF-8"}, None, "zh_CN"),
+    ("en", {"LANGUAGE": "zh_CN", "LANG": "zh_CN.UTF-8"}, None, "en"),  # --lang still wins
 ])
 def test_the_language_comes_from_option_environment_configuration_then_locale(option, env, configured, expected) -> None:
     assert i18n.choose_language(option, configured, env) == expected

@@ -152,7 +152,10 @@ def test_unreachable_variant_index_falls_back_to_the_same_build_on_pypi(tmp_path
         res = live.check(plans, machine_from_data(RTX4090), cache=None, timeout=2)
     notes = [render(n) for n in res.framework_notes["pytorch"]]
     assert res.status == "partial"
-    assert any(n.startswith("Could not reach the package index (127.0.0.1: ") for n in notes), notes
+    assert any(n.startswith("Could not reach the package index http://127.0.0.1:") and "that has the chosen build "
+               "(127.0.0.1: " in n for n in notes), notes
+    live.apply(plans, res)
+    assert live.unreachable(plans[0]) == [plans[0].choice.index_url + "/"]  # the plan page says so (issue 21)
     assert any(n.startswith("PyPI (" + idx.url + ") has the same build: torch 2.15.*+cu132 for Python 3.12")
                and "torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl" in n for n in notes), notes
 
@@ -189,3 +192,31 @@ def test_install_cli_checks_the_index_at_plan_time_and_shows_its_notes(
     # unreachable: the plan stands on the shipped data and says so
     assert main([*base, "--live-index", f"http://127.0.0.1:{_closed_port()}/simple/"]) == 0
     assert "  Note: Could not reach the package index (127.0.0.1" in capsys.readouterr().out
+
+
+def test_the_check_asks_the_mirrors_the_install_will_use(tmp_path: Path) -> None:
+    """A PyTorch mirror stands for https://download.pytorch.org/whl and a PyPI mirror for PyPI (issue 21): the
+    live check asks them, the variant path kept, and never the upstream hosts."""
+    plans = _plans()
+    assert plans[0].choice.index_url == "https://download.pytorch.org/whl/cu132"
+    idx = _index(tmp_path, ["torch-2.15.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl"],
+                 ["torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl"])
+    with serve(idx):
+        base = idx.url.replace("/simple/", "/whl")
+        res = live.check(plans, machine_from_data(RTX4090), timeout=30, cache=None, pypi_mirror=idx.url,
+                         pytorch_mirror=base)
+    assert res.status == "checked", [render(n) for n in res.framework_notes["pytorch"]]
+    assert ("/whl/cu132/torch/", None) in idx.requests and ("/simple/torch/", None) in idx.requests
+    assert res.index == idx.url
+    live.apply(plans, res)
+    assert live.unreachable(plans[0]) == []
+
+
+def test_an_unreachable_mirror_is_named_as_the_index_that_cannot_be_reached() -> None:
+    plans = _plans()
+    mirror = f"http://127.0.0.1:{_closed_port()}/pytorch/whl"
+    res = live.check(plans, machine_from_data(RTX4090), timeout=2, cache=None, pytorch_mirror=mirror,
+                     index=None, pypi_mirror=f"http://127.0.0.1:{_closed_port()}/simple")
+    live.apply(plans, res)
+    assert live.unreachable(plans[0]) == [mirror + "/cu132/"]
+    assert res.status == "offline"

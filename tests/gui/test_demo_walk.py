@@ -109,6 +109,25 @@ def test_chinese_docker_setup_words_the_host_check_in_chinese(qtbot, tmp_path: P
         choose = w.currentPage()
         choose.r_docker.setChecked(True)
         choose.docker_path.setText(str(tmp_path / "dock"))
+        w.next()
+        plan_page = w.currentPage()
+        qtbot.waitUntil(lambda: plan_page.refusals is not None and not w.running_jobs(), timeout=20000)
+        if kind == "no-driver":
+            # refused before "Write the files" is offered (issue 21): the refusal, in Chinese, on the plan page
+            from PySide6.QtWidgets import QLabel
+
+            from gpusetup.messages import render
+
+            assert not plan_page.isComplete() and set(plan_page.refusals) == set(w.state.frameworks)
+            out = next(iter(plan_page.refusals.values()))
+            visible = " ".join(lb.text() for lb in plan_page.findChildren(QLabel) if lb.isVisibleTo(plan_page))
+            assert render(out.refused_code, "zh_CN") in visible and render(out.alternative_code, "zh_CN") in visible
+            assert "gpusetup" not in render(out.alternative_code, "zh_CN")  # the wizard's way, not a command
+            m = w.state.machine
+            found = problems(w, [n for g in (m.gpus if m else []) for n in (g.name, g.pci.device_name) if n])
+            assert not found, "\n".join(found)
+            w.stop_jobs()
+            return
         while w.currentId() != PAGE_INSTALL:
             wait_until_idle(w)
             w.next()

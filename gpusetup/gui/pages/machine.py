@@ -8,11 +8,12 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QMessageBox, QPushButton, QVBoxLayout, QWidget
 
-from gpusetup.gui.i18n import tr
+from gpusetup.gui.i18n import current_language, tr
 from gpusetup.gui.pages.base import BasePage
 from gpusetup.gui.services import Unavailable
 from gpusetup.gui.widgets import Busy, Card, FindingWidget, StatusLine, clear_layout, finding_title, label
 from gpusetup.gui.workers import JobContext
+from gpusetup.messages import msg, render
 from gpusetup.model import Finding, Gpu, Machine, Plan, Report, Severity
 
 if TYPE_CHECKING:
@@ -52,13 +53,7 @@ def gpu_card(gpu: Gpu, machine: Machine) -> Card:
     grid.setHorizontalSpacing(14)
     vendor = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel", "apple": "Apple"}.get(gpu.vendor, gpu.vendor)
     driver = gpu.pci.kernel_driver
-    if gpu.vendor == "nvidia":
-        drv = machine.driver.version
-        driver_text = str(drv) if drv else _no_version_text(machine, gpu)
-        if drv and machine.driver.cuda_driver_version:
-            driver_text = tr("{version} (supports CUDA up to {cuda})").format(version=drv, cuda=machine.driver.cuda_driver_version)
-    else:
-        driver_text = driver or tr("unknown")
+    driver_text = driver_words(machine, gpu) if gpu.vendor == "nvidia" else (driver or tr("unknown"))
     rows = [
         (tr("Maker"), vendor),
         (tr("Architecture"), gpu.architecture or tr("unknown")),
@@ -82,6 +77,20 @@ def _nvidia_module_loaded(machine: Machine, gpu: Gpu | None = None) -> bool:
     return any(mod.name == "nvidia" and mod.loaded for mod in machine.driver.modules)
 
 
+def driver_words(machine: Machine, gpu: Gpu | None = None) -> str:
+    """The NVIDIA driver in words, the same wherever the wizard names it: its version (and the CUDA it supports);
+    when the version was not read, whether it works (it reported the CUDA it supports), is loaded, or does not
+    answer at all. Never "not working" for a driver that answered (issue 21: the recorded A100)."""
+    d = machine.driver
+    if d.version:
+        if d.cuda_driver_version:
+            return tr("{version} (supports CUDA up to {cuda})").format(version=d.version, cuda=d.cuda_driver_version)
+        return str(d.version)
+    if d.cuda_driver_version:  # the driver answered (deviceQuery, NVML): it works, its number was not read
+        return render(msg("wizard.driver.working-cuda", cuda=str(d.cuda_driver_version)), current_language())
+    return _no_version_text(machine, gpu)
+
+
 def _no_version_text(machine: Machine, gpu: Gpu | None = None) -> str:
     """No driver version was read: say whether the kernel module is there at all."""
     if _nvidia_module_loaded(machine, gpu):
@@ -102,10 +111,8 @@ def environment_rows(m: Machine) -> list[tuple[str, str]]:
         rows.append((tr("Processor"), s.cpu.model))
     if s.ram_total_mib:
         rows.append((tr("Memory (RAM)"), _mib(s.ram_total_mib)))
-    if m.driver.version:
-        rows.append((tr("NVIDIA driver"), str(m.driver.version)))
-    elif m.nvidia_gpus:
-        rows.append((tr("NVIDIA driver"), _no_version_text(m)))
+    if m.driver.version or m.driver.cuda_driver_version or m.nvidia_gpus:
+        rows.append((tr("NVIDIA driver"), driver_words(m)))
     else:
         rows.append((tr("NVIDIA driver"), tr("not installed (no NVIDIA graphics card)")))
     tk = ", ".join(f"{t.version or '?'} ({t.path})" for t in m.cuda.toolkits)

@@ -26,6 +26,7 @@ from gpusetup.rules._util import (
     search,
     vmajor,
 )
+from gpusetup.rules.basic import nvidia_driver_missing
 from gpusetup.rules.catalogue.data import first_wording
 from gpusetup.versions import Version
 
@@ -449,7 +450,9 @@ def no_module_for_kernel(machine: Machine) -> list[Finding]:
         machine.system.secure_boot and mod is not None and mod.loaded is False
     ) or any((g.pci.kernel_driver or "") in ("nouveau", "nova_core") for g in machine.nvidia_gpus)
     if not specific and not structured:
-        if not generic or explained:
+        # nvidia-smi's "couldn't communicate" alone, with no driver installed anywhere, is the missing driver
+        # (nvidia-driver-missing says so): "rebuild it for this kernel" beside it would contradict it (issue 21)
+        if not generic or explained or (not installed and nvidia_driver_missing(machine)):
             return []
         ev.extend(generic)
         sure = ("`uname -r`, `dkms status` and `ls /lib/modules/$(uname -r)/updates/dkms/` (is there an nvidia "
