@@ -268,10 +268,6 @@
       <translation>电脑：{gpus}；驱动 {driver}。</translation>
     </message>
     <message>
-      <source>not installed</source>
-      <translation>未安装</translation>
-    </message>
-    <message>
       <source>{n} problem(s) found; they are in the report with their fixes.</source>
       <translation>发现 {n} 个问题；报告中列出了问题及其解决方法。</translation>
     </message>
@@ -856,12 +852,20 @@
       <translation>NVIDIA 驱动</translation>
     </message>
     <message>
+      <source>not installed (no NVIDIA graphics card)</source>
+      <translation>未安装（没有 NVIDIA 显卡）</translation>
+    </message>
+    <message>
       <source>none found (not needed for PyTorch, TensorFlow or JAX wheels)</source>
       <translation>未找到（PyTorch、TensorFlow 或 JAX 的 wheel 包不需要它）</translation>
     </message>
     <message>
       <source>Docker</source>
       <translation>Docker</translation>
+    </message>
+    <message>
+      <source>not installed</source>
+      <translation>未安装</translation>
     </message>
     <message>
       <source>Found 1 graphics card.</source>
@@ -878,10 +882,6 @@
     <message>
       <source>(inside WSL {n})</source>
       <translation>（在 WSL {n} 中）</translation>
-    </message>
-    <message>
-      <source>not installed (no NVIDIA graphics card)</source>
-      <translation>未安装（没有 NVIDIA 显卡）</translation>
     </message>
     <message>
       <source>Some problems need fixing; see below.</source>
@@ -976,12 +976,12 @@
       <translation>首先需要完成以下步骤</translation>
     </message>
     <message>
-      <source>What will be installed</source>
-      <translation>将要安装的内容</translation>
-    </message>
-    <message>
       <source>What the container will have</source>
       <translation>容器中将包含的内容</translation>
+    </message>
+    <message>
+      <source>What will be installed</source>
+      <translation>将要安装的内容</translation>
     </message>
     <message>
       <source>CPU version</source>
@@ -998,10 +998,6 @@
     <message>
       <source>This is exactly what Install will run. You can also copy it or save it and run it yourself.</source>
       <translation>这正是“安装”将要运行的内容。您也可以复制或保存它，自己运行。</translation>
-    </message>
-    <message>
-      <source>Press “Write the files” to create the Docker setup. Nothing is installed on this computer.</source>
-      <translation>点击“写入文件”来创建 Docker 配置。不会在这台电脑上安装任何东西。</translation>
     </message>
     <message>
       <source>Saved to {path}</source>
@@ -1028,12 +1024,8 @@
       <translation>{name} 未选用的选项（{n}）</translation>
     </message>
     <message>
-      <source>Some steps are needed first (see below). Press Install when you are ready.</source>
-      <translation>需要先完成一些步骤（见下方）。准备好后点击“安装”。</translation>
-    </message>
-    <message>
-      <source>Everything is ready. Press Install when you are ready.</source>
-      <translation>一切就绪。准备好后点击“安装”。</translation>
+      <source>Press “Write the files” to create the Docker setup. Nothing is installed on this computer.</source>
+      <translation>点击“写入文件”来创建 Docker 配置。不会在这台电脑上安装任何东西。</translation>
     </message>
     <message>
       <source>Into a new virtual environment: {v}</source>
@@ -1054,6 +1046,14 @@
     <message>
       <source>Download: about {down}. Space needed on the disk: about {room}.</source>
       <translation>下载量：约 {down}。需要的磁盘空间：约 {room}。</translation>
+    </message>
+    <message>
+      <source>Some steps are needed first (see below). Press Install when you are ready.</source>
+      <translation>需要先完成一些步骤（见下方）。准备好后点击“安装”。</translation>
+    </message>
+    <message>
+      <source>Everything is ready. Press Install when you are ready.</source>
+      <translation>一切就绪。准备好后点击“安装”。</translation>
     </message>
     <message>
       <source>Could not save the script: {error}</source>

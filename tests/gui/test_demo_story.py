@@ -161,9 +161,6 @@ def test_restart_is_not_done_before_any_restart(qtbot, tmp_path: Path) -> None:
     run.wizard.stop_jobs()
 
 
-@pytest.mark.xfail(strict=True, reason="gui/pages/done.py (not this branch's file) words the driver as "
-                   "`m.driver.version or 'not installed'`: the A100 driver works (it reports CUDA 12.2). Use "
-                   "gui.pages.machine.driver_words(m) there. Remove this mark when that lands.")
 @pytest.mark.parametrize("kind", ["a100", "two-gpus"])
 def test_done_page_names_the_driver_as_the_machine_page_does(qtbot, tmp_path: Path, kind: str) -> None:
     run = walk(tmp_path, kind, "en")

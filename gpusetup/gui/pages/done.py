@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPushButton, QWidget
 from gpusetup.gui.i18n import current_language, tr
 from gpusetup.gui.pages.base import BasePage
 from gpusetup.gui.pages.choose import FRAMEWORK_NAMES
+from gpusetup.gui.pages.machine import driver_words
 from gpusetup.gui.pages.verify import answer_rows
 from gpusetup.gui.services import Unavailable
 from gpusetup.gui.widgets import Card, StatusLine, label, open_folder
@@ -75,7 +76,7 @@ class DonePage(BasePage):
 
         if m is not None:
             names = ", ".join(g.name or g.pci.device_name or "?" for g in m.gpus) or tr("no graphics card")
-            add("info", tr("Computer: {gpus}; driver {driver}.").format(gpus=names, driver=m.driver.version or tr("not installed")))
+            add("info", tr("Computer: {gpus}; driver {driver}.").format(gpus=names, driver=driver_words(m)))
             errors = [f for f in self.state.findings if f.severity == Severity.ERROR]
             if errors:
                 add("warn", tr("{n} problem(s) found; they are in the report with their fixes.").format(n=len(errors)))
