@@ -78,7 +78,7 @@ def test_selftest_on_this_gpu_less_machine_in_chinese(monkeypatch: pytest.Monkey
     monkeypatch.setenv("GPUSETUP_LIBCUDA", "/nonexistent/libcuda.so.1")  # the same on a machine with a driver
     assert main(["selftest", "--framework", "numpy"]) in (0, 1)
     out = capsys.readouterr().out
-    assert "gpusetup 显卡测试（快速）— 没有测试 NVIDIA 显卡" in out
+    assert "gpusetup 自检（快速）：没有测试 NVIDIA 显卡" in out
     assert "无法测试 NVIDIA 显卡" in out and "CPU 基准" in out and "结果：" in out
     _chinese_without_english(out)
 
@@ -109,7 +109,7 @@ def test_analyze_in_chinese(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["analyze", *inputs]) == rc  # the same verdict in both languages
     en = capsys.readouterr().out
     assert "Findings (most severe first):" in en and "What it means:" in en and not CJK.search(en)
-    assert "发现的问题（最严重的在前）：" in zh and "含义：" in zh and "从输入中读到的信息：" in zh
+    assert "发现的问题（最严重的在前）：" in zh and "这意味着：" in zh and "从输入中读到的信息：" in zh
     assert "文字中提到的框架版本" in zh  # the kind of input, in words
     own, quoted = [], False
     for line in zh.splitlines():

@@ -149,7 +149,7 @@ def test_chinese_machine_page_shows_chinese_findings(qtbot, make_wizard, tmp_pat
         assert w.english is not None and not w.english.expanded()  # English, with this machine's values, on request
         english = [lb.text() for lb in w.english.content.findChildren(QLabel)]
         assert f.title in english and f.detail in english
-        assert w.english.button.text() == "英文详情（含本机的具体数值）"
+        assert w.english.button.text() == "详细信息（英文，含本机的具体数值）"
         assert w.fix_box is not None and w.fix_box.text() == f.fix  # the commands are not translated
         assert zh_title in w.accessibleName()
 
