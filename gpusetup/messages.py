@@ -22,12 +22,13 @@ import json
 import logging
 import string
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from gpusetup import errors
-from gpusetup.i18n import normalise_language
-from gpusetup.model import Message, Step
+from gpusetup.i18n import finding_text, normalise_language
+from gpusetup.model import Finding, Message, Step
 from gpusetup.resources import resource
 
 log = logging.getLogger("gpusetup.messages")
@@ -48,15 +49,60 @@ def lang_code(language: str | None) -> str:
 
 @cache
 def catalogue(language: str | None = None) -> dict[str, str]:
-    """code → template for ``language`` ({} when its file is missing or broken: English is used instead)."""
+    """code → template for ``language`` ({} when its file is missing or broken: English is used instead).
+
+    Besides ``messages_<lang>.json`` it holds the fixes of the findings that are data
+    (:func:`data_finding_templates`), under the codes ``fix.<id>``, ``fix.<id>.<tool>`` and ``sure.<id>``.
+    """
     code = lang_code(language)
     path = resource("translations", f"messages_{code}.json")
     try:
         doc: Any = json.loads(path.read_text(encoding="utf-8"))
-        return {str(k): str(v) for k, v in doc["messages"].items() if isinstance(v, str) and v}
+        out = {str(k): str(v) for k, v in doc["messages"].items() if isinstance(v, str) and v}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         log.warning("message catalogue %s unusable: %s", path, exc)
+        out = {}
+    return {**data_finding_templates(code), **out}
+
+
+def data_fix_code(fid: str, tool: str | None = None) -> str:
+    """The code of a data-defined finding's fix (``fix.<id>``, or ``fix.<id>.<tool>`` for a tool's own words)."""
+    return f"fix.{fid}" + (f".{tool}" if tool else "")
+
+
+def data_sure_code(fid: str) -> str:
+    """The code of what would confirm a data-defined finding (its ``to_be_sure``)."""
+    return f"sure.{fid}"
+
+
+@cache
+def data_finding_templates(language: str | None = None) -> dict[str, str]:
+    """The fixes of the findings defined as data, as message templates: English from
+    ``resources/diagnostics/*.json`` (``fix``, ``fix_by_tool``, ``to_be_sure``), other languages from the same
+    fields of that language's finding catalogue (``findings_<lang>.json``). One renderer then words every fix."""
+    lang = lang_code(language)
+    out: dict[str, str] = {}
+    try:
+        if lang == SOURCE_LANGUAGE:
+            folder = resource("diagnostics")
+            entries = [e for p in sorted(folder.glob("*.json")) if folder.is_dir()
+                       for e in json.loads(p.read_text(encoding="utf-8")).get("entries", [])]
+            docs = {str(e["id"]): e for e in entries}
+        else:
+            path = resource("translations", f"findings_{lang}.json")
+            docs = {str(k): v for k, v in json.loads(path.read_text(encoding="utf-8"))["findings"].items()}
+        for fid, e in docs.items():
+            if isinstance(e.get("fix"), str) and e["fix"]:
+                out[data_fix_code(fid)] = e["fix"]
+            for tool, text in (e.get("fix_by_tool") or {}).items():
+                if isinstance(text, str) and text:
+                    out[data_fix_code(fid, str(tool))] = text
+            if isinstance(e.get("to_be_sure"), str) and e["to_be_sure"]:
+                out[data_sure_code(fid)] = e["to_be_sure"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        log.warning("finding fixes for %s unusable: %s", lang, exc)
         return {}
+    return out
 
 
 def placeholders(template: str) -> set[str]:
@@ -160,6 +206,37 @@ def step_explain(step: Step, language: str | None = None) -> str:
     """What a step does and why, in ``language`` (its English text when it carries no code)."""
     return render(step.explain_code, language) if step.explain_code is not None and lang_code(language) != SOURCE_LANGUAGE \
         else step.explain
+
+
+@dataclass(frozen=True)
+class FindingWords:
+    """What a reader sees of one finding, in one language."""
+
+    title: str
+    meaning: str  # what it means (and what would confirm it)
+    fix: str  # the fix: sentences in the language around the exact commands, with this machine's values
+    translated: bool  # title and meaning come from the language's catalogue: the rule's English detail (which
+    #                   carries this machine's values) is then worth showing as "English details"
+
+
+def finding_words(finding: Finding, language: str | None = None) -> FindingWords:
+    """Title, meaning and fix of ``finding`` in ``language``: the one renderer of findings for every surface.
+
+    English is the rule's own text. Another language takes the title and meaning from its finding catalogue
+    (:func:`gpusetup.i18n.finding_text`, per id) and the fix from the finding's message (``fix_code``, with
+    this machine's values); a finding from an older report, without a message, keeps its English fix.
+    """
+    lang = lang_code(language)
+    if lang == SOURCE_LANGUAGE:
+        return FindingWords(finding.title, finding.detail, finding.fix, False)
+    fix = render(finding.fix_code, lang) if finding.fix_code is not None else finding.fix
+    translated = finding_text(finding, lang)
+    if translated is None:
+        return FindingWords(finding.title, finding.detail, fix, False)
+    title, meaning = translated
+    if finding.sure_code is not None:
+        meaning += render(msg("finding.to-be-sure", what=finding.sure_code), lang)
+    return FindingWords(title, meaning, fix, True)
 
 
 def _value(v: Any, lang: str) -> str:

@@ -116,6 +116,9 @@ def run(args: argparse.Namespace) -> int:
             host_findings=findings,
         )
     except GenerateError as exc:
+        if exc.message is not None and exc.message.code == "docker.error.files-differ":
+            # the generator's words fit the wizard too (no flags); on the command line the flags are the way out
+            raise ToolError(msg("docker.cli.files-differ", said=exc.message)) from exc
         raise ToolError(exc.message) from exc
     except OSError as exc:
         raise ToolError(msg("cli.error.cannot-write-here", path=str(out), reason=exc.strerror or str(exc))) from exc

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from gpusetup.i18n import output_language
+from gpusetup.messages import finding_words, msg
+from gpusetup.messages import render as render_message
 from gpusetup.model import Report, Severity
 from gpusetup.report import sections
 from gpusetup.report.plans import describe
@@ -23,7 +26,10 @@ def _table(rows: list[tuple[str, object]]) -> list[str]:
     return ["| | |", "|---|---|", *[f"| {k} | {_cell(v)} |" for k, v in rows], ""]
 
 
-def render(report: Report) -> str:
+def render(report: Report, language: str | None = None) -> str:
+    """The report in Markdown. Its findings are worded in ``language`` (default: the output language), with the
+    rule's English detail kept beside a translation for whoever reads the issue; the rest is English."""
+    lang = output_language(language)
     m = report.machine
     out: list[str] = [f"## gpusetup report ({m.tool_version or '?'}, {m.collected_at or 'time unknown'})", ""]
     problems = [f for f in report.findings if f.severity is not Severity.OK]
@@ -32,11 +38,15 @@ def render(report: Report) -> str:
         out += ["No problems found.", ""]
     for f in report.findings:
         code = f" `{f.catalogue}`" if f.catalogue else ""
-        out.append(f"- {_MARK[f.severity]}: {f.title}{code}")
-        if f.detail:
-            out.append(f"  {f.detail}")
-        if f.fix:
-            out += ["", "  **Fix:**", "", "  ```", *[f"  {line}" for line in f.fix.splitlines()], "  ```"]
+        words = finding_words(f, lang)
+        out.append(f"- {_MARK[f.severity]}: {words.title}{code}")
+        if words.meaning:
+            out.append(f"  {words.meaning}")
+        if words.translated and f.detail:
+            out.append(f"  <details><summary>{f.title}</summary>\n\n  {f.detail}\n  </details>")
+        if words.fix:
+            fix_head = "Fix:" if lang == "en" else render_message(msg("report.fix"), lang)
+            out += ["", f"  **{fix_head}**", "", "  ```", *[f"  {line}" for line in words.fix.splitlines()], "  ```"]
         if f.evidence:
             out += ["  <details><summary>evidence</summary>", "", "  ```", *[f"  {e}" for e in f.evidence], "  ```", "  </details>"]
         out.append("")

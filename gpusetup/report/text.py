@@ -12,8 +12,8 @@ from __future__ import annotations
 import textwrap
 import unicodedata
 
-from gpusetup.i18n import finding_text, output_language
-from gpusetup.messages import msg, render
+from gpusetup.i18n import output_language
+from gpusetup.messages import finding_words, msg, render
 from gpusetup.model import Finding, Gpu, Machine, Message, Report, SelfTestResult, Severity
 from gpusetup.report.plans import describe
 from gpusetup.selftest import text as selftest_text
@@ -158,19 +158,16 @@ def _findings(out: _Out, findings: list[Finding]) -> None:
         return
     for f in findings:
         code = f" [{f.catalogue}]" if f.catalogue else ""
-        translated = finding_text(f, out.lang)  # title and meaning in this language; the detail has the values
-        title = translated[0] if translated else f.title
-        out.lines.append(f"  {out.c(_COLOR[f.severity], _ICON[f.severity])} {out.c(_BOLD, title)}{out.c(_DIM, code)}")
-        if translated:
-            out.para(translated[1])
-            if f.detail:  # the rule's own words, with this machine's values
-                out.lines.append(" " * 8 + out.c(_DIM, out.w(msg("report.detail-english"))))
-                out.para(f.detail, indent=10)
-        elif f.detail:
-            out.para(f.detail)
-        if f.fix:
+        words = finding_words(f, out.lang)  # title, meaning and fix in this language; the detail has the values
+        out.lines.append(f"  {out.c(_COLOR[f.severity], _ICON[f.severity])} {out.c(_BOLD, words.title)}{out.c(_DIM, code)}")
+        if words.meaning:
+            out.para(words.meaning)
+        if words.translated and f.detail:  # the rule's own words, with this machine's values
+            out.lines.append(" " * 8 + out.c(_DIM, out.w(msg("report.detail-english"))))
+            out.para(f.detail, indent=10)
+        if words.fix:
             out.lines.append(" " * 8 + out.c(_BOLD, out.w(msg("report.fix"))))
-            out.para(f.fix, indent=10)
+            out.para(words.fix, indent=10)
         if f.evidence:
             out.lines.append(" " * 8 + out.c(_DIM, out.w(msg("report.evidence"))))
             for e in f.evidence[:6]:
