@@ -88,6 +88,22 @@ def output_language(language: str | None = None) -> str:
     return (normalise_language(language) or "en") if language else _output[0]
 
 
+# Where the words are read: "cli" (the command line, reports) or "wizard". A message may have wording for the
+# wizard (``code@wizard`` in the catalogue) that points at the wizard's pages and buttons instead of commands
+# (issue 21: no CLI advice inside the wizard); the wizard sets it when it installs its language.
+SURFACES: tuple[str, ...] = ("cli", "wizard")
+_surface: list[str] = ["cli"]
+
+
+def set_surface(name: str | None) -> None:
+    """The surface this process's words are read on ("cli" when None or unknown)."""
+    _surface[0] = name if name in SURFACES else "cli"
+
+
+def surface() -> str:
+    return _surface[0]
+
+
 # catalogue kind → (file name prefix, top-level key)
 _FILES: dict[str, tuple[str, str]] = {"findings": ("findings", "findings")}
 

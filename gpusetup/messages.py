@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from functools import cache
 from typing import Any
 
 from gpusetup import errors
-from gpusetup.i18n import finding_text, normalise_language
+from gpusetup.i18n import finding_text, normalise_language, surface
 from gpusetup.model import Finding, Message, Step
 from gpusetup.resources import resource
 
@@ -133,9 +134,9 @@ def render(message: Message | Mapping[str, Any] | str | None, language: str | No
     if m is None:
         return str(message)
     lang = lang_code(language)
-    template = catalogue(lang).get(m.code) if lang != SOURCE_LANGUAGE else None
+    template = _template(catalogue(lang), m.code) if lang != SOURCE_LANGUAGE else None
     if template is None:
-        template = catalogue(SOURCE_LANGUAGE).get(m.code)
+        template = _template(catalogue(SOURCE_LANGUAGE), m.code)
         lang_used = SOURCE_LANGUAGE if template is not None else lang
     else:
         lang_used = lang
@@ -144,6 +145,17 @@ def render(message: Message | Mapping[str, Any] | str | None, language: str | No
         return m.code + (" " + json.dumps(m.params, ensure_ascii=False, default=str) if m.params else "")
     values = _Values({k: _value(v, lang_used) for k, v in m.params.items()})
     return string.Formatter().vformat(template, (), values)
+
+
+def _template(words: Mapping[str, str], code: str) -> str | None:
+    """The template of ``code``: its wording for the surface the words are read on (``code@wizard``) when the
+    catalogue has one, else its own."""
+    where = surface()
+    if where != "cli":
+        special = words.get(f"{code}@{where}")
+        if special is not None:
+            return special
+    return words.get(code)
 
 
 def render_parts(code: str, params: Mapping[str, Any] | None, fallback: str, language: str | None = None) -> str:
@@ -208,6 +220,38 @@ def step_explain(step: Step, language: str | None = None) -> str:
         else step.explain
 
 
+def variant_words(variant: str) -> Message:
+    """A build's variant tag in words a beginner reads: "cu132" → "for CUDA 13.2", "and-cuda" → "with its CUDA
+    libraries", "rocm6.4" → "for ROCm 6.4" (an unknown tag is shown as it is)."""
+    v = (variant or "").strip().lower()
+    cu = re.fullmatch(r"cu(\d{1,2})(\d)", v)
+    if cu:
+        return msg("word.variant.cuda", cuda=f"{cu.group(1)}.{cu.group(2)}")
+    cuda = re.fullmatch(r"cuda(\d+(?:\.\d+)?)", v)
+    if cuda:
+        return msg("word.variant.cuda", cuda=cuda.group(1))
+    rocm = re.fullmatch(r"rocm(\d+(?:\.\d+)*)", v)
+    if rocm:
+        return msg("word.variant.rocm", version=rocm.group(1))
+    if v == "and-cuda":
+        return msg("word.variant.and-cuda")
+    if v == "cpu":
+        return msg("word.variant.cpu")
+    if v == "xpu":
+        return msg("word.variant.xpu")
+    if v == "mps":
+        return msg("word.variant.mps")
+    if v == "directml":
+        return msg("word.variant.directml")
+    return msg("word.variant.other", variant=variant)
+
+
+def variant_label(variant: str, language: str | None = None) -> str:
+    """The variant as a page shows it: the tag itself in English (as the commands and the index name it), its
+    words in another language."""
+    return variant if lang_code(language) == SOURCE_LANGUAGE else render(variant_words(variant), language)
+
+
 @dataclass(frozen=True)
 class FindingWords:
     """What a reader sees of one finding, in one language."""
@@ -228,7 +272,10 @@ def finding_words(finding: Finding, language: str | None = None) -> FindingWords
     """
     lang = lang_code(language)
     if lang == SOURCE_LANGUAGE:
-        return FindingWords(finding.title, finding.detail, finding.fix, False)
+        fix = finding.fix
+        if surface() != "cli" and finding.fix_code is not None:  # the wizard may word it for its own pages
+            fix = render(finding.fix_code, lang)
+        return FindingWords(finding.title, finding.detail, fix, False)
     fix = render(finding.fix_code, lang) if finding.fix_code is not None else finding.fix
     translated = finding_text(finding, lang)
     if translated is None:

@@ -9,6 +9,7 @@ finding's detail and fix with this machine's values, probe errors, evidence) is 
 
 from __future__ import annotations
 
+import re
 import textwrap
 import unicodedata
 
@@ -58,15 +59,35 @@ def _width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
+_UNIT = re.compile(r"`[^`]*`|[!-~]+|\s|.")
+_NO_LINE_START = "，。；：、）」』》？！…”"
+
+
+def _units(text: str, columns: int) -> list[str]:
+    """What a line may not be broken inside: a `command`, an English word, a path or a number; a Chinese
+    character or a space alone. A command wider than a line is broken at its spaces (else anywhere)."""
+    out: list[str] = []
+    for unit in _UNIT.findall(text):
+        if _width(unit) <= columns:
+            out.append(unit)
+            continue
+        for piece in re.findall(r"\S+|\s", unit):
+            out.extend([piece] if _width(piece) <= columns else list(piece))
+    return out
+
+
 def _cut(text: str, columns: int) -> list[str]:
-    """``text`` in pieces of at most ``columns`` terminal columns."""
+    """``text`` in pieces of at most ``columns`` terminal columns, never breaking a command, an English word or
+    a number, and never starting a line with closing punctuation (it stays at the end of the line before)."""
     parts, cur, used = [], "", 0
-    for ch in text:
-        w = _width(ch)
-        if used + w > columns and cur:
-            parts.append(cur)
+    for unit in _units(text, columns):
+        w = _width(unit)
+        if used + w > columns and cur and unit not in _NO_LINE_START:
+            parts.append(cur.rstrip())
             cur, used = "", 0
-        cur += ch
+            if unit.isspace():
+                continue
+        cur += unit
         used += w
     return [*parts, cur] if cur else parts
 
@@ -116,7 +137,7 @@ class _Out:
         for raw in text.splitlines() or [""]:
             if raw.startswith(("  ", "$ ", "sudo ", "pip ", "python")) or _width(raw) < _WIDTH - indent:
                 self.lines.append(" " * indent + raw)
-            elif _width(raw) > len(raw) * 5 // 4:  # mostly Chinese: no spaces to break at, two columns a character
+            elif _width(raw) > len(raw):  # Chinese: few spaces to break at, two columns a character; keep commands whole
                 self.lines.extend(" " * indent + part for part in _cut(raw, _WIDTH - indent))
             else:
                 self.lines.extend(textwrap.wrap(raw, _WIDTH, initial_indent=" " * indent, subsequent_indent=" " * indent))

@@ -99,8 +99,8 @@ def test_docker_set_up_in_chinese(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_analyze_in_chinese(capsys: pytest.CaptureFixture[str]) -> None:
     """`gpusetup analyze` of what users sent (recorded issue texts): its headings, labels, the kind of each
-    input, finding titles and meanings and what is missing, in Chinese. Quoted as it is: the input's own lines
-    (evidence, facts), a rule's English detail and fix (shown under their Chinese labels)."""
+    input, finding titles, meanings and fixes (issue 21) and what is missing, in Chinese. Quoted as it is: the
+    input's own lines (evidence, facts) and a rule's English detail (shown under its Chinese label)."""
     fixtures = Path(__file__).resolve().parents[1] / "fixtures"
     inputs = [str(fixtures / "recorded-issues" / "F05__rtx-5090-sm120-torch-2.0.1-cu118__deepprep-233.txt"),
               str(fixtures / "collect-env" / "windows10-home__cpu-only__torch-1.4.0+cpu__pytorch-issue-33473.txt")]
@@ -114,7 +114,7 @@ def test_analyze_in_chinese(capsys: pytest.CaptureFixture[str]) -> None:
     own, quoted = [], False
     for line in zh.splitlines():
         if line.startswith("    ") and not line.startswith("      "):  # a label line opens a block
-            quoted = line.lstrip().startswith(("规则的原文", "解决方法"))
+            quoted = line.lstrip().startswith("规则的原文")
         if quoted or line.startswith("      ") or "：" in line[:14] and line.startswith("  ") and not line.startswith("    "):
             continue  # a quoted block or its continuation lines, evidence, or a fact (label：the input's value)
         own.append(line.split(".txt: ", 1)[-1])  # an input line: its file name is the user's

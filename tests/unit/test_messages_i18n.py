@@ -90,8 +90,21 @@ def test_every_emitted_code_has_english_and_chinese_words() -> None:
 def test_no_stale_entries() -> None:
     codes, _ = emitted()
     for lang in LANGS:
-        stale = sorted(set(_doc(lang)["messages"]) - set(codes))
+        stale = sorted(c for c in _doc(lang)["messages"] if c.split("@")[0] not in codes)
         assert not stale, f"messages_{lang}.json has codes nothing emits any more: {stale}"
+
+
+def test_wizard_wordings_use_the_codes_parameters() -> None:
+    """``code@wizard`` words a message for the wizard's reader (its pages and buttons instead of commands): it
+    may leave parameters out, never use others; and it never sends the reader to the command line."""
+    en, zh = _doc("en")["messages"], _doc("zh_CN")["messages"]
+    variants = [(lang, c, t) for lang, doc in (("en", en), ("zh_CN", zh)) for c, t in doc.items() if "@" in c]
+    assert variants
+    for lang, code, text in variants:
+        base = code.split("@")[0]
+        assert base in en, code
+        assert placeholders(text) <= placeholders(en[base]), f"{lang} {code} uses parameters {base} is not given"
+        assert "gpusetup " not in re.sub(r"GPU Setup", "", text), f"{lang} {code}: CLI advice in the wizard: {text!r}"
 
 
 def test_placeholders_are_parameters_the_code_is_given() -> None:

@@ -25,7 +25,7 @@ from gpusetup.gui.widgets import (
     step_heading,
 )
 from gpusetup.gui.workers import JobContext
-from gpusetup.messages import render, render_notes, step_explain
+from gpusetup.messages import render, render_notes, step_explain, variant_label
 from gpusetup.model import Action, Message, Plan
 from gpusetup.report.plans import action_title as core_action_title
 from gpusetup.report.plans import action_why, rejected_reason
@@ -165,7 +165,8 @@ class PlanPage(BasePage):
             if c is None:
                 what.body.addWidget(label(tr("{name}: nothing can be installed.").format(name=name), bold=True))
                 continue
-            kind = tr("CPU version") if c.variant == "cpu" else tr("GPU version, {variant}").format(variant=c.variant)
+            kind = tr("CPU version") if c.variant == "cpu" else \
+                tr("GPU version, {variant}").format(variant=variant_label(c.variant, lang))
             what.body.addWidget(label(f"{name} {c.version} — {kind}", bold=True))
             if c.packages:
                 what.body.addWidget(label(tr("Packages: {list}").format(list=", ".join(c.packages))))
