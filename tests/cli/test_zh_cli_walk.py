@@ -214,3 +214,42 @@ def test_a_chinese_line_is_never_broken_inside_a_command() -> None:
         for cmd in re.findall(r"`[^`]*`", text):
             assert any(cmd in ln for ln in lines) or len(cmd) > width, (width, cmd, lines)
         assert not any(ln[:1] in "，。；：、" for ln in lines), lines
+
+
+@pytest.mark.parametrize("name", ["rtx3060", "no-driver", "no-gpu"])
+def test_the_install_script_in_chinese_runs_the_same_commands(name: str, tmp_path: Path) -> None:
+    """The exact-commands box / `install --script`: in Chinese its comments and the lines it echoes are Chinese,
+    the commands are the English script's, line for line, and bash still reads it."""
+    import shutil
+    import subprocess
+
+    from gpusetup.compat.resolver import resolve
+    from gpusetup.install import build_plan, render_script
+
+    machine = _demo(name)
+    plan = build_plan(resolve(machine, ["pytorch"]), machine, f"venv:{tmp_path / 'env'}", portable=True)
+    en, zh = render_script(plan, "bash"), render_script(plan, "bash", "zh_CN")
+    assert render_script(plan, "bash", "en") == en
+    def own(text: str) -> list[str]:  # the script's lines without the installer scripts it carries inline
+        out, inline = [], False
+        for ln in text.splitlines():
+            if ln.endswith("<<'GPUSETUP_EOF'"):
+                inline = True
+            elif ln == "GPUSETUP_EOF":
+                inline = False
+            elif not inline:
+                out.append(ln)
+        return out
+
+    en_lines, zh_lines = own(en), own(zh)
+    commands = [ln for ln in en_lines if not ln.startswith(("#", "echo ")) and "echo " not in ln]
+    assert commands == [ln for ln in zh_lines if not ln.startswith(("#", "echo ")) and "echo " not in ln]
+    said = [ln for ln in zh_lines if ln.startswith(("# ", "echo "))]
+    assert any(ln.startswith("# 第 1 步，共 ") for ln in said) and "所有步骤都已完成" in zh
+    words = [re.sub(r"^# 撤销：.*|^echo |^# ", "", ln) for ln in said[1:]]  # an undo line quotes its command
+    problems = _problems(words, machine)
+    assert not problems, "\n".join(problems)
+    if shutil.which("bash"):
+        script = tmp_path / "zh.sh"
+        script.write_text(zh, encoding="utf-8")
+        assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0

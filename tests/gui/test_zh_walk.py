@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QApplication, QLabel
 
 from gpusetup.gui import i18n
 from gpusetup.gui.demo import DemoServices, demo_kinds
-from gpusetup.gui.pages.base import PAGE_DONE, PAGE_MACHINE
+from gpusetup.gui.pages.base import PAGE_DONE, PAGE_MACHINE, PAGE_PLAN
 from gpusetup.gui.screenshots import SIZE, wait_until_idle
 from gpusetup.gui.widgets import Collapsible, FindingWidget, FixBox
 from gpusetup.gui.wizard import PAGE_NAMES, SetupWizard
@@ -116,6 +116,7 @@ def _walk(qtbot, services: DemoServices, tmp_path: Path) -> tuple[list[str], lis
     w.show()
     found: list[str] = []
     seen: list[str] = []
+    found_scripts: list[str] = []
     while True:
         wait_until_idle(w)
         QApplication.processEvents()
@@ -134,9 +135,17 @@ def _walk(qtbot, services: DemoServices, tmp_path: Path) -> tuple[list[str], lis
                 if fw.fix_box is not None:
                     assert fw.fix_section is None and fw.fix_box.isVisibleTo(fw), fw.finding.id
                     assert CJK.search(fw.fix_box.text()), (fw.finding.id, fw.fix_box.text())
+        box = getattr(w.currentPage(), "script_box", None)
+        if pid == PAGE_PLAN and box is not None and box.isVisibleTo(w.currentPage()):
+            # the exact-commands box: its comments and echoed lines in Chinese, the commands as they are
+            script = box.text()
+            assert "# 第 1 步，共 " in script and "Step 1 of" not in script, script[:400]
+            found_scripts.append(script)
         if pid == PAGE_DONE:
             break
         w.next()
+    if w.state.plan is not None and w.state.plan.steps:
+        assert found_scripts, "the plan page showed no commands box"
     return found, seen, w
 
 

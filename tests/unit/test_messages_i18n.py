@@ -189,3 +189,33 @@ def test_chinese_words_carry_no_jargon_a_beginner_must_read() -> None:
         prose = re.sub(r"`[^`]*`|https?://\S+", " ", text)
         for pat in jargon:
             assert not pat.search(prose), f"{code}: {pat.search(prose).group(0)!r} in {text!r}"
+
+
+def test_build_tags_are_shown_in_words() -> None:
+    """Issue 21: "PyTorch 2.15 — GPU 版本，cu132" told a beginner nothing. The tag in words, in Chinese; English
+    pages keep the tag (it is what the commands and the index name)."""
+    from gpusetup.messages import variant_label, variant_words
+
+    zh = {v: render(variant_words(v), "zh_CN") for v in ("cu132", "cu126", "cu118", "cu92", "cuda12", "cuda11.2",
+                                                         "rocm6.4", "and-cuda", "xpu", "mps", "cpu", "directml")}
+    assert zh["cu132"] == "适用于 CUDA 13.2" and zh["cu126"] == "适用于 CUDA 12.6" and zh["cu118"] == "适用于 CUDA 11.8"
+    assert zh["cu92"] == "适用于 CUDA 9.2" and zh["cuda12"] == "适用于 CUDA 12" and zh["cuda11.2"] == "适用于 CUDA 11.2"
+    assert zh["rocm6.4"] == "适用于 AMD ROCm 6.4" and zh["and-cuda"] == "自带 CUDA 库"
+    assert all(CJK.search(t) for t in zh.values()), zh
+    assert variant_label("cu132", "en") == "cu132" and variant_label("cu132", "zh_CN") == "适用于 CUDA 13.2"
+    assert variant_label("weird-tag", "zh_CN") == "weird-tag"
+
+
+def test_a_wizard_wording_is_used_only_in_the_wizard() -> None:
+    from gpusetup.i18n import set_surface
+
+    m = msg("fix.nvidia-driver-missing")
+    cli_en, cli_zh = render(m), render(m, "zh_CN")
+    assert "`gpusetup plan`" in cli_en and "`gpusetup plan`" in cli_zh
+    set_surface("wizard")
+    try:
+        assert "gpusetup plan" not in render(m) and "安装计划" in render(m, "zh_CN")
+        assert render(msg("fix.rule-crashed"), "zh_CN").startswith("请向我们报告")
+    finally:
+        set_surface(None)
+    assert render(m) == cli_en
