@@ -393,7 +393,7 @@
     </message>
     <message>
       <source>{where} — Python {version}: {found}</source>
-      <translation>{where} — Python {version}：{found}</translation>
+      <translation>{where}（Python {version}）：{found}</translation>
     </message>
     <message>
       <source>Prove a framework in an environment you already have: pick one found on this computer, or choose its folder (or its python program).</source>
