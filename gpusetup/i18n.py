@@ -1,11 +1,13 @@
 """Core texts in other languages, without Qt: a title and "what this means" per finding id; and which
 language the command line prints in (:func:`choose_language`, :func:`output_language`).
 
-The rules build their English text with this machine's values (versions, GPU names, paths). A translation
-here is per *id* and written to stay true without those values; the English detail, the fix commands and the
-evidence keep the specifics and are shown next to it. The catalogue is a plain JSON file,
-``resources/translations/findings_<lang>.json``; ``tests/unit/test_findings_i18n.py`` keeps it complete.
+The rules build their English text with this machine's values (versions, GPU names, paths). A title and
+meaning here is per *id* and written to stay true without those values; the English detail and the evidence keep
+the specifics and are shown next to it. The fix is a message with this machine's values (``Finding.fix_code``),
+worded by :func:`gpusetup.messages.finding_words`, the one renderer of findings. The catalogue is a plain JSON
+file, ``resources/translations/findings_<lang>.json``; ``tests/unit/test_findings_i18n.py`` keeps it complete.
 (Install steps are worded from their title and explanation codes, gpusetup.messages, like every decision.)
+Chinese follows ``docs/zh-glossary.md``.
 """
 
 from __future__ import annotations

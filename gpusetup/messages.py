@@ -13,7 +13,10 @@ or a list (joined with ``; `` / ``；``).
 
 The English catalogue is the full, exact text for the CLI and reports (commands, flags, versions). A
 Chinese entry is written for a beginner and may leave out parameters that are jargon (CLI flags, wheel tags,
-issue numbers); the wizard puts the full English text under "详细信息" (Details).
+issue numbers); the wizard puts the full English text under "详细信息" (Details). A code may also have a
+wording for the wizard, ``code@wizard``, used when the words are read there (:func:`gpusetup.i18n.surface`):
+it names the wizard's pages and buttons instead of ``gpusetup`` commands. Chinese follows
+``docs/zh-glossary.md``.
 """
 
 from __future__ import annotations

@@ -219,3 +219,42 @@ def test_a_wizard_wording_is_used_only_in_the_wizard() -> None:
     finally:
         set_surface(None)
     assert render(m) == cli_en
+
+
+def _all_chinese_texts() -> list[tuple[str, str]]:
+    """Every Chinese text a user may read: the message catalogue, the finding catalogue and the wizard's .ts."""
+    import html
+
+    out = [(f"messages · {k}", v) for k, v in _doc("zh_CN")["messages"].items()]
+    findings = json.loads(resource("translations", "findings_zh_CN.json").read_text(encoding="utf-8"))["findings"]
+    for fid, e in findings.items():
+        out += [(f"findings · {fid}.{k}", e[k]) for k in ("title", "meaning", "fix", "to_be_sure") if e.get(k)]
+        out += [(f"findings · {fid}.fix_by_tool.{t}", v) for t, v in (e.get("fix_by_tool") or {}).items()]
+    ts = resource("translations", "gpusetup_zh_CN.ts").read_text(encoding="utf-8")
+    for m in re.finditer(r"<source>(.*?)</source>\s*<translation[^>]*>(.*?)</translation>", ts, re.S):
+        out.append((f".ts · {html.unescape(m.group(1))[:40]}", html.unescape(m.group(2))))
+    return out
+
+
+def test_chinese_follows_the_glossary() -> None:
+    """docs/zh-glossary.md: one register (您 or no pronoun, never 你), mainland usage, one word per concept,
+    the single ellipsis character, full-width punctuation in Chinese sentences. Commands (`…`) are not prose."""
+    cjk = r"[\u4e00-\u9fff]"
+    rules = {
+        "你 (register: 您 or no pronoun)": r"你",
+        "Taiwan/Hong Kong usage": r"相容|软体|记忆体|显示卡|程式|網路|预设|設定|檔案|資料夾|支援|使用者|伺服器|資訊|讯息|透過|"
+                                  r"快取|頻寬|韌體|匯流排|執行緒|重新開機|安全開機|停用 nouveau|已停用",
+        "a term the glossary replaced": r"显卡版本|现场编译|向前兼容|小版本兼容|驱动版本系列|驱动系列|同系列驱动|"
+                                        r"已证明|未证明|普通内存|确切|不认识|不知道|演练|PCIe 连接|容器工具包|苹果|专有版|"
+                                        r"(?<!替代)方案",
+        "…… or ... (the glossary's ellipsis is …)": r"……|(?<![.\w])\.\.\.(?![.\w])",
+        "half-width punctuation in a Chinese sentence": cjk + r"[,;?!](?=\s|$|" + cjk + r")",
+        "a space next to full-width punctuation": r"(?<=\S) [，。；？！）、]|[（] ",
+    }
+    found = []
+    for where, text in _all_chinese_texts():
+        prose = re.sub(r"`[^`]*`|https?://\S+|“[^”]*”", "C", text)
+        for name, rx in rules.items():
+            for m in re.finditer(rx, prose):
+                found.append(f"{where}: {name}: …{prose[max(0, m.start() - 12):m.end() + 12]}…")
+    assert not found, "\n".join(found)
