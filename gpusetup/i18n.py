@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import string
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
@@ -125,7 +126,7 @@ def catalogue(language: str, kind: str = "findings") -> dict[str, dict[str, str]
         doc: Any = json.loads(path.read_text(encoding="utf-8"))
         entries = doc[key]
         return {
-            str(fid): {"title": str(e["title"]), "meaning": str(e["meaning"])}
+            str(fid): {k: str(e[k]) for k in ("title", "meaning", "title_values", "meaning_values") if e.get(k)}
             for fid, e in entries.items()
             if isinstance(e, dict) and e.get("title") and e.get("meaning")
         }
@@ -135,10 +136,28 @@ def catalogue(language: str, kind: str = "findings") -> dict[str, dict[str, str]
 
 
 def finding_text(finding: Finding | str, language: str | None) -> tuple[str, str] | None:
-    """(title, meaning) of ``finding`` (or a finding id) in ``language``, or None to keep the English text."""
+    """(title, meaning) of ``finding`` (or a finding id) in ``language``, or None to keep the English text.
+
+    An entry may also word the title and meaning with this machine's values (``title_values``,
+    ``meaning_values``: ``{gpu}``, ``{driver}``… from ``Finding.params``); they are used when the finding carries
+    every value they name, else the plain title and meaning (a finding from an older report, or a case of the
+    rule that does not know them)."""
     fid = finding if isinstance(finding, str) else finding.id
     entry = catalogue(language or "").get(fid) if normalise_language(language) else None
     if entry is None:
         return None
-    return entry["title"], entry["meaning"]
+    values = {} if isinstance(finding, str) else dict(finding.params or {})
+    return _with_values(entry, "title", values), _with_values(entry, "meaning", values)
+
+
+def _with_values(entry: Mapping[str, str], key: str, values: Mapping[str, str]) -> str:
+    template = entry.get(f"{key}_values")
+    if template and values:
+        names = {name for _, name, _, _ in string.Formatter().parse(template) if name}
+        if names <= set(values):
+            try:
+                return template.format_map(values)
+            except (ValueError, KeyError, IndexError):
+                log.warning("finding text %s of %s unusable", key, template[:40])
+    return entry[key]
 

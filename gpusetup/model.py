@@ -444,6 +444,7 @@ class Finding:
     gpu_index: int | None = None
     fix_code: Message | None = None  # ``fix`` as data (a gpusetup.messages code and this machine's values)
     sure_code: Message | None = None  # what would confirm it ("To be sure: …" at the end of ``detail``), as data
+    params: dict[str, str] = field(default_factory=dict)  # this machine's values, for a translated title and meaning
 
 
 # ------------------------------------------------------------------------------------------- plans

@@ -416,13 +416,14 @@ def make(
     catalogue: str | None = None,
     gpu_index: int | None = None,
     to_be_sure: str | Message | None = None,
+    params: dict[str, object] | None = None,
 ) -> Finding:
     """A finding with deduplicated, bounded evidence; ``to_be_sure`` says what would confirm it.
 
     ``fix`` and ``to_be_sure`` are messages (a ``fix.…`` / ``sure.…`` code with this machine's values): the
     finding keeps their English words (``fix``, the end of ``detail``) and the messages themselves, so every
     surface can word them in the reader's language (:func:`gpusetup.messages.finding_words`). A plain string
-    is English only.
+    is English only. ``params`` are this machine's values a translated title or meaning may name (GPU, versions).
     """
     ev: list[str] = []
     for e in evidence:
@@ -444,4 +445,5 @@ def make(
         gpu_index=gpu_index,
         fix_code=fix_code,
         sure_code=sure_code,
+        params={k: str(v) for k, v in (params or {}).items() if v is not None and str(v) != ""},
     )

@@ -269,6 +269,7 @@ def driver_version_mismatch(machine: Machine) -> list[Finding]:
             fix,
             evidence,
             to_be_sure=None if (kernel_v and user_v) else msg("sure.driver-version-mismatch"),
+            params={"kernel": kernel_v, "libs": user_v} if runtime and kernel_v and user_v else None,
         )
     ]
 

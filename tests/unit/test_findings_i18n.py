@@ -404,3 +404,39 @@ def test_to_be_sure_is_worded_in_chinese_after_the_meaning() -> None:
     f = next(f for f in _corpus() if f.sure_code is not None)
     zh = finding_words(f, "zh_CN")
     assert "要确认这一点：" in zh.meaning and "To be sure" not in zh.meaning
+
+
+def test_titles_name_this_machines_values(corpus: list[Finding]) -> None:
+    """A translated title says which GPU, driver or amount, as the English does, when the rule knows it
+    (title_values / meaning_values with the finding's params); the plain title otherwise."""
+    doc = _doc()["findings"]
+    used = 0
+    for f in corpus:
+        entry = doc.get(f.id, {})
+        title, meaning = fi18n.finding_text(f, "zh_CN") or ("", "")
+        assert "{" not in title and "{" not in meaning, (f.id, title)
+        if "title_values" in entry and f.params:
+            names = set(re.findall(r"\{(\w+)\}", entry["title_values"]))
+            if names <= set(f.params):
+                assert all(f.params[n] in title for n in names), (f.id, title, f.params)
+                used += 1
+    assert used >= 15
+
+
+def test_value_templates_name_only_values_the_rule_gives() -> None:
+    """For a finding defined as data, the values are its English templates' ({xid}, {total}…)."""
+    from gpusetup.rules.catalogue.data import entries
+
+    doc = _doc()["findings"]
+    for e in entries():
+        names = set(re.findall(r"\{(\w+)\}", e.title + e.detail + e.fix + "".join(e.fix_by_tool.values())))
+        for key in ("title_values", "meaning_values"):
+            if key in doc[e.id]:
+                assert set(re.findall(r"\{(\w+)\}", doc[e.id][key])) <= names, (e.id, key)
+
+
+def test_a_finding_without_its_values_keeps_the_plain_title() -> None:
+    old = Finding(id="gpu-memory-held-by-other-process", severity=Severity.ERROR, title="t")
+    assert fi18n.finding_text(old, "zh_CN") == (_doc()["findings"][old.id]["title"], _doc()["findings"][old.id]["meaning"])
+    partial = Finding(id="gpu-memory-held-by-other-process", severity=Severity.ERROR, title="t", params={"total": "10 GiB"})
+    assert fi18n.finding_text(partial, "zh_CN")[0] == _doc()["findings"][old.id]["title"]

@@ -313,7 +313,8 @@ def gpu_too_old(machine: Machine) -> list[Finding]:
                       "either the GPU is older than the build supports, or newer.")
             sure = msg("sure.gpu-too-old-for-build")
         out.append(make("gpu-too-old-for-build", Severity.ERROR, title, detail, _arch_fix(v, "old"), v.evidence,
-                        gpu_index=v.gpu_index, to_be_sure=sure))
+                        gpu_index=v.gpu_index, to_be_sure=sure,
+                        params={"gpu": v.gpu, "cc": v.cc} if v.kind == "old" else None))
     return out[:4]
 
 
@@ -334,6 +335,7 @@ def gpu_too_new(machine: Machine) -> list[Finding]:
                 _arch_fix(v, "new"),
                 v.evidence,
                 gpu_index=v.gpu_index,
+                params={"gpu": v.gpu, "cc": v.cc},
             )
         )
     return out[:4]

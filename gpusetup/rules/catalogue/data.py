@@ -231,6 +231,7 @@ def evaluate_entry(entry: Entry, machine: Machine) -> list[Finding]:
         to_be_sure=_fill(entry.to_be_sure, values) if entry.to_be_sure else None,
     )
     finding.fix_code, finding.sure_code = fix_msg, sure  # the English words stay exactly this file's
+    finding.params = {k: v for k, v in fix_msg.params.items() if v != "?"}  # for a translated title and meaning
     return [finding]
 
 

@@ -82,6 +82,8 @@ def pcie_link(machine: Machine) -> list[Finding]:
                     [f"PCIe Gen{p.gen_current} x{p.width_current} (max Gen{p.gen_max} x{p.width_max}) at "
                      f"{g.utilization_gpu_pct}% GPU load"],
                     gpu_index=g.index,
+                    params={"gpu": gpu_label(g), "link": f"Gen{p.gen_current} x{p.width_current}",
+                            "best": f"Gen{p.gen_max} x{p.width_max}"},
                 )
             )
         elif (low_width) and not busy and p.width_current is not None and p.width_current <= 4 and (p.width_max or 0) >= 16:

@@ -147,6 +147,7 @@ def nouveau_owns(machine: Machine) -> list[Finding]:
             + (" (the kernel log shows the NVIDIA module being refused)." if lines else "."),
             fix,
             ev,
+            params={"owner": owner},
         )
     ]
 
@@ -228,6 +229,7 @@ def legacy_gpu(machine: Machine) -> list[Finding]:
                 f"legacy driver, so driver {current} ignores it and no NVIDIA GPU is available.",
                 msg("fix.gpu-dropped-by-driver-branch.legacy", branch=legacy_branch),
                 grep(machine, r"Legacy drivers|will ignore|No NVIDIA GPU found|GPU installed in this system", 4),
+                params={"driver": current, "gpu": gpu},
             )
         )
     m = _F11_TOO_NEW.search(flat)
@@ -240,6 +242,7 @@ def legacy_gpu(machine: Machine) -> list[Finding]:
                 "This GPU is newer than the installed driver branch, so the driver ignores it.",
                 msg("fix.gpu-dropped-by-driver-branch.too-new"),
                 grep(machine, r"is not supported by the [\d.]+ NVIDIA", 2),
+                params={"driver": m.group(2), "gpu": m.group(1).strip()},
             )
         )
     if out:
@@ -261,6 +264,7 @@ def legacy_gpu(machine: Machine) -> list[Finding]:
                     [f"{gpu_label(g)}: compute capability {g.compute_capability}",
                      f"driver {driver_version(machine)}"],
                     gpu_index=g.index,
+                    params={"driver": driver_version(machine), "gpu": gpu_label(g)},
                 )
             )
     return out

@@ -156,6 +156,7 @@ def build_replaced(machine: Machine) -> list[Finding]:
             f"CUDA build {old} for another one — on Windows and with plain PyPI that is the CPU-only build.",
             msg("fix.cuda-build-replaced.text", version=version, tag=tag),
             ev,
+            params={"version": version},
         )
     ]
 
@@ -312,6 +313,7 @@ def libs_missing(machine: Machine) -> list[Finding]:
             "installed, wrong major version, or not on the library path), so it skips the GPU.",
             fix,
             ev,
+            params={"libs": "、".join(missing[:4])},
         )
     ]
 
@@ -531,6 +533,7 @@ def tf_windows(machine: Machine) -> list[Finding]:
             msg("fix.tensorflow-no-gpu-on-windows"),
             [f"tensorflow {tf.version}", f"OS: {machine.system.os_version or machine.system.os}"]
             + grep(machine, r"is_built?_with_cuda|list_physical_devices\('GPU'\)", 2),
+            params={"version": tf.version},
         )
     ]
 
