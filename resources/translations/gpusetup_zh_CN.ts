@@ -25,7 +25,7 @@
     </message>
     <message>
       <source>Pick one or more frameworks and where to install them. What works best on your computer is already ticked.</source>
-      <translation>选择一个或多个框架以及安装位置。最适合您电脑的选项已经勾选。</translation>
+      <translation>选择一个或多个框架以及安装位置。已勾选最适合这台电脑的选项。</translation>
     </message>
     <message>
       <source>Frameworks</source>
@@ -97,7 +97,7 @@
     </message>
     <message>
       <source>Checking which versions work with your graphics card and driver…</source>
-      <translation>正在检查哪些版本适用于您的显卡和驱动…</translation>
+      <translation>正在检查哪些版本适用于这块显卡和驱动程序…</translation>
     </message>
     <message>
       <source>A separate folder with its own Python packages: nothing else on your computer is touched, and deleting the folder removes it all.</source>
@@ -157,7 +157,7 @@
     </message>
     <message>
       <source>We ticked what works best with your graphics card. Hover over a framework to see the options we left out.</source>
-      <translation>我们已勾选最适合您显卡的选项。将鼠标悬停在框架上可查看未选用的选项。</translation>
+      <translation>已勾选最适合这块显卡的选项。将鼠标悬停在框架上可查看未选用的选项。</translation>
     </message>
     <message>
       <source>Packages are installed into this conda environment (created if it does not exist).</source>
@@ -177,7 +177,7 @@
     </message>
     <message>
       <source>Nothing works with your graphics card right away; the plan will show what to do first.</source>
-      <translation>目前没有可以直接使用您显卡的版本；安装计划会说明需要先做什么。</translation>
+      <translation>目前没有可以直接使用这块显卡的版本；安装计划会说明需要先做什么。</translation>
     </message>
     <message>
       <source>None of the frameworks can be installed on this computer; hover over each to see why.</source>
@@ -1181,7 +1181,7 @@
     </message>
     <message>
       <source>Notes</source>
-      <translation>备注</translation>
+      <translation>说明</translation>
     </message>
     <message>
       <source>Graphics card</source>
@@ -1309,23 +1309,23 @@
     </message>
     <message>
       <source>We look at your computer: graphics cards, driver, CUDA and Python.</source>
-      <translation>我们检查您的电脑：显卡、驱动、CUDA 和 Python。</translation>
+      <translation>检查电脑：显卡、驱动程序、CUDA 和 Python。</translation>
     </message>
     <message>
       <source>You choose what you want to run: PyTorch, TensorFlow or JAX, and where.</source>
-      <translation>您选择想运行的框架：PyTorch、TensorFlow 或 JAX，以及安装位置。</translation>
+      <translation>选择要运行的框架（PyTorch、TensorFlow 或 JAX）以及安装位置。</translation>
     </message>
     <message>
       <source>We show you the plan: what will be installed, why, and the exact commands.</source>
-      <translation>我们向您展示安装计划：要安装什么、为什么安装，以及将要运行的具体命令。</translation>
+      <translation>展示安装计划：要安装什么、为什么安装，以及将要运行的具体命令。</translation>
     </message>
     <message>
       <source>Only when you press Install do we change anything. You can cancel; finished steps are undone.</source>
-      <translation>只有您点击“安装”后才会做出改动。您可以随时取消；已完成的步骤会被撤销。</translation>
+      <translation>只有点击“安装”后才会做出改动，并且可以随时取消；已完成的步骤会被撤销。</translation>
     </message>
     <message>
       <source>We test the graphics card and show you the measured speed as proof.</source>
-      <translation>我们测试显卡，并把测得的速度展示给您作为证明。</translation>
+      <translation>测试显卡，并展示测得的速度作为验证结果。</translation>
     </message>
     <message>
       <source>Looking at your computer only reads information. Every change is listed on the plan page first, and a record of everything we run is kept in the log folder:</source>
