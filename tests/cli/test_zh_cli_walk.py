@@ -253,3 +253,12 @@ def test_the_install_script_in_chinese_runs_the_same_commands(name: str, tmp_pat
         script = tmp_path / "zh.sh"
         script.write_text(zh, encoding="utf-8")
         assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0
+
+
+def test_a_left_out_gpu_is_named_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 21: the plan said "GPU 1：GPU 1: AMD Cezanne …" — the note names the GPU, its reason does not again."""
+    assert main(["--lang", "zh_CN", "plan", "--offline", "--for", str(resource("demo", "two-gpus.json")),
+                 "-f", "pytorch"]) in (0, 1)
+    out = capsys.readouterr().out
+    assert "不会使用 GPU 1：一次安装只能使用一个厂商的 GPU 版本" in out
+    assert not re.search(r"GPU (\d+)：GPU \1", out), out
