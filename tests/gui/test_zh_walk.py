@@ -135,6 +135,9 @@ def _walk(qtbot, services: DemoServices, tmp_path: Path) -> tuple[list[str], lis
                 if fw.fix_box is not None:
                     assert fw.fix_section is None and fw.fix_box.isVisibleTo(fw), fw.finding.id
                     assert CJK.search(fw.fix_box.text()), (fw.finding.id, fw.fix_box.text())
+        if pid == PAGE_PLAN:  # issue 21: "GPU 版本，cu132" beside "所以这里显示的是 CPU 版本"
+            shown = " ".join(t for _, t in visible_texts(w))
+            assert not ("GPU 版本，" in shown and "这里显示的是 CPU 版本" in shown), shown
         box = getattr(w.currentPage(), "script_box", None)
         if pid == PAGE_PLAN and box is not None and box.isVisibleTo(w.currentPage()):
             # the exact-commands box: its comments and echoed lines in Chinese, the commands as they are
