@@ -440,3 +440,21 @@ def test_a_finding_without_its_values_keeps_the_plain_title() -> None:
     assert fi18n.finding_text(old, "zh_CN") == (_doc()["findings"][old.id]["title"], _doc()["findings"][old.id]["meaning"])
     partial = Finding(id="gpu-memory-held-by-other-process", severity=Severity.ERROR, title="t", params={"total": "10 GiB"})
     assert fi18n.finding_text(partial, "zh_CN")[0] == _doc()["findings"][old.id]["title"]
+
+
+def test_markdown_and_html_reports_word_findings_in_the_asked_language() -> None:
+    """Every renderer words findings through finding_words: the Markdown and HTML reports in Chinese when asked
+    (title, meaning and fix; the rule's English detail kept beside them), English by default as before."""
+    from gpusetup.messages import finding_words
+    from gpusetup.model import Report
+    from gpusetup.report import render
+
+    m = from_dict(Machine, json.loads(resource("demo", "no-driver.json").read_text(encoding="utf-8"))["machine"])
+    report = Report(machine=m, findings=rules.evaluate(m))
+    f = next(f for f in report.findings if f.id == "nvidia-driver-missing")
+    zh_fix = finding_words(f, "zh_CN").fix
+    for fmt in ("markdown", "html"):
+        en, zh = render(report, fmt), render(report, fmt, language="zh_CN")
+        assert f.title in en and f.fix.split("`")[0] in en and not CJK.search(en)
+        assert fi18n.finding_text(f, "zh_CN")[0] in zh and zh_fix.split("`")[0] in zh
+        assert f.detail.split(" ")[0] in zh  # the rule's own words stay beside the translation
