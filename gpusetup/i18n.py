@@ -1,11 +1,13 @@
 """Core texts in other languages, without Qt: a title and "what this means" per finding id; and which
 language the command line prints in (:func:`choose_language`, :func:`output_language`).
 
-The rules build their English text with this machine's values (versions, GPU names, paths). A translation
-here is per *id* and written to stay true without those values; the English detail, the fix commands and the
-evidence keep the specifics and are shown next to it. The catalogue is a plain JSON file,
-``resources/translations/findings_<lang>.json``; ``tests/unit/test_findings_i18n.py`` keeps it complete.
+The rules build their English text with this machine's values (versions, GPU names, paths). A title and
+meaning here is per *id* and written to stay true without those values; the English detail and the evidence keep
+the specifics and are shown next to it. The fix is a message with this machine's values (``Finding.fix_code``),
+worded by :func:`gpusetup.messages.finding_words`, the one renderer of findings. The catalogue is a plain JSON
+file, ``resources/translations/findings_<lang>.json``; ``tests/unit/test_findings_i18n.py`` keeps it complete.
 (Install steps are worded from their title and explanation codes, gpusetup.messages, like every decision.)
+Chinese follows ``docs/zh-glossary.md``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import string
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
@@ -107,6 +110,22 @@ def output_language(language: str | None = None) -> str:
     return (normalise_language(language) or "en") if language else _output[0]
 
 
+# Where the words are read: "cli" (the command line, reports) or "wizard". A message may have wording for the
+# wizard (``code@wizard`` in the catalogue) that points at the wizard's pages and buttons instead of commands
+# (issue 21: no CLI advice inside the wizard); the wizard sets it when it installs its language.
+SURFACES: tuple[str, ...] = ("cli", "wizard")
+_surface: list[str] = ["cli"]
+
+
+def set_surface(name: str | None) -> None:
+    """The surface this process's words are read on ("cli" when None or unknown)."""
+    _surface[0] = name if name in SURFACES else "cli"
+
+
+def surface() -> str:
+    return _surface[0]
+
+
 # catalogue kind → (file name prefix, top-level key)
 _FILES: dict[str, tuple[str, str]] = {"findings": ("findings", "findings")}
 
@@ -126,7 +145,7 @@ def catalogue(language: str, kind: str = "findings") -> dict[str, dict[str, str]
         doc: Any = json.loads(path.read_text(encoding="utf-8"))
         entries = doc[key]
         return {
-            str(fid): {"title": str(e["title"]), "meaning": str(e["meaning"])}
+            str(fid): {k: str(e[k]) for k in ("title", "meaning", "title_values", "meaning_values") if e.get(k)}
             for fid, e in entries.items()
             if isinstance(e, dict) and e.get("title") and e.get("meaning")
         }
@@ -136,10 +155,28 @@ def catalogue(language: str, kind: str = "findings") -> dict[str, dict[str, str]
 
 
 def finding_text(finding: Finding | str, language: str | None) -> tuple[str, str] | None:
-    """(title, meaning) of ``finding`` (or a finding id) in ``language``, or None to keep the English text."""
+    """(title, meaning) of ``finding`` (or a finding id) in ``language``, or None to keep the English text.
+
+    An entry may also word the title and meaning with this machine's values (``title_values``,
+    ``meaning_values``: ``{gpu}``, ``{driver}``… from ``Finding.params``); they are used when the finding carries
+    every value they name, else the plain title and meaning (a finding from an older report, or a case of the
+    rule that does not know them)."""
     fid = finding if isinstance(finding, str) else finding.id
     entry = catalogue(language or "").get(fid) if normalise_language(language) else None
     if entry is None:
         return None
-    return entry["title"], entry["meaning"]
+    values = {} if isinstance(finding, str) else dict(finding.params or {})
+    return _with_values(entry, "title", values), _with_values(entry, "meaning", values)
+
+
+def _with_values(entry: Mapping[str, str], key: str, values: Mapping[str, str]) -> str:
+    template = entry.get(f"{key}_values")
+    if template and values:
+        names = {name for _, name, _, _ in string.Formatter().parse(template) if name}
+        if names <= set(values):
+            try:
+                return template.format_map(values)
+            except (ValueError, KeyError, IndexError):
+                log.warning("finding text %s of %s unusable", key, template[:40])
+    return entry[key]
 

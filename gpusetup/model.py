@@ -447,6 +447,9 @@ class Finding:
     catalogue: str | None = None  # F01…F35 from the failure catalogue
     evidence: list[str] = field(default_factory=list)  # the lines that triggered it
     gpu_index: int | None = None
+    fix_code: Message | None = None  # ``fix`` as data (a gpusetup.messages code and this machine's values)
+    sure_code: Message | None = None  # what would confirm it ("To be sure: …" at the end of ``detail``), as data
+    params: dict[str, str] = field(default_factory=dict)  # this machine's values, for a translated title and meaning
 
 
 # ------------------------------------------------------------------------------------------- plans

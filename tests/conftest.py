@@ -28,9 +28,10 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 def _english_output_after_each_test():
     """The process-wide output language (gpusetup --lang, the wizard's language) never leaks into the next test."""
     yield
-    from gpusetup.i18n import set_output_language
+    from gpusetup.i18n import set_output_language, set_surface
 
     set_output_language(None)
+    set_surface(None)  # nor does the wizard's surface (its words for its own pages, gpusetup.i18n.set_surface)
 
 
 @pytest.fixture(autouse=True)

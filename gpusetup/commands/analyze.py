@@ -13,8 +13,8 @@ from gpusetup.analyze import analyze_paths, facts_summary, missing_fact_messages
 from gpusetup.analyze.fleet import fleet_rows
 from gpusetup.commands import write_atomic
 from gpusetup.errors import EXIT_TOOL
-from gpusetup.i18n import finding_text, output_language
-from gpusetup.messages import msg, render
+from gpusetup.i18n import output_language
+from gpusetup.messages import finding_words, msg, render
 from gpusetup.model import Message, Severity
 from gpusetup.report.fleet import fleet_json, fleet_table
 
@@ -137,17 +137,19 @@ def render_text(analysis, language: str | None = None) -> str:  # noqa: ANN001 -
         lines.append(w(msg("analyze.out.findings")))
         for f in analysis.findings:
             code = f" {f.catalogue}" if f.catalogue else ""
-            translated = finding_text(f, lang)
+            words = finding_words(f, lang)
             lines.append("")
             lines.append(f"{term.paint(f.severity.value, _MARK.get(f.severity.value, f.severity.value))}{code}  "
-                         f"{translated[0] if translated else f.title}  [{f.id}]")
-            parts = [(w(msg("analyze.out.meaning")), translated[1]), (w(msg("analyze.out.detail-english")), f.detail)] \
-                if translated else [(w(msg("analyze.out.meaning")), f.detail)]
-            for label, body in (*parts, (w(msg("analyze.out.fix")), f.fix)):
+                         f"{words.title}  [{f.id}]")
+            parts = [(w(msg("analyze.out.meaning")), words.meaning)]
+            if words.translated:
+                parts.append((w(msg("analyze.out.detail-english")), f.detail))
+            for label, body in (*parts, (w(msg("analyze.out.fix")), words.fix)):
                 if body:
                     # Chinese has no spaces to wrap at (textwrap would cut a quoted English message instead)
                     wrapped = (textwrap.wrap(body, width - 6) if body.isascii() else [body]) or [""]
-                    lines.append(f"    {label} {wrapped[0]}")
+                    gap = "" if label.endswith("：") else " "  # no space after a full-width colon
+                    lines.append(f"    {label}{gap}{wrapped[0]}")
                     lines.extend(f"      {ln}" for ln in wrapped[1:])
             if f.evidence:
                 lines.append("    " + w(msg("analyze.out.evidence")))

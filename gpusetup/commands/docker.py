@@ -12,8 +12,8 @@ from gpusetup import escape, term
 from gpusetup.commands import load_for_file
 from gpusetup.errors import EXIT_ERROR, EXIT_OK, EXIT_WARN, ToolError
 from gpusetup.generate import GenerateError, generate_setup, host_check
-from gpusetup.i18n import finding_text, output_language
-from gpusetup.messages import msg, render
+from gpusetup.i18n import output_language
+from gpusetup.messages import finding_words, msg, render
 from gpusetup.model import Message, Severity, to_dict
 from gpusetup.probe import detect
 
@@ -81,11 +81,10 @@ def _command_line(args: argparse.Namespace) -> str:
 
 def _print_findings(findings: list[Any], out: Any) -> None:
     for f in findings:
-        translated = finding_text(f, output_language())
-        print(f"  {term.paint(f.severity.value, f'[{f.severity.value}]')} {translated[0] if translated else f.title}",
-              file=out)
-        if f.fix and f.severity.value in ("error", "warning"):
-            for line in f.fix.splitlines():
+        words = finding_words(f, output_language())
+        print(f"  {term.paint(f.severity.value, f'[{f.severity.value}]')} {words.title}", file=out)
+        if words.fix and f.severity.value in ("error", "warning"):
+            for line in words.fix.splitlines():
                 print(f"      {line}", file=out)
 
 
@@ -117,6 +116,9 @@ def run(args: argparse.Namespace) -> int:
             host_findings=findings,
         )
     except GenerateError as exc:
+        if exc.message is not None and exc.message.code == "docker.error.files-differ":
+            # the generator's words fit the wizard too (no flags); on the command line the flags are the way out
+            raise ToolError(msg("docker.cli.files-differ", said=exc.message)) from exc
         raise ToolError(exc.message) from exc
     except OSError as exc:
         raise ToolError(msg("cli.error.cannot-write-here", path=str(out), reason=exc.strerror or str(exc))) from exc

@@ -278,7 +278,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.script:
         shell = args.shell or ("powershell" if (machine.system.os or "") == "windows" else "bash")
-        text = render_script(plan, shell)
+        text = render_script(plan, shell, language=output_language())
         path = Path(args.script)
         write_atomic(path, text, mode=0o755 if shell == "bash" else None)
         print(render(msg("install.cli.script-written", shell=shell, path=str(path), count=len(plan.steps)), output_language()))

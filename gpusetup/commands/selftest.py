@@ -11,8 +11,8 @@ from typing import Any
 from gpusetup import term
 from gpusetup.cancel import CancelToken
 from gpusetup.commands import gpu_number, prepare_output, python_executable, write_atomic
-from gpusetup.i18n import finding_text, output_language
-from gpusetup.messages import msg
+from gpusetup.i18n import output_language
+from gpusetup.messages import finding_words, msg
 from gpusetup.messages import render as render_message
 from gpusetup.model import Report
 from gpusetup.probe import ProbeContext, detect
@@ -113,11 +113,10 @@ def _findings_text(report) -> str:  # noqa: ANN001 - Report, imported lazily
     lang = output_language()
     lines = ["", render_message(msg("selftest.cli.what-this-means"), lang)]
     for f in report.findings:
-        translated = finding_text(f, lang)
-        lines.append(f"  {f.severity.value.upper()}: {translated[0] if translated else f.title}"
-                     + (f" [{f.catalogue}]" if f.catalogue else ""))
-        if translated:
-            lines.append(f"    {translated[1]}")
-        if f.fix:
-            lines.append("    " + render_message(msg("selftest.cli.fix", fix=f.fix), lang))
+        words = finding_words(f, lang)
+        lines.append(f"  {f.severity.value.upper()}: {words.title}" + (f" [{f.catalogue}]" if f.catalogue else ""))
+        if words.translated:
+            lines.append(f"    {words.meaning}")
+        if words.fix:
+            lines.append("    " + render_message(msg("selftest.cli.fix", fix=words.fix), lang))
     return "\n".join(lines) + "\n"

@@ -9,7 +9,8 @@ Docker 25+ / Podman 4.1+ read. A registered runtime does not prove a GPU exists,
 from __future__ import annotations
 
 from gpusetup.generate.facts import vt
-from gpusetup.model import Finding, Machine, Severity
+from gpusetup.messages import msg, render
+from gpusetup.model import Finding, Machine, Message, Severity
 from gpusetup.resources import installers_dir
 
 _TOOLKIT_APT = (
@@ -44,8 +45,9 @@ def _family(machine: Machine) -> str:
     return "unknown"
 
 
-def toolkit_install_commands(machine: Machine) -> str:
-    """Exact commands that install the NVIDIA container toolkit on this distribution."""
+def toolkit_install_commands(machine: Machine) -> str | Message:
+    """Exact commands that install the NVIDIA container toolkit on this distribution (where NVIDIA's guide is
+    the only answer, a message pointing at it)."""
     fam = _family(machine)
     if fam == "apt":
         return _TOOLKIT_APT
@@ -53,28 +55,30 @@ def toolkit_install_commands(machine: Machine) -> str:
         return _TOOLKIT_DNF
     if fam == "zypper":
         return _TOOLKIT_ZYPPER
-    return ("Follow NVIDIA's install guide for your distribution: "
-            "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html")
+    return msg("fix.container-toolkit.guide")
 
 
-def _installer_hint() -> str:
+def _installer_hint() -> Message | None:
     """Point at gpusetup's own installer step (installers/nvidia-container-toolkit.sh)."""
     if (installers_dir() / "nvidia-container-toolkit.sh").is_file():
-        return "\nOr let gpusetup do it (shows the plan first): gpusetup install --container-toolkit"
-    return ""
+        return msg("fix.container-toolkit.installer-hint")
+    return None
 
 
-def _start_docker(machine: Machine) -> str:
-    """How to start the Docker daemon where this runs: through systemd only when systemd is PID 1."""
+def _finding(fid: str, severity: Severity, title: str, detail: str, fix: Message, evidence: list[str] | None = None
+             ) -> Finding:
+    """A host-check finding whose fix is a message: its English words, and the message to word it in any language."""
+    return Finding(fid, severity, title, detail, render(fix), evidence=list(evidence or []), fix_code=fix)
+
+
+def _start_docker(machine: Machine) -> Message:
+    """How to start the Docker daemon where this runs: through systemd only when systemd is PID 1 (issue 26)."""
     init = machine.system.init_system
     if init == "systemd" or init is None:
-        return "sudo systemctl enable --now docker"
+        return msg("fix.docker-daemon-unreachable")
     if machine.system.container:
-        return (f"This is a container ({machine.system.container}, PID 1 is {init}): there is no service manager "
-                "to start Docker. Run the container with the host's Docker socket mounted "
-                "(-v /var/run/docker.sock:/var/run/docker.sock), or start the daemon by hand: sudo dockerd &")
-    return (f"This system does not run systemd (PID 1 is {init}). Start Docker with its service manager: "
-            "sudo service docker start (SysV init, WSL without systemd) or sudo rc-service docker start (OpenRC)")
+        return msg("fix.docker-daemon-unreachable.container", container=machine.system.container, init=init)
+    return msg("fix.docker-daemon-unreachable.no-systemd", init=init)
 
 
 def _evidence(machine: Machine) -> list[str]:
@@ -98,55 +102,51 @@ def host_check(machine: Machine) -> list[Finding]:
     hint = _installer_hint()
 
     if os_name == "macos":
-        return [Finding("container-gpu-macos", Severity.ERROR, "GPU containers are not possible on macOS",
-                        "Docker on macOS runs a Linux VM without access to any NVIDIA GPU.",
-                        "Run the containers on a Linux (or Windows + WSL2) machine with an NVIDIA GPU.")]
+        return [_finding("container-gpu-macos", Severity.ERROR, "GPU containers are not possible on macOS",
+                         "Docker on macOS runs a Linux VM without access to any NVIDIA GPU.",
+                         msg("fix.container-gpu-macos"))]
     windows = os_name == "windows" or bool(machine.system.wsl)
     probed = any(x is not None for x in (c.docker, c.podman, c.docker_daemon_reachable,
                                          c.nvidia_runtime_registered, c.toolkit_version)) or bool(c.cdi_specs)
     if not probed and not c.evidence:
-        findings.append(Finding(
+        findings.append(_finding(
             "container-state-unknown", Severity.INFO, "Container set-up was not examined",
             "This report has no container facts (Docker/Podman, NVIDIA runtime, CDI), so gpusetup cannot say "
             "whether GPU containers will start here.",
-            "Run `gpusetup docker --check` on that machine (it looks at Docker, Podman and the NVIDIA runtime "
-            "there), or send a report made there with `gpusetup diagnose --json`."))
+            msg("fix.container-state-unknown")))
         return findings
 
     if not machine.driver.version and not machine.driver.cuda_driver_version:
-        findings.append(Finding(
+        findings.append(_finding(
             "container-no-driver", Severity.ERROR, "No NVIDIA driver: containers cannot use the GPU",
             "Containers bring CUDA libraries but always use the host's NVIDIA driver.",
-            "Install the NVIDIA driver on the host first (`gpusetup plan` names the right one)."))
+            msg("fix.container-no-driver")))
 
     if not c.docker and not c.podman:
         if windows:
-            fix = ("Install Docker Desktop for Windows, enable 'Use the WSL 2 based engine', and keep the "
-                   "Windows NVIDIA driver current (GPU support comes with Docker Desktop; do not install a "
-                   "Linux driver inside WSL).")
+            fix = msg("fix.container-engine-missing.windows")
         elif _family(machine) == "apt":
-            fix = "sudo apt-get install -y docker.io\nsudo usermod -aG docker \"$USER\"   # then log out and back in"
+            fix = msg("fix.container-engine-missing.apt")
         elif _family(machine) == "dnf":
-            fix = "sudo dnf install -y podman   # Podman uses the GPU through CDI specs"
+            fix = msg("fix.container-engine-missing.dnf")
         else:
-            fix = "Install Docker Engine (https://docs.docker.com/engine/install/) or Podman 4.1+."
-        findings.append(Finding("container-engine-missing", Severity.ERROR, "No container engine (Docker or Podman)",
-                                "Neither docker nor podman was found, so the generated set-up cannot run here.",
-                                fix, evidence=ev))
+            fix = msg("fix.container-engine-missing")
+        findings.append(_finding("container-engine-missing", Severity.ERROR, "No container engine (Docker or Podman)",
+                                 "Neither docker nor podman was found, so the generated set-up cannot run here.",
+                                 fix, ev))
         return findings
 
     if c.docker and c.docker_daemon_reachable is False:
         if _permission_denied(machine):
-            findings.append(Finding(
+            findings.append(_finding(
                 "docker-permission", Severity.ERROR, "Docker is installed but you may not use it",
                 "The Docker daemon refused this user (permission denied on /var/run/docker.sock).",
-                "sudo usermod -aG docker \"$USER\"\nThen log out and back in (or run: newgrp docker).",
-                evidence=ev))
+                msg("fix.docker-permission"), ev))
         else:
-            findings.append(Finding(
+            findings.append(_finding(
                 "docker-daemon-unreachable", Severity.ERROR, "The Docker daemon is not running",
                 f"docker {c.docker} is installed but its daemon did not answer.",
-                "Docker Desktop: start it from the Start menu." if windows else _start_docker(machine), evidence=ev))
+                msg("fix.docker-daemon-unreachable.windows") if windows else _start_docker(machine), ev))
 
     runtime = bool(c.nvidia_runtime_registered)
     cdi = bool(c.cdi_specs)
@@ -156,60 +156,60 @@ def host_check(machine: Machine) -> list[Finding]:
 
     if c.docker and not windows:
         if not runtime and not cdi:
-            fix = "1. Install the NVIDIA Container Toolkit:\n" + toolkit_install_commands(machine)
-            fix += "\n2. Register it with Docker:\n" + _CONFIGURE_DOCKER + hint
-            findings.append(Finding(
+            findings.append(_finding(
                 "container-gpu-runtime-missing", Severity.ERROR,
                 "Docker cannot give containers the GPU (no NVIDIA runtime, no CDI specs)",
                 "`docker run --gpus all` would fail with 'could not select device driver \"\" with "
                 "capabilities: [[gpu]]'. The NVIDIA Container Toolkit provides the runtime.",
-                fix, evidence=ev))
+                msg("fix.container-gpu-runtime-missing", install=toolkit_install_commands(machine),
+                    configure=_CONFIGURE_DOCKER, hint=hint), ev))
         elif not runtime and cdi and not docker_cdi:
-            findings.append(Finding(
+            findings.append(_finding(
                 "docker-cdi-too-old", Severity.WARNING, "CDI specs exist but this Docker cannot use them",
                 f"Docker {c.docker} predates CDI support (Docker 25+), and the nvidia runtime is not registered.",
-                _CONFIGURE_DOCKER + hint, evidence=ev))
+                msg("fix.docker-cdi-too-old", configure=_CONFIGURE_DOCKER, hint=hint), ev))
         if runtime and not c.toolkit_version:
-            findings.append(Finding(
+            findings.append(_finding(
                 "container-toolkit-missing", Severity.WARNING,
                 "The nvidia runtime is registered but the NVIDIA Container Toolkit was not found",
                 "Docker's configuration names nvidia-container-runtime, but the toolkit's tools are missing "
                 "(removed, or not on PATH), so GPU containers would fail to start.",
-                toolkit_install_commands(machine) + hint, evidence=ev))
+                msg("fix.container-toolkit.reinstall", install=toolkit_install_commands(machine), hint=hint), ev))
 
     if c.podman and not c.docker:
         pv = vt(c.podman)
         if not cdi:
-            findings.append(Finding(
+            findings.append(_finding(
                 "container-cdi-missing", Severity.ERROR, "Podman has no CDI specs for the GPU",
                 "Podman reaches NVIDIA GPUs only through CDI specs (nvidia.com/gpu=all).",
-                ("" if c.toolkit_version else "Install the NVIDIA Container Toolkit:\n"
-                 + toolkit_install_commands(machine) + "\n") + _CDI_GENERATE, evidence=ev))
+                msg("fix.container-cdi-missing", generate=_CDI_GENERATE) if c.toolkit_version else
+                msg("fix.container-cdi-missing.install", install=toolkit_install_commands(machine),
+                    generate=_CDI_GENERATE), ev))
         if pv and pv < (4, 1):
-            findings.append(Finding(
+            findings.append(_finding(
                 "podman-too-old", Severity.WARNING, f"Podman {c.podman} is too old for CDI devices",
                 "`--device nvidia.com/gpu=all` needs Podman 4.1 or newer.",
-                "Upgrade Podman from your distribution (or install Docker).", evidence=ev))
+                msg("fix.podman-too-old"), ev))
 
     if not any(f.severity in (Severity.ERROR, Severity.WARNING) for f in findings):
         if windows:
             how = "docker run --rm --gpus all ubuntu nvidia-smi"
-            findings.append(Finding(
+            findings.append(_finding(
                 "container-gpu-ok", Severity.OK, "Docker is ready for GPU containers (Docker Desktop / WSL2)",
                 "GPU support comes from Docker Desktop's WSL2 back end and the Windows driver.",
-                f"Smoke test: {how}", evidence=ev))
+                msg("fix.container-gpu-ok", command=how), ev))
         elif gpus_ok_docker:
             path = "the nvidia runtime" if runtime else "CDI specs (" + ", ".join(c.cdi_specs) + ")"
             tk = f", NVIDIA Container Toolkit {c.toolkit_version}" if c.toolkit_version else ""
-            findings.append(Finding(
+            findings.append(_finding(
                 "container-gpu-ok", Severity.OK, "Docker can give containers the GPU",
                 f"docker {c.docker} reaches the GPU through {path}{tk}.",
-                "Smoke test: docker run --rm --gpus all ubuntu nvidia-smi", evidence=ev))
+                msg("fix.container-gpu-ok", command="docker run --rm --gpus all ubuntu nvidia-smi"), ev))
         elif c.podman and cdi:
-            findings.append(Finding(
+            findings.append(_finding(
                 "container-gpu-ok", Severity.OK, "Podman can give containers the GPU (CDI)",
                 f"podman {c.podman} with CDI specs {', '.join(c.cdi_specs)}.",
-                "Smoke test: podman run --rm --device nvidia.com/gpu=all --security-opt=label=disable ubuntu "
-                "nvidia-smi -L", evidence=ev))
+                msg("fix.container-gpu-ok", command="podman run --rm --device nvidia.com/gpu=all "
+                    "--security-opt=label=disable ubuntu nvidia-smi -L"), ev))
     findings.sort(key=lambda f: f.severity.rank, reverse=True)
     return findings

@@ -43,6 +43,7 @@ def install(lang: str) -> bool:
         app.removeTranslator(t)
     _installed.clear()
     _current[0] = "en"
+    core_i18n.set_surface("wizard")  # the core's words for a wizard reader: its pages and buttons, not commands
     if lang == "en" or lang not in LANGUAGES:
         QLocale.setDefault(QLocale(QLocale.Language.English, QLocale.Country.UnitedStates))
         core_i18n.set_output_language("en")

@@ -22,6 +22,7 @@ from typing import Any
 from gpusetup import paths
 from gpusetup.cancel import CancelToken, Progress, SaidProgress
 from gpusetup.gui.wording import for_wizard
+from gpusetup.i18n import output_language
 from gpusetup.messages import add_note, msg
 from gpusetup.model import (
     Finding,
@@ -403,7 +404,8 @@ class Services:
             return None
 
     def render_script(self, plan: Plan, shell: str = "bash") -> str:
-        return self._install_module().render_script(plan, shell=shell)
+        # its comments and the lines it echoes in the interface's language (the commands are the same)
+        return self._install_module().render_script(plan, shell=shell, language=output_language())
 
     def _log_kwargs(self, log_line: LogFn | None) -> tuple[dict[str, Any], _LineWriter | None]:
         if log_line is None:

@@ -37,15 +37,13 @@ from PySide6.QtWidgets import (
 
 from gpusetup.gui import theme
 from gpusetup.gui.i18n import current_language, tr
-from gpusetup.i18n import finding_text
-from gpusetup.messages import lang_code, render_parts, step_title
+from gpusetup.messages import finding_words, lang_code, render_parts, step_title
 from gpusetup.model import Finding, Measurement, Severity, Step
 
 
 def finding_title(finding: Finding) -> str:
     """The finding's title in the interface language (the core's English title when there is no translation)."""
-    translated = finding_text(finding, current_language())
-    return translated[0] if translated else finding.title
+    return finding_words(finding, current_language()).title
 
 
 def label(text: str = "", *, bold: bool = False, selectable: bool = True, wrap: bool = True, size: float = 0) -> QLabel:
@@ -273,9 +271,11 @@ class StatusLine(QWidget):
 class FindingWidget(Card):
     """One finding: icon and severity word, plain title, what it means, the fix (copyable), do-it-for-me.
 
-    In a translated interface the title and meaning come from the core's finding catalogue
-    (:func:`gpusetup.i18n.finding_text`); the rule's English title and detail, which carry this machine's
-    values, stay one click away under "English details". The fix is shown as is: it is commands.
+    Every word comes from the core's one renderer of findings (:func:`gpusetup.messages.finding_words`): in a
+    translated interface the title and meaning from the finding catalogue, and the fix from its message, worded
+    in the interface's language around the exact commands, with this machine's values. The rule's English title
+    and detail stay one click away under "English details". Only a finding from an older report, whose fix has
+    no message, shows its English fix, folded away and labelled as English.
     """
 
     fix_requested = Signal(object)
@@ -283,8 +283,8 @@ class FindingWidget(Card):
     def __init__(self, finding: Finding, can_fix: bool = False, parent: QWidget | None = None) -> None:
         super().__init__("", parent)
         self.finding = finding
-        translated = finding_text(finding, current_language())
-        title, meaning = translated if translated else (finding.title, finding.detail)
+        words = finding_words(finding, current_language())
+        title, meaning, translated = words.title, words.meaning, words.translated
         head = QHBoxLayout()
         icon = QLabel()
         icon.setPixmap(severity_icon(self, finding.severity).pixmap(QSize(24, 24)))
@@ -314,10 +314,10 @@ class FindingWidget(Card):
         self.fix_box: FixBox | None = None
         self.fix_section: Collapsible | None = None
         self.fix_button: QPushButton | None = None
-        if finding.fix:
-            self.fix_box = FixBox(finding.fix, accessible=tr("How to fix: {title}").format(title=title))
-            if translated:
-                # the rule's fix is English words around exact commands: one click away, like the details
+        if words.fix:
+            self.fix_box = FixBox(words.fix, accessible=tr("How to fix: {title}").format(title=title))
+            if translated and finding.fix_code is None:
+                # an older report's fix: English words around exact commands, one click away like the details
                 self.fix_section = Collapsible(tr("How to fix it (in English, with the exact commands)"), self.fix_box)
                 self.body.addWidget(self.fix_section)
             else:

@@ -15,7 +15,10 @@ from gpusetup.report.privacy import mask_identifiers
 FORMATS: tuple[str, ...] = ("text", "json", "markdown", "html")
 
 
-def render(report: Report, fmt: str = "text", *, color: bool = False, show_ids: bool = False) -> str:
+def render(report: Report, fmt: str = "text", *, color: bool = False, show_ids: bool = False,
+           language: str | None = None) -> str:
+    """``report`` in ``fmt``. ``language`` (default: the language set for printed output) words the text report and
+    the findings of the Markdown and HTML reports; JSON carries the codes and the English words."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
     shown = report if show_ids else mask_identifiers(report)
@@ -26,14 +29,14 @@ def render(report: Report, fmt: str = "text", *, color: bool = False, show_ids: 
     if fmt == "text":
         from gpusetup.report import text  # lazy: see above
 
-        return text.render_text(shown, color=color)
+        return text.render_text(shown, color=color, language=language)
     if fmt == "markdown":
         from gpusetup.report import markdown  # lazy: see above
 
-        return markdown.render(shown)
+        return markdown.render(shown, language)
     from gpusetup.report import html  # lazy: see above
 
-    return html.render(shown)
+    return html.render(shown, language)
 
 
 def available_formats() -> list[str]:

@@ -4,7 +4,9 @@ the plan, and self-test results as bars against rated peaks. Follows the reader'
 from __future__ import annotations
 
 from gpusetup.escape import html as escape  # entities, and control characters shown visibly
-from gpusetup.messages import render as words
+from gpusetup.i18n import output_language
+from gpusetup.messages import finding_words, msg
+from gpusetup.messages import render as render_message
 from gpusetup.model import Finding, Gpu, Report, Severity
 from gpusetup.report import sections
 from gpusetup.report.plans import describe
@@ -40,14 +42,19 @@ def _rows(rows: list[tuple[str, object]]) -> str:
     return f"<table>{''.join(out)}</table>" if out else ""
 
 
-def _finding(f: Finding) -> str:
+def _finding(f: Finding, lang: str = "en") -> str:
     sev = _LABEL[f.severity]
+    words = finding_words(f, lang)
     parts = [f'<div class="finding {sev}"><div class="sev">{sev}{" · " + escape(f.catalogue) if f.catalogue else ""}</div>']
-    parts.append(f'<div class="title">{escape(f.title)}</div>')
-    if f.detail:
-        parts.append(f"<p>{escape(f.detail)}</p>")
-    if f.fix:
-        parts.append(f"<div><b>Fix</b></div><pre>{escape(f.fix)}</pre>")
+    parts.append(f'<div class="title">{escape(words.title)}</div>')
+    if words.meaning:
+        parts.append(f"<p>{escape(words.meaning)}</p>")
+    if words.translated and f.detail:
+        parts.append(f"<details><summary>{escape(render_message(msg('report.detail-english'), lang))}</summary>"
+                     f"<p>{escape(f.title)}</p><p>{escape(f.detail)}</p></details>")
+    if words.fix:
+        head = "Fix" if lang == "en" else render_message(msg("report.fix"), lang).rstrip("：:")
+        parts.append(f"<div><b>{escape(head)}</b></div><pre>{escape(words.fix)}</pre>")
     if f.evidence:
         parts.append(f"<details><summary>Evidence</summary><pre>{escape(chr(10).join(f.evidence))}</pre></details>")
     parts.append("</div>")
@@ -58,7 +65,9 @@ def _gpu_card(i: int, g: Gpu) -> str:
     return f'<div class="card"><h3>{escape(sections.gpu_title(i, g))}</h3>{_rows(sections.gpu_rows(g))}</div>'
 
 
-def render(report: Report) -> str:
+def render(report: Report, language: str | None = None) -> str:
+    """The report as one HTML page; its findings are worded in ``language`` (default: the output language)."""
+    lang = output_language(language)
     m = report.machine
     counts = {s: sum(1 for f in report.findings if f.severity is s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)}
     pills = "".join(
@@ -69,7 +78,7 @@ def render(report: Report) -> str:
         f"<h1>gpusetup report</h1><div class=muted>gpusetup {escape(m.tool_version or '?')} · collected {escape(m.collected_at or '?')}</div>",
         f'<div class="summary">{pills}</div>',
         "<h2>Findings</h2>",
-        "".join(_finding(f) for f in report.findings) or '<div class="finding ok"><div class="title">No problems found.</div></div>',
+        "".join(_finding(f, lang) for f in report.findings) or '<div class="finding ok"><div class="title">No problems found.</div></div>',
         f"<h2>GPUs ({len(m.gpus)})</h2>",
         f'<div class="cards">{"".join(_gpu_card(i, g) for i, g in enumerate(m.gpus))}</div>' if m.gpus else "<p>No display or 3D controller found.</p>",
     ]
@@ -102,7 +111,7 @@ def render(report: Report) -> str:
             bar = f'<div class="bar {cls}" role="img" aria-label="{width:.0f}% of rated"><span style="width:{width:.0f}%"></span></div>' if frac is not None else ""
             rows.append(f"<tr><td>{escape(meas.name)}</td><td>{escape(val + rated)}{bar}</td><td>{escape(meas.verdict)}: {escape(meas.reason)}</td></tr>")
         notes = "".join(f"<p class=muted>{escape(n)}</p>" for n in st.notes)
-        said = "".join(f'<li class="{escape(a.kind)}">{escape(words(a.sentence))}</li>' for a in answers(st))
+        said = "".join(f'<li class="{escape(a.kind)}">{escape(render_message(a.sentence, lang))}</li>' for a in answers(st))
         body += [f"<h2>Self-test ({escape(st.mode)})</h2>", f"<ul>{said}</ul>" if said else "",
                  f"<table>{''.join(rows)}</table>", notes]
     raw = [c for c in m.commands if c.stdout_tail or c.stderr_tail]

@@ -8,7 +8,9 @@ code blocks in fences that nothing inside can close (evidence containing ``` doe
 from __future__ import annotations
 
 from gpusetup.escape import md_code, md_fence, md_text
-from gpusetup.messages import render as words
+from gpusetup.i18n import output_language
+from gpusetup.messages import finding_words, msg
+from gpusetup.messages import render as render_message
 from gpusetup.model import Report, Severity
 from gpusetup.report import sections
 from gpusetup.report.plans import describe
@@ -32,7 +34,10 @@ def _table(rows: list[tuple[str, object]]) -> list[str]:
     return ["| | |", "|---|---|", *[f"| {_cell(k)} | {_cell(v)} |" for k, v in rows], ""]
 
 
-def render(report: Report) -> str:
+def render(report: Report, language: str | None = None) -> str:
+    """The report in Markdown. Its findings are worded in ``language`` (default: the output language), with the
+    rule's English detail kept beside a translation for whoever reads the issue; the rest is English."""
+    lang = output_language(language)
     m = report.machine
     out: list[str] = [f"## gpusetup report ({md_text(m.tool_version or '?')}, {md_text(m.collected_at or 'time unknown')})",
                       ""]
@@ -42,11 +47,15 @@ def render(report: Report) -> str:
         out += ["No problems found.", ""]
     for f in report.findings:
         code = f" {md_code(f.catalogue)}" if f.catalogue else ""
-        out.append(f"- {_MARK[f.severity]}: {md_text(f.title)}{code}")
-        if f.detail:
-            out.append(f"  {md_text(f.detail)}")
-        if f.fix:
-            out += ["", "  **Fix:**", "", *md_fence(f.fix.splitlines(), indent="  ")]
+        words = finding_words(f, lang)
+        out.append(f"- {_MARK[f.severity]}: {md_text(words.title)}{code}")
+        if words.meaning:
+            out.append(f"  {md_text(words.meaning)}")
+        if words.translated and f.detail:
+            out += [f"  <details><summary>{md_text(f.title)}</summary>", "", f"  {md_text(f.detail)}", "  </details>"]
+        if words.fix:
+            fix_head = "Fix:" if lang == "en" else render_message(msg("report.fix"), lang)
+            out += ["", f"  **{md_text(fix_head)}**", "", *md_fence(words.fix.splitlines(), indent="  ")]
         if f.evidence:
             out += ["  <details><summary>evidence</summary>", "", *md_fence(f.evidence, indent="  "), "  </details>"]
         out.append("")
@@ -78,7 +87,7 @@ def render(report: Report) -> str:
     if report.selftest:
         out += ["### Self-test", ""]
         said = answers(report.selftest)  # the answer per framework first, as the CLI and the wizard give it
-        out += [f"- {MARKS.get(a.kind, '·')} {_cell(words(a.sentence))}" for a in said] + ([""] if said else [])
+        out += [f"- {MARKS.get(a.kind, '·')} {_cell(render_message(a.sentence, lang))}" for a in said] + ([""] if said else [])
         out += ["| test | result | rated | verdict |", "|---|---|---|---|"]
         for meas in report.selftest.measurements:
             val = "—" if meas.value is None else f"{meas.value:.3g} {meas.unit}"

@@ -9,11 +9,12 @@ finding's detail and fix with this machine's values, probe errors, evidence) is 
 
 from __future__ import annotations
 
+import re
 import textwrap
 import unicodedata
 
-from gpusetup.i18n import finding_text, output_language
-from gpusetup.messages import msg, render
+from gpusetup.i18n import output_language
+from gpusetup.messages import finding_words, msg, render
 from gpusetup.model import Finding, Gpu, Machine, Message, Report, SelfTestResult, Severity
 from gpusetup.report.plans import describe
 from gpusetup.selftest import text as selftest_text
@@ -61,15 +62,35 @@ def _width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
+_UNIT = re.compile(r"`[^`]*`|[!-~]+|\s|.")
+_NO_LINE_START = "，。；：、）」』》？！…”"
+
+
+def _units(text: str, columns: int) -> list[str]:
+    """What a line may not be broken inside: a `command`, an English word, a path or a number; a Chinese
+    character or a space alone. A command wider than a line is broken at its spaces (else anywhere)."""
+    out: list[str] = []
+    for unit in _UNIT.findall(text):
+        if _width(unit) <= columns:
+            out.append(unit)
+            continue
+        for piece in re.findall(r"\S+|\s", unit):
+            out.extend([piece] if _width(piece) <= columns else list(piece))
+    return out
+
+
 def _cut(text: str, columns: int) -> list[str]:
-    """``text`` in pieces of at most ``columns`` terminal columns."""
+    """``text`` in pieces of at most ``columns`` terminal columns, never breaking a command, an English word or
+    a number, and never starting a line with closing punctuation (it stays at the end of the line before)."""
     parts, cur, used = [], "", 0
-    for ch in text:
-        w = _width(ch)
-        if used + w > columns and cur:
-            parts.append(cur)
+    for unit in _units(text, columns):
+        w = _width(unit)
+        if used + w > columns and cur and unit not in _NO_LINE_START:
+            parts.append(cur.rstrip())
             cur, used = "", 0
-        cur += ch
+            if unit.isspace():
+                continue
+        cur += unit
         used += w
     return [*parts, cur] if cur else parts
 
@@ -119,7 +140,7 @@ class _Out:
         for raw in text.splitlines() or [""]:
             if raw.startswith(("  ", "$ ", "sudo ", "pip ", "python")) or _width(raw) < _WIDTH - indent:
                 self.lines.append(" " * indent + raw)
-            elif _width(raw) > len(raw) * 5 // 4:  # mostly Chinese: no spaces to break at, two columns a character
+            elif _width(raw) > len(raw):  # Chinese: few spaces to break at, two columns a character; keep commands whole
                 self.lines.extend(" " * indent + part for part in _cut(raw, _WIDTH - indent))
             else:
                 self.lines.extend(textwrap.wrap(raw, _WIDTH, initial_indent=" " * indent, subsequent_indent=" " * indent))
@@ -161,19 +182,16 @@ def _findings(out: _Out, findings: list[Finding]) -> None:
         return
     for f in findings:
         code = f" [{f.catalogue}]" if f.catalogue else ""
-        translated = finding_text(f, out.lang)  # title and meaning in this language; the detail has the values
-        title = translated[0] if translated else f.title
-        out.lines.append(f"  {out.c(_COLOR[f.severity], _ICON[f.severity])} {out.c(_BOLD, title)}{out.c(_DIM, code)}")
-        if translated:
-            out.para(translated[1])
-            if f.detail:  # the rule's own words, with this machine's values
-                out.lines.append(" " * 8 + out.c(_DIM, out.w(msg("report.detail-english"))))
-                out.para(f.detail, indent=10)
-        elif f.detail:
-            out.para(f.detail)
-        if f.fix:
+        words = finding_words(f, out.lang)  # title, meaning and fix in this language; the detail has the values
+        out.lines.append(f"  {out.c(_COLOR[f.severity], _ICON[f.severity])} {out.c(_BOLD, words.title)}{out.c(_DIM, code)}")
+        if words.meaning:
+            out.para(words.meaning)
+        if words.translated and f.detail:  # the rule's own words, with this machine's values
+            out.lines.append(" " * 8 + out.c(_DIM, out.w(msg("report.detail-english"))))
+            out.para(f.detail, indent=10)
+        if words.fix:
             out.lines.append(" " * 8 + out.c(_BOLD, out.w(msg("report.fix"))))
-            out.para(f.fix, indent=10)
+            out.para(words.fix, indent=10)
         if f.evidence:
             out.lines.append(" " * 8 + out.c(_DIM, out.w(msg("report.evidence"))))
             for e in f.evidence[:6]:

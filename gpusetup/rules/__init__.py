@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gpusetup.messages import msg, render
 from gpusetup.model import Finding, Machine, Severity
 from gpusetup.rules import _util
 
@@ -64,7 +65,8 @@ def _evaluate(machine: Machine, only: set[str] | None) -> list[Finding]:
                     severity=Severity.INFO,
                     title=f"gpusetup's check '{r.id}' could not run",
                     detail=f"{type(exc).__name__}: {exc}. This is a bug in gpusetup, not a problem with your machine.",
-                    fix="Please report it with `gpusetup bundle`.",
+                    fix=render(msg("fix.rule-crashed")),
+                    fix_code=msg("fix.rule-crashed"),
                 )
             ]
         for f in out:

@@ -20,7 +20,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 
 from gpusetup.compat.db import DataError, get_db
-from gpusetup.model import Finding, FrameworkInstall, Gpu, Machine, Severity
+from gpusetup.messages import msg, render
+from gpusetup.model import Finding, FrameworkInstall, Gpu, Machine, Message, Severity
 from gpusetup.pcidb import classify_pci
 from gpusetup.versions import ComputeCapability, Version, arch_list_coverage
 
@@ -410,27 +411,39 @@ def make(
     severity: Severity,
     title: str,
     detail: str = "",
-    fix: str = "",
+    fix: str | Message = "",
     evidence: Iterable[str] = (),
     catalogue: str | None = None,
     gpu_index: int | None = None,
-    to_be_sure: str | None = None,
+    to_be_sure: str | Message | None = None,
+    params: dict[str, object] | None = None,
 ) -> Finding:
-    """A finding with deduplicated, bounded evidence; ``to_be_sure`` says what would confirm it."""
+    """A finding with deduplicated, bounded evidence; ``to_be_sure`` says what would confirm it.
+
+    ``fix`` and ``to_be_sure`` are messages (a ``fix.…`` / ``sure.…`` code with this machine's values): the
+    finding keeps their English words (``fix``, the end of ``detail``) and the messages themselves, so every
+    surface can word them in the reader's language (:func:`gpusetup.messages.finding_words`). A plain string
+    is English only. ``params`` are this machine's values a translated title or meaning may name (GPU, versions).
+    """
     ev: list[str] = []
     for e in evidence:
         e = (e or "").strip()
         if e and e not in ev:
             ev.append(e if len(e) <= 400 else e[:397] + "...")
+    fix_code = fix if isinstance(fix, Message) else None
+    sure_code = to_be_sure if isinstance(to_be_sure, Message) else None
     if to_be_sure:
-        detail = f"{detail} To be sure: {to_be_sure}".strip()
+        detail = f"{detail} {render(msg('finding.to-be-sure', what=to_be_sure))}".strip()
     return Finding(
         id=fid,
         severity=severity,
         title=title,
         detail=detail,
-        fix=fix,
+        fix=render(fix),
         catalogue=catalogue,
         evidence=ev[:MAX_EVIDENCE],
         gpu_index=gpu_index,
+        fix_code=fix_code,
+        sure_code=sure_code,
+        params={k: str(v) for k, v in (params or {}).items() if v is not None and str(v) != ""},
     )

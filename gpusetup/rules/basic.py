@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from gpusetup.driver_readings import driver_mismatch, same_version
+from gpusetup.messages import msg
 from gpusetup.model import Finding, Machine, Severity
 from gpusetup.rules import rule
 from gpusetup.rules._util import (
@@ -25,12 +26,6 @@ from gpusetup.rules._util import (
     vmajor,
 )
 from gpusetup.versions import Version
-
-PLAN_FIX = (
-    "Run `gpusetup plan` to see which NVIDIA driver branch fits this GPU and the frameworks you want, "
-    "then `gpusetup install` (or follow the commands it prints)."
-)
-
 
 _COMPUTE_VENDORS = {"nvidia", "amd", "intel", "apple"}
 
@@ -54,9 +49,7 @@ def no_gpu(machine: Machine) -> list[Finding]:
             "No graphics card (GPU) was found on this machine",
             seen + "so GPU deep learning is not possible here. "
             "CPU builds of PyTorch, TensorFlow and JAX still work (slower).",
-            "If this is a cloud or virtual machine, choose an instance type with a GPU or ask your admin to "
-            "pass the GPU through to the VM. On a desktop, check that the card is seated and powered. "
-            "`gpusetup plan` shows the CPU builds that work here.",
+            msg("fix.no-gpu"),
             [f"PCI display adapter: {o}" for o in others] or ["PCI scan: no display/3D controller"],
         )
     ]
@@ -87,8 +80,7 @@ def nvidia_driver_missing(machine: Machine) -> list[Finding]:
                 Severity.INFO,
                 f"{gpu_label(g)} is reserved for a virtual machine (bound to {g.pci.kernel_driver})",
                 "This GPU is handed to a virtual machine and cannot be used by programs on this host.",
-                "Nothing to do if that is intended. Otherwise remove the vfio-pci binding (kernel command line "
-                "`vfio-pci.ids=`, /etc/modprobe.d) and reboot.",
+                msg("fix.gpu-reserved-for-vm"),
                 [f"{g.pci.address}: driver in use {g.pci.kernel_driver}"],
                 gpu_index=g.index,
             )
@@ -103,7 +95,7 @@ def nvidia_driver_missing(machine: Machine) -> list[Finding]:
                 "An NVIDIA GPU is installed, but the NVIDIA driver is not",
                 f"{names} is on the PCI bus, but no NVIDIA kernel module, driver library or driver package was "
                 "found. Without the driver, CUDA programs and frameworks cannot use the GPU.",
-                PLAN_FIX,
+                msg("fix.nvidia-driver-missing"),
                 [
                     f"{g.pci.address or '?'} {g.pci.pci_id or ''} {g.pci.device_name or g.name or ''}"
                     f" driver in use: {g.pci.kernel_driver or 'none'}"
@@ -155,9 +147,8 @@ def nvml_failed(machine: Machine) -> list[Finding]:
             "The NVIDIA driver is loaded, but its management library (NVML) does not start",
             f"NVML said: {err}. nvidia-smi, monitoring tools and most frameworks need NVML, so the GPU will "
             "look absent to them.",
-            "Reboot once. If it persists, reinstall the driver packages of the same version as the kernel module "
-            f"({kernel_reading[0].value if kernel_reading else 'see /proc/driver/nvidia/version'}), e.g. "
-            "`sudo apt install --reinstall libnvidia-compute-<branch>` on Ubuntu, then check `nvidia-smi`.",
+            msg("fix.nvml-failed", version=str(kernel_reading[0].value) if kernel_reading
+                else msg("fix.nvml-failed.see-proc")),
             [f"NVML: {err}", *(f"{r.source}: {r.value}" for r in kernel_reading)],
         )
     ]
@@ -251,26 +242,12 @@ def driver_version_mismatch(machine: Machine) -> list[Finding]:
         evidence.extend(f"installed packages for driver {v}: {', '.join(sorted(n)[:3])}" for v, n in versions.items())
     if history and history_nvidia:
         evidence.extend(history[:1] + history_nvidia[:2])
-    fix_lines = []
-    if half or mixed:
-        fix_lines.append(
-            "Finish the interrupted upgrade first: `sudo dpkg --configure -a && sudo apt --fix-broken install` "
-            "(Fedora/RHEL: `sudo dnf distro-sync 'nvidia*'`), and remove the packages of the old driver version"
-            + (f" ({', '.join(sorted(v for v in versions if v != user_v))})" if user_v and len(versions) > 1 else "")
-            + "."
-        )
-    fix_lines.append(
-        "Then reboot, so the kernel loads the module that matches the libraries"
-        + (f" ({user_v})" if user_v else "")
-        + ". (Without a reboot: stop everything using the GPU, `sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset "
-        "nvidia && sudo modprobe nvidia`.)"
-    )
-    if history:
-        fix_lines.append(
-            "unattended-upgrades changed the driver in the background: hold the driver packages "
-            "(`sudo apt-mark hold 'nvidia-*' 'libnvidia-*'`) or add them to "
-            "Unattended-Upgrade::Package-Blacklist, and upgrade them on purpose, followed by a reboot."
-        )
+    old = ", ".join(sorted(v for v in versions if v != user_v)) if user_v and len(versions) > 1 else ""
+    finish = (msg("fix.driver-version-mismatch.finish-old", old=old) if old else
+              msg("fix.driver-version-mismatch.finish")) if half or mixed else None
+    fix = msg("fix.driver-version-mismatch", finish=finish,
+              reboot=msg("fix.driver-version-mismatch.reboot-to", version=str(user_v)) if user_v else None,
+              unattended=msg("fix.driver-version-mismatch.unattended") if history else None)
     if history and history_nvidia and not runtime and not half:
         title = "unattended-upgrades changed the NVIDIA driver packages and the driver stopped working"
     elif runtime and kernel_v and user_v:
@@ -289,10 +266,10 @@ def driver_version_mismatch(machine: Machine) -> list[Finding]:
             Severity.ERROR if (runtime or half or symptom) else Severity.WARNING,
             title,
             detail,
-            " ".join(fix_lines),
+            fix,
             evidence,
-            to_be_sure=None if (kernel_v and user_v) else
-            "compare `cat /proc/driver/nvidia/version` with `modinfo -F version nvidia` and `dpkg -l | grep nvidia`.",
+            to_be_sure=None if (kernel_v and user_v) else msg("sure.driver-version-mismatch"),
+            params={"kernel": kernel_v, "libs": user_v} if runtime and kernel_v and user_v else None,
         )
     ]
 
@@ -358,10 +335,8 @@ def cuda_visible_devices(machine: Machine) -> list[Finding]:
                     f"CUDA_VISIBLE_DEVICES is set to '{value}'. CUDA stops reading it at '{bad}', so programs see "
                     "no GPU and report 'no CUDA-capable device' or 'No CUDA GPUs are available'. "
                     "('all' is only valid for NVIDIA_VISIBLE_DEVICES in containers.)",
-                    "Unset it (`unset CUDA_VISIBLE_DEVICES`, and remove it from ~/.bashrc, the job script or the "
-                    "compose file), or set it to valid indices"
-                    + (f" 0–{count - 1}" if count else "")
-                    + " or GPU UUIDs from `nvidia-smi -L`.",
+                    msg("fix.cuda-visible-devices-hides-gpus.unset-range", last=count - 1) if count else
+                    msg("fix.cuda-visible-devices-hides-gpus.unset"),
                     [f"CUDA_VISIBLE_DEVICES={value!r}"] + ([f"NVIDIA GPUs found: {count}"] if count else []),
                 )
             ]
@@ -373,7 +348,7 @@ def cuda_visible_devices(machine: Machine) -> list[Finding]:
                     f"CUDA_VISIBLE_DEVICES hides some GPUs (CUDA stops at '{bad}')",
                     f"CUDA_VISIBLE_DEVICES is '{value}': only {visible} of {count} GPUs are visible, because CUDA "
                     f"ignores everything from the invalid entry '{bad}' on.",
-                    f"Use valid indices 0–{count - 1} or GPU UUIDs from `nvidia-smi -L`, or unset it.",
+                    msg("fix.cuda-visible-devices-hides-gpus.some", last=count - 1),
                     [f"CUDA_VISIBLE_DEVICES={value!r}", f"NVIDIA GPUs found: {count}"],
                 )
             ]
@@ -389,10 +364,9 @@ def cuda_visible_devices(machine: Machine) -> list[Finding]:
                 "CUDA_VISIBLE_DEVICES probably hides the GPU",
                 "The program sets CUDA_VISIBLE_DEVICES and then finds no GPU. An index that does not exist on "
                 "this machine (e.g. '1' on a one-GPU machine), an empty value, '-1' or 'all' hide every GPU.",
-                "Remove the line that sets CUDA_VISIBLE_DEVICES, or set it to an index that exists "
-                "(`nvidia-smi -L` lists them; a single GPU is 0).",
+                msg("fix.cuda-visible-devices-hides-gpus.pasted"),
                 errors + sets,
-                to_be_sure="the output of `nvidia-smi -L` and `echo $CUDA_VISIBLE_DEVICES` from the failing shell.",
+                to_be_sure=msg("sure.cuda-visible-devices-hides-gpus"),
             )
         ]
     return []
@@ -415,9 +389,7 @@ def nvidia_smi_hung(machine: Machine) -> list[Finding]:
             f"{what} stopped answering",
             f"{what} did not answer in time and was stopped. This happens when a GPU has fallen off the bus, the "
             "driver is stuck, or the GPU is in a bad state; the rest of this report was still collected.",
-            "Look for 'Xid' or 'fallen off the bus' in `sudo dmesg` (gpusetup shows them when it can read the "
-            "kernel log). Save your work and reboot. If it happens again, check the power cables, cooling and "
-            "riser of the card.",
+            msg("fix.nvidia-smi-hung"),
             [f"{e.source}: {e.error}" for e in hits],
         )
     ]

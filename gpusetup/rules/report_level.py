@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from gpusetup.messages import msg
 from gpusetup.model import Finding, Measurement, Report, Severity
 from gpusetup.rules import evaluate, sort_findings
 from gpusetup.rules._util import make
@@ -83,8 +84,7 @@ def pcie_bandwidth(report: Report) -> list[Finding]:
             "Measured host↔GPU copy speed is well below what the PCIe link should give",
             "The self-test copied data between CPU and GPU and got a fraction of the link's rated speed. Data "
             "loading and multi-GPU exchange will be slower than they should be.",
-            "Move the card to a CPU-attached x16 slot, remove risers/adapters, set the slot to 'Auto' or the GPU's "
-            "PCIe generation in the BIOS, reseat the card; then run `gpusetup selftest` again.",
+            msg("fix.pcie-bandwidth-low"),
             [_fmt(m) for m in bad],
             gpu_index=bad[0].device,
         )
@@ -104,8 +104,7 @@ def p2p(report: Report) -> list[Finding]:
             "GPU-to-GPU (peer-to-peer) copies failed or are slower than expected",
             "PCIe ACS or the IOMMU redirecting peer traffic makes direct GPU↔GPU copies crawl or hang; multi-GPU "
             "training with NCCL then freezes or runs slowly.",
-            "Add `iommu=pt` to the kernel command line or disable VT-d/IOMMU, disable ACS on PCIe switches, reboot "
-            "and re-test; otherwise set `NCCL_P2P_DISABLE=1`.",
+            msg("fix.p2p-slow"),
             [_fmt(m) for m in bad] + ([f"kernel command line: {cmdline[:200]}"] if cmdline else []),
         )
     ]
@@ -124,8 +123,7 @@ def wrong_results(report: Report) -> list[Finding]:
             "The GPU computed wrong or inconsistent results in the self-test",
             "The same matrix multiplication gave different results when repeated, or differed from the reference. "
             "That is a hardware fault (memory, overheating, unstable clocks or power), not a software setup problem.",
-            "Stop using this GPU for real work. Check cooling and power cables, remove any overclock, reset the GPU "
-            "or reboot and run `gpusetup selftest` again; if it fails again, have the card serviced (RMA).",
+            msg("fix.gpu-computes-wrong-results"),
             [_fmt(m) for m in bad],
             gpu_index=bad[0].device,
         )

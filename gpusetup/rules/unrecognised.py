@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from gpusetup.model import Finding, Machine, Severity
+from gpusetup.messages import msg
+from gpusetup.model import Finding, Machine, Message, Severity
 from gpusetup.rules._util import driver_version, make, text_lines
 
 # Strong error markers only: help texts ("--error-on-warning", "Reset ECC error counts") and notes such as
@@ -41,21 +42,20 @@ def problem_lines(machine: Machine, limit: int = 4) -> list[str]:
     return out
 
 
-def next_steps(machine: Machine, lines: list[str]) -> list[str]:
+def next_steps(machine: Machine, lines: list[str]) -> list[Message]:
     """The commands whose output would decide, most specific first."""
     text = "\n".join(lines).lower()
-    steps: list[str] = []
+    steps: list[Message] = []
     if not driver_version(machine) and machine.system.os != "macos":
-        steps.append("`nvidia-smi` (the driver version and the GPU it sees; or its error message)")
+        steps.append(msg("fix.problem-not-recognised.nvidia-smi"))
     if any(w in text for w in ("torch", "cuda", "traceback", "python")) and not any(
             env.frameworks for env in machine.python_envs):
-        steps.append("`python -m torch.utils.collect_env` in the same environment (framework build, CUDA, cuDNN)")
+        steps.append(msg("fix.problem-not-recognised.collect-env"))
     if any(w in text for w in ("docker", "container", "kubectl", "pod", "runtime")):
-        steps.append("`docker info | grep -i runtime` and `nvidia-ctk --version` on the host (or `kubectl describe "
-                     "node <gpu-node>` for Kubernetes)")
+        steps.append(msg("fix.problem-not-recognised.docker"))
     if any(w in text for w in ("nvrm", "xid", "kernel", "module", "dkms")) or not machine.kernel_log:
-        steps.append("`sudo dmesg | grep -iE 'nvrm|xid|nvidia'` (the driver's own messages)")
-    steps.append("best of all, `gpusetup bundle` on the affected machine: one file with all of the above")
+        steps.append(msg("fix.problem-not-recognised.dmesg"))
+    steps.append(msg("fix.problem-not-recognised.bundle"))
     return steps
 
 
@@ -78,6 +78,6 @@ def not_recognised(machine: Machine, findings: list[Finding], kinds: set[str]) -
         "The input shows errors (quoted below), but none of gpusetup's checks matches them, so it cannot name "
         "the cause with confidence — rather than guess, it says so. The output of the commands below would "
         "decide it.",
-        "Collect and analyse: " + "; ".join(steps) + ". Then run `gpusetup analyze` on the result.",
+        msg("fix.problem-not-recognised", steps=steps),
         lines,
     )

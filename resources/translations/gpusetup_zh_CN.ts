@@ -9,7 +9,7 @@
     </message>
     <message>
       <source>Demonstration on a recorded machine ({what}): nothing on this computer is changed.</source>
-      <translation>在录制的机器上演示（{what}）：不会改动这台电脑上的任何内容。</translation>
+      <translation>演示模式：使用一台示例电脑的录制数据（{what}），不会改动这台电脑上的任何内容。</translation>
     </message>
     <message>
       <source>No recommendation (the version checker is not available in this version).</source>
@@ -25,7 +25,7 @@
     </message>
     <message>
       <source>Pick one or more frameworks and where to install them. What works best on your computer is already ticked.</source>
-      <translation>选择一个或多个框架以及安装位置。最适合您电脑的选项已经勾选。</translation>
+      <translation>选择一个或多个框架以及安装位置。已勾选最适合这台电脑的选项。</translation>
     </message>
     <message>
       <source>Frameworks</source>
@@ -81,27 +81,27 @@
     </message>
     <message>
       <source>Already have a framework installed? The test can prove it where it is, without installing anything.</source>
-      <translation>已经装好框架了吗？测试可以直接在它所在的环境里检验，不用安装任何东西。</translation>
+      <translation>已经装好框架了？可以直接在它所在的环境中验证，无需安装任何东西。</translation>
     </message>
     <message>
       <source>Only &amp;check an environment I have…</source>
-      <translation>只检验我已有的环境(&amp;C)…</translation>
+      <translation>只验证已有的环境(&amp;C)…</translation>
     </message>
     <message>
       <source>Only check an environment I have</source>
-      <translation>只检验我已有的环境</translation>
+      <translation>只验证已有的环境</translation>
     </message>
     <message>
       <source>Working out which versions fit your computer…</source>
-      <translation>正在计算适合您电脑的版本…</translation>
+      <translation>正在确定适合这台电脑的版本…</translation>
     </message>
     <message>
       <source>Checking which versions work with your graphics card and driver…</source>
-      <translation>正在检查哪些版本适用于您的显卡和驱动…</translation>
+      <translation>正在检查哪些版本适用于这块显卡和驱动程序…</translation>
     </message>
     <message>
       <source>A separate folder with its own Python packages: nothing else on your computer is touched, and deleting the folder removes it all.</source>
-      <translation>一个拥有独立 Python 包的单独文件夹：不会改动电脑上的其他内容，删除该文件夹即可全部移除。</translation>
+      <translation>一个单独的文件夹，里面有自己的一套 Python 包：不会改动电脑上的其他内容，删除这个文件夹即可全部清除。</translation>
     </message>
     <message>
       <source>Possible: {version} ({variant}) after a step first: {why}</source>
@@ -157,7 +157,7 @@
     </message>
     <message>
       <source>We ticked what works best with your graphics card. Hover over a framework to see the options we left out.</source>
-      <translation>我们已勾选最适合您显卡的选项。将鼠标悬停在框架上可查看未选用的选项。</translation>
+      <translation>已勾选最适合这块显卡的选项。将鼠标悬停在框架上可查看未选用的选项。</translation>
     </message>
     <message>
       <source>Packages are installed into this conda environment (created if it does not exist).</source>
@@ -165,7 +165,7 @@
     </message>
     <message>
       <source>Working out the versions failed: {error}</source>
-      <translation>计算版本失败：{error}</translation>
+      <translation>无法确定可用的版本：{error}</translation>
     </message>
     <message>
       <source>Only the CPU versions can be installed on this computer; they work, only more slowly. We ticked the first one.</source>
@@ -177,7 +177,7 @@
     </message>
     <message>
       <source>Nothing works with your graphics card right away; the plan will show what to do first.</source>
-      <translation>目前没有可以直接使用您显卡的版本；安装计划会说明需要先做什么。</translation>
+      <translation>目前没有可以直接使用这块显卡的版本；安装计划会说明需要先做什么。</translation>
     </message>
     <message>
       <source>None of the frameworks can be installed on this computer; hover over each to see why.</source>
@@ -197,7 +197,7 @@
     </message>
     <message>
       <source>Here is what happened. Keep the report, or send a support bundle if something is not right.</source>
-      <translation>以下是本次的经过。请保存报告；如有问题，可以发送支持包。</translation>
+      <translation>以下是本次操作的结果。请保存报告；如果有问题，可以发送支持包。</translation>
     </message>
     <message>
       <source>Summary</source>
@@ -349,7 +349,7 @@
     </message>
     <message>
       <source>Check another Python environment</source>
-      <translation>检验另一个 Python 环境</translation>
+      <translation>验证另一个 Python 环境</translation>
     </message>
     <message>
       <source>Python environments found on this computer</source>
@@ -373,11 +373,11 @@
     </message>
     <message>
       <source>&amp;Prove it there</source>
-      <translation>在那里检验(&amp;P)</translation>
+      <translation>在该环境中验证(&amp;P)</translation>
     </message>
     <message>
       <source>Prove it there</source>
-      <translation>在那里检验</translation>
+      <translation>在该环境中验证</translation>
     </message>
     <message>
       <source>Looking for Python environments on this computer…</source>
@@ -385,7 +385,7 @@
     </message>
     <message>
       <source>Press Check to see whether the proof can run there.</source>
-      <translation>按“检查”看看能不能在那里检验。</translation>
+      <translation>点击“检查”，确认能否在该环境中验证。</translation>
     </message>
     <message>
       <source>The environment's folder</source>
@@ -397,11 +397,11 @@
     </message>
     <message>
       <source>{where} — Python {version}: {found}</source>
-      <translation>{where} — Python {version}：{found}</translation>
+      <translation>{where}（Python {version}）：{found}</translation>
     </message>
     <message>
       <source>Prove a framework in an environment you already have: pick one found on this computer, or choose its folder (or its python program).</source>
-      <translation>在你已有的环境里检验框架：从这台电脑上找到的环境里选一个，或者选择它所在的文件夹（或其中的 python 程序）。</translation>
+      <translation>在已有的环境中验证框架：从这台电脑上找到的环境中选择一个，或者选择环境所在的文件夹（或其中的 python 程序）。</translation>
     </message>
     <message>
       <source>No Python environment was found here; choose its folder below.</source>
@@ -425,7 +425,7 @@
     </message>
     <message>
       <source>Python was found, but no environment with a framework to check; choose one below.</source>
-      <translation>找到了 Python，但没有装着可检验框架的环境；请在下面选择一个。</translation>
+      <translation>找到了 Python，但没有找到装有可验证框架的环境；请在下方选择一个。</translation>
     </message>
     <message>
       <source>{n} environments with a framework to check were found; pick one, or choose another below.</source>
@@ -481,15 +481,15 @@
     </message>
     <message>
       <source>&amp;Continue by itself after the restart (GPU Setup opens when you log in)</source>
-      <translation>重启后自动继续（登录时 GPU Setup 会自己打开）(&amp;C)</translation>
+      <translation>重启后自动继续（登录后 GPU Setup 会自动打开）(&amp;C)</translation>
     </message>
     <message>
       <source>What you can change</source>
-      <translation>你可以修改的地方</translation>
+      <translation>可以修改的设置</translation>
     </message>
     <message>
       <source>Package mirror (index URL)</source>
-      <translation>软件包镜像（索引 URL）</translation>
+      <translation>PyPI 镜像源（索引地址）</translation>
     </message>
     <message>
       <source>Proxy</source>
@@ -497,7 +497,7 @@
     </message>
     <message>
       <source>Package &amp;mirror:</source>
-      <translation>软件包镜像(&amp;M)：</translation>
+      <translation>镜像源(&amp;M)：</translation>
     </message>
     <message>
       <source>&amp;Proxy:</source>
@@ -517,7 +517,7 @@
     </message>
     <message>
       <source>Next steps</source>
-      <translation>接下来</translation>
+      <translation>后续步骤</translation>
     </message>
     <message>
       <source>Installation log</source>
@@ -529,11 +529,11 @@
     </message>
     <message>
       <source>Making the plan again…</source>
-      <translation>正在重新制定计划……</translation>
+      <translation>正在重新制定计划…</translation>
     </message>
     <message>
       <source>Starting…</source>
-      <translation>正在开始…</translation>
+      <translation>正在启动…</translation>
     </message>
     <message>
       <source>Stop the installation?</source>
@@ -545,7 +545,7 @@
     </message>
     <message>
       <source>Stopping after the current step…</source>
-      <translation>当前步骤完成后停止…</translation>
+      <translation>将在当前步骤完成后停止…</translation>
     </message>
     <message>
       <source>Undoing the steps that were done…</source>
@@ -573,7 +573,7 @@
     </message>
     <message>
       <source>Almost done: restart your computer now. After you log in again, GPU Setup opens by itself and continues; finished steps are not repeated.</source>
-      <translation>快完成了：请现在重启电脑。重新登录后，GPU Setup 会自己打开并继续；已完成的步骤不会重复。</translation>
+      <translation>即将完成：请立即重启电脑。重新登录后，GPU Setup 会自动打开并继续安装；已完成的步骤不会重复执行。</translation>
     </message>
     <message>
       <source>Almost done: restart your computer now. Then open GPU Setup again and press “Continue installation”; finished steps are not repeated.</source>
@@ -597,7 +597,7 @@
     </message>
     <message>
       <source>The package index could not be reached. Where the internet is filtered, enter a mirror of PyPI or your proxy, then try again.</source>
-      <translation>无法连接到软件包索引。如果网络受到限制，请填写 PyPI 的镜像地址或你的代理，然后重试。</translation>
+      <translation>无法连接到软件包索引。如果网络受限，请填写 PyPI 镜像源地址或代理服务器，然后重试。</translation>
     </message>
     <message>
       <source>Installing… ({n} steps)</source>
@@ -625,7 +625,7 @@
     </message>
     <message>
       <source>Python could not be downloaded. Enter a mirror of the Python builds (python-build-standalone) or your proxy, then try again.</source>
-      <translation>无法下载 Python。请填写 Python 构建（python-build-standalone）的镜像地址或你的代理，然后重试。</translation>
+      <translation>无法下载 Python。请填写 Python 安装包（python-build-standalone）的镜像地址或代理服务器，然后重试。</translation>
     </message>
     <message>
       <source>Python &amp;mirror:</source>
@@ -633,7 +633,7 @@
     </message>
     <message>
       <source>Undoing did not fully work: {error}. The log lists what is left; a support bundle (last page) helps us help you.</source>
-      <translation>撤销未能完全成功：{error}。日志中列出了剩余的内容；支持包（最后一页）能帮助我们为您提供帮助。</translation>
+      <translation>撤销未能全部完成：{error}。日志中列出了未撤销的内容；请在最后一页创建支持包并发给我们，以便我们协助排查。</translation>
     </message>
     <message>
       <source>Then run:</source>
@@ -641,7 +641,7 @@
     </message>
     <message>
       <source>Could not save the resume file: {error}</source>
-      <translation>无法保存续装文件：{error}</translation>
+      <translation>无法保存用于继续安装的进度文件：{error}</translation>
     </message>
     <message>
       <source>Step {n} “{title}” failed.</source>
@@ -653,7 +653,7 @@
     </message>
     <message>
       <source>The generator left {n} warning(s); they are under Details.</source>
-      <translation>生成器留下了 {n} 条提醒，内容见“详细信息”。</translation>
+      <translation>生成时有 {n} 条警告，详见“详细信息”。</translation>
     </message>
     <message>
       <source>Commands to run next</source>
@@ -717,7 +717,7 @@
     </message>
     <message>
       <source>Docker and the NVIDIA container toolkit</source>
-      <translation>Docker 和 NVIDIA 容器工具包</translation>
+      <translation>Docker 和 NVIDIA Container Toolkit</translation>
     </message>
     <message>
       <source>AMD ROCm</source>
@@ -725,7 +725,7 @@
     </message>
     <message>
       <source>Kernel messages about the GPU</source>
-      <translation>内核中关于 GPU 的消息</translation>
+      <translation>内核日志中与显卡有关的消息</translation>
     </message>
     <message>
       <source>Installed driver packages</source>
@@ -857,7 +857,7 @@
     </message>
     <message>
       <source>none found (not needed for PyTorch, TensorFlow or JAX wheels)</source>
-      <translation>未找到（PyTorch、TensorFlow 或 JAX 的 wheel 包不需要它）</translation>
+      <translation>未找到（用 pip 安装的 PyTorch、TensorFlow 和 JAX 不需要它）</translation>
     </message>
     <message>
       <source>Docker</source>
@@ -921,7 +921,7 @@
     </message>
     <message>
       <source>There are warnings worth reading below.</source>
-      <translation>下方有值得一读的警告。</translation>
+      <translation>请留意下方的警告。</translation>
     </message>
     <message>
       <source>No problems found.</source>
@@ -989,7 +989,7 @@
     </message>
     <message>
       <source>The exact commands</source>
-      <translation>确切的命令</translation>
+      <translation>将要运行的命令</translation>
     </message>
     <message>
       <source>Save as script…</source>
@@ -1041,11 +1041,11 @@
     </message>
     <message>
       <source>Files written to: {v}</source>
-      <translation>文件写入：{v}</translation>
+      <translation>文件写入位置：{v}</translation>
     </message>
     <message>
       <source>Download: about {down}. Space needed on the disk: about {room}.</source>
-      <translation>下载量：约 {down}。需要的磁盘空间：约 {room}。</translation>
+      <translation>下载大小：约 {down}。需要的磁盘空间：约 {room}。</translation>
     </message>
     <message>
       <source>Some steps are needed first (see below). Press Install when you are ready.</source>
@@ -1073,11 +1073,11 @@
     </message>
     <message>
       <source>Copy to the graphics card (host → device)</source>
-      <translation>复制到显卡（主机 → 设备）</translation>
+      <translation>复制到显卡，锁页内存</translation>
     </message>
     <message>
       <source>Copy from the graphics card (device → host)</source>
-      <translation>从显卡复制（设备 → 主机）</translation>
+      <translation>从显卡复制，锁页内存</translation>
     </message>
     <message>
       <source>Copy to the graphics card, pageable memory</source>
@@ -1089,11 +1089,11 @@
     </message>
     <message>
       <source>Memory speed on the graphics card</source>
-      <translation>显卡显存速度</translation>
+      <translation>显存速度</translation>
     </message>
     <message>
       <source>Matrix multiply, FP32 (our own kernel)</source>
-      <translation>矩阵乘法，FP32（我们自己的内核）</translation>
+      <translation>矩阵乘法，FP32（gpusetup 自带的 GPU 代码）</translation>
     </message>
     <message>
       <source>Matrix multiply gives correct results</source>
@@ -1121,15 +1121,15 @@
     </message>
     <message>
       <source>Processor: matrix multiply, FP32</source>
-      <translation>处理器：矩阵乘法，FP32</translation>
+      <translation>CPU：矩阵乘法，FP32</translation>
     </message>
     <message>
       <source>Processor: memory copy</source>
-      <translation>处理器：内存复制</translation>
+      <translation>CPU：内存复制</translation>
     </message>
     <message>
       <source>Processor: memory speed (triad)</source>
-      <translation>处理器：内存速度（triad）</translation>
+      <translation>CPU：内存速度（triad）</translation>
     </message>
     <message>
       <source>Framework check</source>
@@ -1137,7 +1137,7 @@
     </message>
     <message>
       <source>Prove it works</source>
-      <translation>验证它能工作</translation>
+      <translation>验证能否正常工作</translation>
     </message>
     <message>
       <source>A short test checks that each framework starts and computes correctly — on the graphics card if there is one — and how fast, against what the card is rated for.</source>
@@ -1153,7 +1153,7 @@
     </message>
     <message>
       <source>Check &amp;another Python environment…</source>
-      <translation>检验另一个 Python 环境(&amp;A)…</translation>
+      <translation>验证另一个 Python 环境(&amp;A)…</translation>
     </message>
     <message>
       <source>No Python environment was checked for a framework.</source>
@@ -1185,7 +1185,7 @@
     </message>
     <message>
       <source>Pick the Python environment to prove, then press “Prove it there”.</source>
-      <translation>选择要检验的 Python 环境，然后按“在那里检验”。</translation>
+      <translation>选择要验证的 Python 环境，然后点击“在该环境中验证”。</translation>
     </message>
     <message>
       <source>The framework check runs in {python}.</source>
@@ -1201,11 +1201,11 @@
     </message>
     <message>
       <source>Graphics card versus processor</source>
-      <translation>显卡与处理器对比</translation>
+      <translation>显卡与 CPU 对比</translation>
     </message>
     <message>
       <source>Notes</source>
-      <translation>备注</translation>
+      <translation>说明</translation>
     </message>
     <message>
       <source>Graphics card</source>
@@ -1229,7 +1229,7 @@
     </message>
     <message>
       <source>A recording: these numbers were measured on the real {what}, not on this computer.</source>
-      <translation>这是一段记录：这些数字是在真实的 {what} 上测得的，不是在这台电脑上。</translation>
+      <translation>这是录制的结果：以下数值是在真实的 {what} 上测得的，并非这台电脑。</translation>
     </message>
     <message>
       <source>It works.</source>
@@ -1245,7 +1245,7 @@
     </message>
     <message>
       <source>The graphics card multiplied matrices {x}× faster than the processor.</source>
-      <translation>显卡做矩阵乘法比处理器快 {x} 倍。</translation>
+      <translation>显卡的矩阵乘法速度是 CPU 的 {x} 倍。</translation>
     </message>
     <message>
       <source>{name} {version} sees {n} graphics card(s).</source>
@@ -1261,7 +1261,7 @@
     </message>
     <message>
       <source>From “I have a computer with a graphics card” to “my deep-learning framework runs on it, and here is the proof”.</source>
-      <translation>从“我有一台带显卡的电脑”到“我的深度学习框架已经在上面运行，而且有证明”。</translation>
+      <translation>从“我有一台带显卡的电脑”，到“我的深度学习框架已经在显卡上运行，而且有测试结果为证”。</translation>
     </message>
     <message>
       <source>What will happen</source>
@@ -1313,23 +1313,23 @@
     </message>
     <message>
       <source>We look at your computer: graphics cards, driver, CUDA and Python.</source>
-      <translation>我们检查您的电脑：显卡、驱动、CUDA 和 Python。</translation>
+      <translation>检查电脑：显卡、驱动程序、CUDA 和 Python。</translation>
     </message>
     <message>
       <source>You choose what you want to run: PyTorch, TensorFlow or JAX, and where.</source>
-      <translation>您选择想运行的框架：PyTorch、TensorFlow 或 JAX，以及安装位置。</translation>
+      <translation>选择要运行的框架（PyTorch、TensorFlow 或 JAX）以及安装位置。</translation>
     </message>
     <message>
       <source>We show you the plan: what will be installed, why, and the exact commands.</source>
-      <translation>我们向您展示安装计划：要安装什么、为什么，以及确切的命令。</translation>
+      <translation>展示安装计划：要安装什么、为什么安装，以及将要运行的具体命令。</translation>
     </message>
     <message>
       <source>Only when you press Install do we change anything. You can cancel; finished steps are undone.</source>
-      <translation>只有您点击“安装”后才会做出改动。您可以随时取消；已完成的步骤会被撤销。</translation>
+      <translation>只有点击“安装”后才会做出改动，并且可以随时取消；已完成的步骤会被撤销。</translation>
     </message>
     <message>
       <source>We test the graphics card and show you the measured speed as proof.</source>
-      <translation>我们测试显卡，并把测得的速度展示给您作为证明。</translation>
+      <translation>测试显卡，并展示测得的速度作为验证结果。</translation>
     </message>
     <message>
       <source>Looking at your computer only reads information. Every change is listed on the plan page first, and a record of everything we run is kept in the log folder:</source>
@@ -1409,11 +1409,11 @@
     </message>
     <message>
       <source>English details (with this computer's values)</source>
-      <translation>英文详情（含本机的具体数值）</translation>
+      <translation>详细信息（英文，含本机的具体数值）</translation>
     </message>
     <message>
       <source>Do it for me…</source>
-      <translation>帮我完成…</translation>
+      <translation>自动修复…</translation>
     </message>
     <message>
       <source>✔ Pass</source>
@@ -1441,7 +1441,7 @@
     </message>
     <message>
       <source>No file manager could open the folder. It is here:</source>
-      <translation>没有文件管理器能打开这个文件夹。它在这里：</translation>
+      <translation>无法用文件管理器打开这个文件夹。文件夹位置：</translation>
     </message>
     <message>
       <source>What this means:</source>
@@ -1449,7 +1449,7 @@
     </message>
     <message>
       <source>How to fix it (in English, with the exact commands)</source>
-      <translation>怎样解决（英文原文，含确切的命令）</translation>
+      <translation>解决方法（英文原文，含具体命令）</translation>
     </message>
     <message>
       <source>{value} {unit} of {rated} {unit} rated peak ({pct}%)</source>

@@ -88,7 +88,7 @@ def test_selftest_on_this_gpu_less_machine_in_chinese(monkeypatch: pytest.Monkey
     monkeypatch.setenv("GPUSETUP_LIBCUDA", "/nonexistent/libcuda.so.1")  # the same on a machine with a driver
     assert main(["selftest", "--framework", "numpy"]) in (0, 1)
     out = capsys.readouterr().out
-    assert "gpusetup 显卡测试（快速）— 没有测试 NVIDIA 显卡" in out
+    assert "gpusetup 自检（快速）：没有测试 NVIDIA 显卡" in out
     assert "无法测试 NVIDIA 显卡" in out and "CPU 基准" in out and "结果：" in out
     _chinese_without_english(out)
 
@@ -109,8 +109,8 @@ def test_docker_set_up_in_chinese(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_analyze_in_chinese(capsys: pytest.CaptureFixture[str]) -> None:
     """`gpusetup analyze` of what users sent (recorded issue texts): its headings, labels, the kind of each
-    input, finding titles and meanings and what is missing, in Chinese. Quoted as it is: the input's own lines
-    (evidence, facts), a rule's English detail and fix (shown under their Chinese labels)."""
+    input, finding titles, meanings and fixes (issue 21) and what is missing, in Chinese. Quoted as it is: the
+    input's own lines (evidence, facts) and a rule's English detail (shown under its Chinese label)."""
     fixtures = Path(__file__).resolve().parents[1] / "fixtures"
     inputs = [str(fixtures / "recorded-issues" / "F05__rtx-5090-sm120-torch-2.0.1-cu118__deepprep-233.txt"),
               str(fixtures / "collect-env" / "windows10-home__cpu-only__torch-1.4.0+cpu__pytorch-issue-33473.txt")]
@@ -119,12 +119,12 @@ def test_analyze_in_chinese(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["analyze", *inputs]) == rc  # the same verdict in both languages
     en = capsys.readouterr().out
     assert "Findings (most severe first):" in en and "What it means:" in en and not CJK.search(en)
-    assert "发现的问题（最严重的在前）：" in zh and "含义：" in zh and "从输入中读到的信息：" in zh
+    assert "发现的问题（最严重的在前）：" in zh and "这意味着：" in zh and "从输入中读到的信息：" in zh
     assert "文字中提到的框架版本" in zh  # the kind of input, in words
     own, quoted = [], False
     for line in zh.splitlines():
         if line.startswith("    ") and not line.startswith("      "):  # a label line opens a block
-            quoted = line.lstrip().startswith(("规则的原文", "解决方法"))
+            quoted = line.lstrip().startswith("规则的原文")
         if quoted or line.startswith("      ") or "：" in line[:14] and line.startswith("  ") and not line.startswith("    "):
             continue  # a quoted block or its continuation lines, evidence, or a fact (label：the input's value)
         own.append(line.split(".txt: ", 1)[-1])  # an input line: its file name is the user's

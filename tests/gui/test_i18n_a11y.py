@@ -137,6 +137,7 @@ def _machine_page_findings(qtbot, make_wizard, tmp_path, language: str):
 
 def test_chinese_machine_page_shows_chinese_findings(qtbot, make_wizard, tmp_path) -> None:
     from gpusetup.i18n import finding_text
+    from gpusetup.messages import finding_words
 
     findings, widgets = _machine_page_findings(qtbot, make_wizard, tmp_path, "zh_CN")
     by_id = {fw.finding.id: fw for fw in widgets}
@@ -145,12 +146,18 @@ def test_chinese_machine_page_shows_chinese_findings(qtbot, make_wizard, tmp_pat
     for f in findings:
         w = by_id[f.id]
         zh_title, zh_meaning = finding_text(f, "zh_CN") or ("", "")
-        assert w.title_label.text() == zh_title and w.meaning_label is not None and w.meaning_label.text() == zh_meaning
+        assert w.title_label.text() == zh_title and w.meaning_label is not None
+        assert w.meaning_label.text().startswith(zh_meaning)  # (+ what would confirm it, in Chinese)
         assert w.english is not None and not w.english.expanded()  # English, with this machine's values, on request
         english = [lb.text() for lb in w.english.content.findChildren(QLabel)]
         assert f.title in english and f.detail in english
-        assert w.english.button.text() == "英文详情（含本机的具体数值）"
-        assert w.fix_box is not None and w.fix_box.text() == f.fix  # the commands are not translated
+        assert w.english.button.text() == "详细信息（英文，含本机的具体数值）"
+        # the fix in Chinese, shown (not folded away as English): the same commands, this machine's values
+        assert w.fix_box is not None and w.fix_section is None and w.fix_box.isVisibleTo(w)
+        assert w.fix_box.text() == finding_words(f, "zh_CN").fix != f.fix and re.search(r"[\u4e00-\u9fff]", w.fix_box.text())
+        english_fix = finding_words(f, "en").fix  # the wizard's English words (its pages, not `gpusetup plan`)
+        assert all(cmd in w.fix_box.text() for cmd in re.findall(r"`([^`]*)`", english_fix) if "<" not in cmd)
+        assert "`gpusetup " not in w.fix_box.text()  # no command-line advice inside the wizard
         assert zh_title in w.accessibleName()
 
 

@@ -73,7 +73,7 @@ def test_the_wizard_words_progress_in_its_language(qapp) -> None:
         i18n.install("en")
     texts = [t for t, _ in signals.progress.got]
     assert texts[0] == ("第 3 步，共 5 步：检查安装的版本是否与计划一致 — 正在下载 slowpkg-1.0-py3-none-any.whl：67%"
-                        "（2 / 3 MB，每秒 0.3 MB，还需大约 4 秒）")
+                        "（2 / 3 MB，0.3 MB/s，剩余约 4 秒）")
     assert texts[1].endswith(" — 14 秒") and texts[2] == "正在检查能否连接到 https://pypi.org/simple"
     assert texts[3] == "words a job said itself"
     ctx.progress(step, 0.6)  # English again

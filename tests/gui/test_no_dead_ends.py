@@ -129,7 +129,7 @@ def test_demo_verify_shows_the_recorded_gpu_with_its_verdict_in_both_languages(q
     from gpusetup.gui.demo import DemoServices
 
     for lang, words, recording in (("en", "Your NVIDIA A100-SXM4-40GB works", "A recording"),
-                                   ("zh_CN", "你的 NVIDIA A100-SXM4-40GB 可以工作", "这是一段记录")):
+                                   ("zh_CN", "您的 NVIDIA A100-SXM4-40GB 可以工作", "这是录制的结果")):
         services = DemoServices("a100", state_dir=tmp_path / lang, step_delay=0)
         w = make_wizard(services, language=lang)
         try:

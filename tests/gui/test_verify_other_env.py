@@ -179,7 +179,7 @@ def test_the_picker_in_chinese(qtbot, make_wizard, at_home, tmp_path: Path) -> N
     qtbot.mouseClick(picker.check_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not w.running_jobs() and picker.check_button.isEnabled(), timeout=TIMEOUT)
     assert "里没有安装可以检查的框架" in picker.verdict.text.text(), picker.verdict.text.text()
-    assert picker.prove_button.text() == "在那里检验(&P)"
+    assert picker.prove_button.text() == "在该环境中验证(&P)"
     import os
 
     if os.environ.get("GPUSETUP_SHOTS"):  # to look at the page: GPUSETUP_SHOTS=DIR

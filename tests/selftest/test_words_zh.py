@@ -39,7 +39,7 @@ def test_a_whole_gpu_run_in_chinese(build_fake, build_cublas, nvml_4080s) -> Non
     assert r.gpu_tested and r.verdict == "pass"
     _no_english(r)
     zh = format_text(r, "zh_CN")
-    assert f"gpusetup 显卡测试（快速）— {GPU}（显卡 0）" in zh and "结果：通过" in zh
+    assert f"gpusetup 自检（快速）：{GPU}（GPU 0）" in zh and "结果：通过" in zh
     assert "cuBLAS FP16 矩阵乘法（张量核心）" in zh
     assert format_text(r, "en").startswith(f"gpusetup self-test (quick) — {GPU} (GPU 0)")
     assert live_objects(lib) == 0

@@ -90,8 +90,21 @@ def test_every_emitted_code_has_english_and_chinese_words() -> None:
 def test_no_stale_entries() -> None:
     codes, _ = emitted()
     for lang in LANGS:
-        stale = sorted(set(_doc(lang)["messages"]) - set(codes))
+        stale = sorted(c for c in _doc(lang)["messages"] if c.split("@")[0] not in codes)
         assert not stale, f"messages_{lang}.json has codes nothing emits any more: {stale}"
+
+
+def test_wizard_wordings_use_the_codes_parameters() -> None:
+    """``code@wizard`` words a message for the wizard's reader (its pages and buttons instead of commands): it
+    may leave parameters out, never use others; and it never sends the reader to the command line."""
+    en, zh = _doc("en")["messages"], _doc("zh_CN")["messages"]
+    variants = [(lang, c, t) for lang, doc in (("en", en), ("zh_CN", zh)) for c, t in doc.items() if "@" in c]
+    assert variants
+    for lang, code, text in variants:
+        base = code.split("@")[0]
+        assert base in en, code
+        assert placeholders(text) <= placeholders(en[base]), f"{lang} {code} uses parameters {base} is not given"
+        assert "gpusetup " not in re.sub(r"GPU Setup", "", text), f"{lang} {code}: CLI advice in the wizard: {text!r}"
 
 
 def test_placeholders_are_parameters_the_code_is_given() -> None:
@@ -108,8 +121,8 @@ def test_placeholders_are_parameters_the_code_is_given() -> None:
 def test_chinese_entries_are_chinese() -> None:
     zh = _doc("zh_CN")["messages"]
     for code, text in zh.items():
-        if code.startswith(("word.kind.", "range.")) or not re.search(r"[A-Za-z]", re.sub(r"\{\w+\}", "", text)):
-            continue  # product names, number ranges and pure "{a}：{b}" layouts read the same in both languages
+        if code.startswith(("word.kind.", "range.")) or not re.search(r"[A-Za-z]", re.sub(r"\{\w+\}|`[^`]*`", "", text)):
+            continue  # product names, number ranges, pure "{a}：{b}" layouts and `commands` read the same in both languages
         assert CJK.search(text), f"{code}: not translated: {text!r}"
 
 
@@ -176,3 +189,72 @@ def test_chinese_words_carry_no_jargon_a_beginner_must_read() -> None:
         prose = re.sub(r"`[^`]*`|https?://\S+", " ", text)
         for pat in jargon:
             assert not pat.search(prose), f"{code}: {pat.search(prose).group(0)!r} in {text!r}"
+
+
+def test_build_tags_are_shown_in_words() -> None:
+    """Issue 21: "PyTorch 2.15 — GPU 版本，cu132" told a beginner nothing. The tag in words, in Chinese; English
+    pages keep the tag (it is what the commands and the index name)."""
+    from gpusetup.messages import variant_label, variant_words
+
+    zh = {v: render(variant_words(v), "zh_CN") for v in ("cu132", "cu126", "cu118", "cu92", "cuda12", "cuda11.2",
+                                                         "rocm6.4", "and-cuda", "xpu", "mps", "cpu", "directml")}
+    assert zh["cu132"] == "适用于 CUDA 13.2" and zh["cu126"] == "适用于 CUDA 12.6" and zh["cu118"] == "适用于 CUDA 11.8"
+    assert zh["cu92"] == "适用于 CUDA 9.2" and zh["cuda12"] == "适用于 CUDA 12" and zh["cuda11.2"] == "适用于 CUDA 11.2"
+    assert zh["rocm6.4"] == "适用于 AMD ROCm 6.4" and zh["and-cuda"] == "自带 CUDA 库"
+    assert all(CJK.search(t) for t in zh.values()), zh
+    assert variant_label("cu132", "en") == "cu132" and variant_label("cu132", "zh_CN") == "适用于 CUDA 13.2"
+    assert variant_label("weird-tag", "zh_CN") == "weird-tag"
+
+
+def test_a_wizard_wording_is_used_only_in_the_wizard() -> None:
+    from gpusetup.i18n import set_surface
+
+    m = msg("fix.nvidia-driver-missing")
+    cli_en, cli_zh = render(m), render(m, "zh_CN")
+    assert "`gpusetup plan`" in cli_en and "`gpusetup plan`" in cli_zh
+    set_surface("wizard")
+    try:
+        assert "gpusetup plan" not in render(m) and "安装计划" in render(m, "zh_CN")
+        assert render(msg("fix.rule-crashed"), "zh_CN").startswith("请向我们报告")
+    finally:
+        set_surface(None)
+    assert render(m) == cli_en
+
+
+def _all_chinese_texts() -> list[tuple[str, str]]:
+    """Every Chinese text a user may read: the message catalogue, the finding catalogue and the wizard's .ts."""
+    import html
+
+    out = [(f"messages · {k}", v) for k, v in _doc("zh_CN")["messages"].items()]
+    findings = json.loads(resource("translations", "findings_zh_CN.json").read_text(encoding="utf-8"))["findings"]
+    for fid, e in findings.items():
+        out += [(f"findings · {fid}.{k}", e[k]) for k in ("title", "meaning", "fix", "to_be_sure") if e.get(k)]
+        out += [(f"findings · {fid}.fix_by_tool.{t}", v) for t, v in (e.get("fix_by_tool") or {}).items()]
+    ts = resource("translations", "gpusetup_zh_CN.ts").read_text(encoding="utf-8")
+    for m in re.finditer(r"<source>(.*?)</source>\s*<translation[^>]*>(.*?)</translation>", ts, re.S):
+        out.append((f".ts · {html.unescape(m.group(1))[:40]}", html.unescape(m.group(2))))
+    return out
+
+
+def test_chinese_follows_the_glossary() -> None:
+    """docs/zh-glossary.md: one register (您 or no pronoun, never 你), mainland usage, one word per concept,
+    the single ellipsis character, full-width punctuation in Chinese sentences. Commands (`…`) are not prose."""
+    cjk = r"[\u4e00-\u9fff]"
+    rules = {
+        "你 (register: 您 or no pronoun)": r"你",
+        "Taiwan/Hong Kong usage": r"相容|软体|记忆体|显示卡|程式|網路|预设|設定|檔案|資料夾|支援|使用者|伺服器|資訊|讯息|透過|"
+                                  r"快取|頻寬|韌體|匯流排|執行緒|重新開機|安全開機|停用 nouveau|已停用",
+        "a term the glossary replaced": r"显卡版本|现场编译|向前兼容|小版本兼容|驱动版本系列|驱动系列|同系列驱动|"
+                                        r"已证明|未证明|普通内存|确切|不认识|不知道|演练|PCIe 连接|容器工具包|苹果|专有版|"
+                                        r"(?<!替代)方案",
+        "…… or ... (the glossary's ellipsis is …)": r"……|(?<![.\w])\.\.\.(?![.\w])",
+        "half-width punctuation in a Chinese sentence": cjk + r"[,;?!](?=\s|$|" + cjk + r")",
+        "a space next to full-width punctuation": r"(?<=\S) [，。；？！）、]|[（] ",
+    }
+    found = []
+    for where, text in _all_chinese_texts():
+        prose = re.sub(r"`[^`]*`|https?://\S+|“[^”]*”", "C", text)
+        for name, rx in rules.items():
+            for m in re.finditer(rx, prose):
+                found.append(f"{where}: {name}: …{prose[max(0, m.start() - 12):m.end() + 12]}…")
+    assert not found, "\n".join(found)

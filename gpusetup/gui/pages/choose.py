@@ -28,6 +28,7 @@ from gpusetup.gui.pages.base import PAGE_PLAN, PAGE_VERIFY, BasePage
 from gpusetup.gui.services import FRAMEWORKS, Target, Unavailable, python_version_of
 from gpusetup.gui.widgets import Busy, Card, StatusLine, label
 from gpusetup.gui.workers import JobContext
+from gpusetup.messages import variant_label
 from gpusetup.model import FrameworkPlan, PythonEnv
 from gpusetup.report.plans import action_why, rejected_reason
 
@@ -48,12 +49,13 @@ def describe(fp: FrameworkPlan | None) -> tuple[bool, str, str]:
         if c.variant == "cpu":
             line = tr("Recommended: {version}, CPU version (it works, without the graphics card).").format(version=c.version)
         else:
-            line = tr("Recommended: {version} ({variant}); works with your graphics card now.").format(version=c.version, variant=c.variant)
+            line = tr("Recommended: {version} ({variant}); works with your graphics card now.").format(
+                version=c.version, variant=variant_label(c.variant, lang))
         return True, line, reasons
     if fp.gpu_choice is not None:
         first = action_why(fp.actions[0], lang) if fp.actions else ""
         line = tr("Possible: {version} ({variant}) after a step first: {why}").format(
-            version=fp.gpu_choice.version, variant=fp.gpu_choice.variant, why=first
+            version=fp.gpu_choice.version, variant=variant_label(fp.gpu_choice.variant, lang), why=first
         )
         return True, line, reasons
     if fp.choice is not None:

@@ -40,8 +40,7 @@ from gpusetup.gui.widgets import (
     step_heading,
 )
 from gpusetup.gui.workers import JobContext
-from gpusetup.i18n import finding_text
-from gpusetup.messages import outcome_text, render
+from gpusetup.messages import finding_words, outcome_text, render
 from gpusetup.model import Message, Severity, Step
 
 if TYPE_CHECKING:
@@ -555,10 +554,10 @@ class InstallPage(BasePage):
         """Can this host run GPU containers: each host-check finding's title, in the interface's language."""
         kinds = {Severity.ERROR: "fail", Severity.WARNING: "warn", Severity.INFO: "info", Severity.OK: "pass"}
         for f in out.host_findings:
-            translated = finding_text(f, lang)
+            words = finding_words(f, lang)
             s = StatusLine()
-            s.set(kinds.get(f.severity, "info"), translated[0] if translated else f.title)
-            if translated:
+            s.set(kinds.get(f.severity, "info"), words.title)
+            if words.translated:
                 s.setToolTip(f.title)
             self.next_layout.addWidget(s)
 

@@ -42,7 +42,7 @@ from gpusetup.gui.widgets import (
     step_heading,
 )
 from gpusetup.gui.workers import JobContext
-from gpusetup.messages import message_of, msg, render
+from gpusetup.messages import message_of, msg, render, variant_label
 from gpusetup.model import Action, Choice, FrameworkPlan, Machine, Message, Plan, Step
 from gpusetup.report.plans import action_title as core_action_title
 from gpusetup.report.plans import action_why, rejected_reason
@@ -379,7 +379,8 @@ class PlanPage(BasePage):
             if c is None:
                 what.body.addWidget(label(tr("{name}: nothing can be installed.").format(name=name), bold=True))
                 continue
-            kind = tr("CPU version") if c.variant == "cpu" else tr("GPU version, {variant}").format(variant=c.variant)
+            kind = tr("CPU version") if c.variant == "cpu" else \
+                tr("GPU version, {variant}").format(variant=variant_label(c.variant, lang))
             head = label(f"{name} {c.version} — {kind}", bold=True)
             self.what_labels.append(head)
             what.body.addWidget(head)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gpusetup.model import Finding, FrameworkInstall, Machine, Severity
+from gpusetup.messages import msg
+from gpusetup.model import Finding, FrameworkInstall, Machine, Message, Severity
 from gpusetup.rules import rule
 from gpusetup.rules._util import (
     arch_supports,
@@ -78,21 +79,13 @@ def driver_too_old(machine: Machine) -> list[Finding]:
         have = f"driver {dv}" if dv else "the installed driver"
         if driver_cuda:
             have += f" (supports CUDA up to {driver_cuda})"
-        fix = (
-            "Either upgrade the NVIDIA driver"
-            + (f" to {minimum} or newer" if minimum else " to a newer branch")
-            + " (`gpusetup plan` names the branch for this GPU, `gpusetup install` does it), or install the build "
-            "of your framework/container made for the CUDA version the driver supports"
-            + (f" (CUDA {driver_cuda} or older)" if driver_cuda else "")
-            + "."
-        )
+        older = msg("fix.driver-too-old-for-cuda.or-older", cuda=str(driver_cuda)) if driver_cuda else None
+        fix = msg("fix.driver-too-old-for-cuda",
+                  to=msg("fix.driver-too-old-for-cuda.to", minimum=minimum) if minimum else
+                  msg("fix.driver-too-old-for-cuda.to-branch"), older=older)
         if machine.system.wsl:
             # In WSL2 the driver is the Windows one; a Linux driver inside the distribution is never the fix.
-            fix = ("In WSL2 the NVIDIA driver is the Windows driver: update it on Windows (from nvidia.com or "
-                   "Windows Update), update WSL (`wsl --update` in PowerShell) and Windows itself (GPU support in WSL "
-                   "needs Windows 11 or Windows 10 21H2 or later); do not install a Linux NVIDIA driver inside the "
-                   "distribution. Or use a build of your program made for the CUDA version the driver supports"
-                   + (f" (CUDA {driver_cuda} or older)" if driver_cuda else "") + ".")
+            fix = msg("fix.driver-too-old-for-cuda.wsl", older=older)
         out.append(
             make(
                 "driver-too-old-for-cuda",
@@ -102,9 +95,7 @@ def driver_too_old(machine: Machine) -> list[Finding]:
                 "('CUDA driver version is insufficient for CUDA runtime version', error 35).",
                 fix,
                 evidence + hard + ([f"driver {dv}"] if dv and not hard else []),
-                to_be_sure=None if (dv or driver_cuda) and (hard or consumers) else
-                "the first line of `nvidia-smi` (driver and CUDA version) and the CUDA version the failing program "
-                "uses (`python -c \"import torch; print(torch.version.cuda)\"`).",
+                to_be_sure=None if (dv or driver_cuda) and (hard or consumers) else msg("sure.driver-too-old-for-cuda"),
             )
         )
     elif soft:
@@ -115,7 +106,7 @@ def driver_too_old(machine: Machine) -> list[Finding]:
                 "The driver is a little older than the CUDA version your framework was built with",
                 "CUDA minor-version compatibility lets this work, but features that compile PTX at run time "
                 "(some custom kernels, Triton) can fail with 'unsupported PTX version'.",
-                "If such errors appear, update the driver within the same branch or newer (`gpusetup plan`).",
+                msg("fix.driver-older-than-cuda-minor"),
                 soft,
             )
         )
@@ -158,12 +149,11 @@ def forward_compat(machine: Machine) -> list[Finding]:
             Severity.ERROR,
             "CUDA's forward-compatibility library is in use on a GPU that does not support it (error 804)",
             detail,
-            "Update the host NVIDIA driver so it supports the container's/program's CUDA version natively "
-            + (f"(for CUDA {dc}: driver {min_driver_for_cuda(dc)} or newer) " if dc and min_driver_for_cuda(dc) else "")
-            + "— `gpusetup plan` names the branch — or use an image/build for an older CUDA, or remove the "
-            "`compat` directory from LD_LIBRARY_PATH.",
+            msg("fix.forward-compat-unsupported",
+                for_cuda=msg("fix.forward-compat-unsupported.for-cuda", cuda=str(dc), driver=min_driver_for_cuda(dc))
+                if dc and min_driver_for_cuda(dc) else None),
             ev,
-            to_be_sure=None if dv else "the host's `nvidia-smi` header and the container image's CUDA version.",
+            to_be_sure=None if dv else msg("sure.forward-compat-unsupported"),
         )
     ]
 
@@ -188,9 +178,10 @@ def fabric_manager(machine: Machine) -> list[Finding]:
     distro = (machine.system.distro_id or "").lower()
     like = [d.lower() for d in machine.system.distro_like]
     if distro in ("rhel", "rocky", "almalinux", "centos", "fedora") or "rhel" in like or "fedora" in like:
-        install = "sudo dnf module install nvidia-driver:<branch>/fm  (or: sudo dnf install nvidia-fabric-manager)"
+        install = msg("fix.fabric-manager-missing.dnf")
     else:
-        install = f"sudo apt install nvidia-fabricmanager-{branch if branch else '<driver branch>'}"
+        install = msg("fix.fabric-manager-missing.apt", branch=branch) if branch else \
+            msg("fix.fabric-manager-missing.apt-unknown")
     return [
         make(
             "fabric-manager-missing",
@@ -199,10 +190,10 @@ def fabric_manager(machine: Machine) -> list[Finding]:
             "On servers whose GPUs are connected through NVSwitch (HGX/DGX A100, H100, H200, B200…) CUDA starts "
             "only after the nvidia-fabricmanager service has set up the GPU fabric. Its version must match the "
             "driver exactly.",
-            f"Install Fabric Manager for driver {dv or '<your driver version>'}: `{install}`, then "
-            "`sudo systemctl enable --now nvidia-fabricmanager` and check `systemctl status nvidia-fabricmanager`.",
+            msg("fix.fabric-manager-missing", driver=str(dv) if dv else msg("fix.fabric-manager-missing.your-driver"),
+                install=install),
             lines + ([f"driver {dv}"] if dv else []),
-            to_be_sure=None if dv else "the driver version (`nvidia-smi`) and `systemctl status nvidia-fabricmanager`.",
+            to_be_sure=None if dv else msg("sure.fabric-manager-missing"),
         )
     ]
 
@@ -296,18 +287,10 @@ def arch_verdicts(machine: Machine) -> list[_ArchVerdict]:
     return out
 
 
-def _arch_fix(v: _ArchVerdict, kind: str) -> str:
+def _arch_fix(v: _ArchVerdict, kind: str) -> Message:
     if kind == "new":
-        return (
-            "Install a framework build that includes this GPU's architecture: for new GPUs that means a build "
-            "made with a newer CUDA (e.g. PyTorch's cu128 or newer wheels for Blackwell/sm_120, which also need "
-            "driver R570+). `gpusetup plan` picks the exact command. Rebuild compiled extensions (flash-attn, "
-            f"xformers…) with TORCH_CUDA_ARCH_LIST=\"{v.cc or '<cc>'}\"."
-        )
-    return (
-        "Install an older framework release that still ships code for this GPU (`gpusetup plan` finds the newest "
-        f"one that does), or build from source with TORCH_CUDA_ARCH_LIST=\"{v.cc or '<cc>'}\", or use a newer GPU."
-    )
+        return msg("fix.gpu-too-new-for-build", cc=str(v.cc or "<cc>"))
+    return msg("fix.gpu-too-old-for-build", cc=str(v.cc or "<cc>"))
 
 
 @rule("gpu-too-old-for-build", catalogue="F04")
@@ -328,10 +311,10 @@ def gpu_too_old(machine: Machine) -> list[Finding]:
             title = "The installed framework has no GPU code for this GPU's architecture"
             detail = ("'no kernel image is available' means the framework was built without code for this GPU: "
                       "either the GPU is older than the build supports, or newer.")
-            sure = ("the GPU model and compute capability (`nvidia-smi --query-gpu=name,compute_cap --format=csv`) "
-                    "and the build's list (`python -c \"import torch; print(torch.cuda.get_arch_list())\"`).")
+            sure = msg("sure.gpu-too-old-for-build")
         out.append(make("gpu-too-old-for-build", Severity.ERROR, title, detail, _arch_fix(v, "old"), v.evidence,
-                        gpu_index=v.gpu_index, to_be_sure=sure))
+                        gpu_index=v.gpu_index, to_be_sure=sure,
+                        params={"gpu": v.gpu, "cc": v.cc} if v.kind == "old" else None))
     return out[:4]
 
 
@@ -352,6 +335,7 @@ def gpu_too_new(machine: Machine) -> list[Finding]:
                 _arch_fix(v, "new"),
                 v.evidence,
                 gpu_index=v.gpu_index,
+                params={"gpu": v.gpu, "cc": v.cc},
             )
         )
     return out[:4]

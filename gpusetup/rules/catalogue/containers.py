@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from gpusetup.model import Finding, Machine, Severity
+from gpusetup.messages import msg
+from gpusetup.model import Finding, Machine, Message, Severity
 from gpusetup.rules import rule
 from gpusetup.rules._util import (
     driver_version,
@@ -46,23 +47,13 @@ def toolkit_missing(machine: Machine) -> list[Finding]:
     if c.toolkit_version:
         ev.append(f"NVIDIA Container Toolkit {c.toolkit_version} installed")
     snap = bool(re.search(r"/snap/|snap docker", joined_text(machine), re.IGNORECASE))
-    if c.toolkit_version:
-        fix = ("The toolkit is installed but Docker does not know it: `sudo nvidia-ctk runtime configure "
-               "--runtime=docker && sudo systemctl restart docker`, then test with `docker run --rm --gpus all "
-               "ubuntu nvidia-smi`.")
-    else:
-        fix = ("Install the NVIDIA Container Toolkit (`gpusetup docker` shows the repository set-up for this "
-               "distribution; on Ubuntu: `sudo apt install nvidia-container-toolkit` from NVIDIA's repository), then "
-               "`sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker`.")
-    if snap:
-        fix += " Docker installed as a snap cannot use the toolkit: install docker-ce instead."
+    snap_note = msg("fix.container-toolkit-missing.snap") if snap else None
     if k8s:
-        fix = ("On every GPU node: install the NVIDIA Container Toolkit and make `nvidia` the default runtime of the "
-               "node's container runtime — containerd: `sudo nvidia-ctk runtime configure --runtime=containerd "
-               "--set-as-default && sudo systemctl restart containerd`; Docker: `sudo nvidia-ctk runtime configure "
-               "--runtime=docker --set-as-default && sudo systemctl restart docker` — then delete the device-plugin "
-               "pod so it restarts (or give the plugin a RuntimeClass `nvidia`). Check with `kubectl describe node "
-               "| grep nvidia.com/gpu`.")
+        fix = msg("fix.container-toolkit-missing.k8s")
+    elif c.toolkit_version:
+        fix = msg("fix.container-toolkit-missing.register", snap=snap_note)
+    else:
+        fix = msg("fix.container-toolkit-missing.install", snap=snap_note)
     return [
         make(
             "container-toolkit-missing",
@@ -74,8 +65,7 @@ def toolkit_missing(machine: Machine) -> list[Finding]:
             "registered as a Docker runtime; without it Docker answers 'could not select device driver'.",
             fix,
             ev,
-            to_be_sure=None if (structured or c.docker) else
-            "`docker info | grep -i runtime` and `nvidia-ctk --version` on the host.",
+            to_be_sure=None if (structured or c.docker) else msg("sure.container-toolkit-missing"),
         )
     ]
 
@@ -90,14 +80,9 @@ def toolkit_no_driver(machine: Machine) -> list[Finding]:
         return []
     wsl = machine.system.wsl if machine.system.wsl is not None else bool(
         re.search(r"\bWSL\b|docker desktop|for-win", joined_text(machine), re.I))
-    fix = ("Make sure the host driver works first (`nvidia-smi` on the host). If it does, the toolkit is looking in "
-           "the wrong place: check `ldconfig -p | grep libnvidia-ml.so.1` and the `ldconfig`/`root` settings in "
-           "/etc/nvidia-container-runtime/config.toml (custom driver prefixes, rootless or snap Docker).")
-    if wsl:
-        fix = ("On WSL/Docker Desktop the driver comes from Windows: update the Windows NVIDIA driver and WSL "
-               "(`wsl --update`), and do not install a Linux driver inside the distribution. " + fix)
-    elif not driver_version(machine):
-        fix = "Install the NVIDIA driver on the host (`gpusetup plan`). " + fix
+    first = msg("fix.container-toolkit-cannot-load-driver.wsl") if wsl else \
+        msg("fix.container-toolkit-cannot-load-driver.no-driver") if not driver_version(machine) else None
+    fix = msg("fix.container-toolkit-cannot-load-driver", first=first)
     return [
         make(
             "container-toolkit-cannot-load-driver",
@@ -131,13 +116,9 @@ def container_lost_gpu(machine: Machine) -> list[Finding]:
             "With systemd-managed cgroups, a `systemctl daemon-reload` on the host (also run by package updates) "
             "rewrites the container's device permissions and drops the GPU devices. New containers work; "
             "containers started before the reload do not.",
-            "Recreate the container (`docker compose up -d --force-recreate` / restart the pod). To prevent it: "
-            "upgrade the NVIDIA Container Toolkit and run `sudo nvidia-ctk system create-dev-char-symlinks "
-            "--create-all`, or set Docker's cgroup driver to cgroupfs (`\"exec-opts\": "
-            "[\"native.cgroupdriver=cgroupfs\"]` in /etc/docker/daemon.json).",
+            msg("fix.container-lost-gpu"),
             lines + context + ([f"NVML: {machine.driver.nvml_error}"] if structured else []),
-            to_be_sure=None if (structured or context) else "whether the error appears inside a container that "
-            "had worked before, and `docker info | grep -i cgroup`.",
+            to_be_sure=None if (structured or context) else msg("sure.container-lost-gpu"),
         )
     ]
 
@@ -172,16 +153,10 @@ def container_capabilities(machine: Machine) -> list[Finding]:
             "was not given a GPU (`docker run` without `--gpus`, a compose service without a device reservation), "
             "and no libcuda.so when it asks only for 'utility' (nvidia-smi works, CUDA does not). PyTorch then "
             "reports 'Found no NVIDIA driver on your system'.",
-            ("Start the container with `-e NVIDIA_DRIVER_CAPABILITIES=compute,utility -e NVIDIA_VISIBLE_DEVICES=all` "
-             "(compose: `capabilities: [gpu, compute, utility]` under deploy.resources.reservations.devices, or "
-             "the same environment variables).") if structured else
-            ("Give the container the GPU: `docker run --gpus all …` (compose: under the service, "
-             "`deploy.resources.reservations.devices` with `driver: nvidia`, `count: all`, `capabilities: [gpu]`). "
-             "If it already has one (nvidia-smi works inside), add the compute capability: "
-             "`-e NVIDIA_DRIVER_CAPABILITIES=compute,utility`."),
+            msg("fix.container-missing-compute-capability.env") if structured else
+            msg("fix.container-missing-compute-capability.gpus"),
             ev + lines + context,
-            to_be_sure=None if structured else "`env | grep NVIDIA_` and `ls /usr/lib/x86_64-linux-gnu/libcuda.so*` "
-            "inside the container.",
+            to_be_sure=None if structured else msg("sure.container-missing-compute-capability"),
         )
     ]
 
@@ -230,10 +205,7 @@ def wsl_libcuda(machine: Machine) -> list[Finding]:
             "only lists libcuda.so.1 there, and the files are copies rather than symlinks, so tools that open "
             "plain 'libcuda.so' (Triton, bitsandbytes, some cuDNN builds) fail, and ldconfig prints "
             "'is not a symbolic link'.",
-            "`export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH` (add it to ~/.bashrc). To silence "
-            "ldconfig, recreate the links once: `cd /usr/lib/wsl/lib && sudo rm libcuda.so libcuda.so.1 && "
-            "sudo ln -s libcuda.so.1.1 libcuda.so.1 && sudo ln -s libcuda.so.1 libcuda.so && sudo ldconfig` "
-            "(Windows may restore the copies after a driver update).",
+            msg("fix.wsl-libcuda-not-found"),
             symlink + failed + ldconfig[:3],
         )
     ]
@@ -256,18 +228,16 @@ def wsl_blocked(machine: Machine) -> list[Finding]:
     text = joined_text(machine)
     installed_utils = re.findall(r"apt(?:-get)? install\s+(?:-y\s+)?(nvidia-(?:utils|driver)-\d+)", text)
     tcc = bool(tcc_gpus) or (bool(lines) and re.search(r"\bTCC\b", text) is not None)
-    causes = []
+    causes: list[Message] = []
     ev = list(lines) + linux_driver
     if linux_driver or installed_utils:
-        causes.append("a Linux NVIDIA driver/utils package is installed inside the WSL distribution; it replaces the "
-                      "WSL stubs — remove it: `sudo apt remove --purge '^nvidia-(driver|utils|compute-utils)-.*' "
-                      "'^libnvidia-compute-.*'` and install only `cuda-toolkit-X-Y` from NVIDIA's WSL-Ubuntu repo")
+        causes.append(msg("fix.wsl-gpu-access-blocked.linux-driver"))
         ev += [f"installed inside WSL: {p}" for p in installed_utils]
     if tcc:
-        causes.append("the GPU is in TCC mode (data-center GPUs on Windows Server); WSL needs WDDM: "
-                      "`nvidia-smi -g 0 -dm 0` in an administrator prompt on Windows, then reboot")
+        causes.append(msg("fix.wsl-gpu-access-blocked.tcc"))
         ev += [f"{g.name or 'GPU'}: driver model TCC" for g in tcc_gpus] or grep(machine, r"\bTCC\b", 1)
-    causes.append("an old Windows build or WSL version: run `wsl --update` and update Windows and the NVIDIA driver")
+    causes.append(msg("fix.wsl-gpu-access-blocked.old-windows"))
+    numbered = [msg("fix.wsl-gpu-access-blocked.cause", n=i + 1, cause=c) for i, c in enumerate(causes)]
     return [
         make(
             "wsl-gpu-access-blocked",
@@ -277,10 +247,9 @@ def wsl_blocked(machine: Machine) -> list[Finding]:
             "Windows refused to give the WSL2 distribution access to the GPU." if lines else
             "WSL2 reaches the GPU through the Windows display driver model (WDDM); a GPU in TCC mode is invisible "
             "to it and nvidia-smi inside WSL fails with 'GPU access blocked by the operating system'.",
-            "Likely causes, most likely first: " + "; ".join(f"({i + 1}) {c}" for i, c in enumerate(causes)) + ".",
+            msg("fix.wsl-gpu-access-blocked", causes=numbered),
             ev,
-            to_be_sure=None if (linux_driver or installed_utils or tcc) else
-            "`dpkg -l | grep -E 'nvidia-(driver|utils)'` inside WSL and `nvidia-smi` on Windows (driver model column).",
+            to_be_sure=None if (linux_driver or installed_utils or tcc) else msg("sure.wsl-gpu-access-blocked"),
         )
     ]
 
@@ -341,11 +310,9 @@ def p2p_broken(machine: Machine) -> list[Finding]:
             "When PCIe ACS or the IOMMU redirects peer-to-peer traffic, direct GPU↔GPU copies crawl or hang, and "
             "multi-GPU training with NCCL freezes. Consumer GPUs (e.g. RTX 4090) may also advertise P2P that does "
             "not work.",
-            "Add `iommu=pt` to the kernel command line (or disable VT-d/IOMMU in the BIOS), disable ACS on the PCIe "
-            "switches/root ports (`sudo lspci -vvv | grep ACSCtl` should show SrcValid-), reboot, and re-test with "
-            "`gpusetup selftest`. If that is not possible, run with `NCCL_P2P_DISABLE=1` (slower but stable).",
+            msg("fix.p2p-broken"),
             ev,
-            to_be_sure=None if mats else "`nvidia-smi topo -m` and a P2P bandwidth test (`gpusetup selftest --p2p`).",
+            to_be_sure=None if mats else msg("sure.p2p-broken"),
         )
     ]
 

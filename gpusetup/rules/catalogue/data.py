@@ -24,7 +24,8 @@ from functools import lru_cache
 from typing import Any
 
 from gpusetup import resources
-from gpusetup.model import Finding, Machine, Severity
+from gpusetup.messages import data_fix_code, data_sure_code
+from gpusetup.model import Finding, Machine, Message, Severity
 from gpusetup.resources import resource
 from gpusetup.rules import rule
 from gpusetup.rules._util import joined_text, make, text_lines
@@ -218,11 +219,29 @@ def evaluate_entry(entry: Entry, machine: Machine) -> list[Finding]:
     severity = values.pop("severity", None) or entry.severity
     tool = values.pop("fix_key", None) or (hit[0].tool if hit else "facts")
     fix = entry.fix_by_tool.get(tool, entry.fix)
-    return [make(
+    # The fix (and what would confirm it) as messages: their codes name this entry's templates, English from
+    # this file, other languages from their finding catalogue (gpusetup.messages.data_finding_templates).
+    fix_msg = Message(code=data_fix_code(entry.id, tool if tool in entry.fix_by_tool else None),
+                      params=_params(fix, values))
+    sure = Message(code=data_sure_code(entry.id), params=_params(entry.to_be_sure, values)) \
+        if entry.to_be_sure else None
+    finding = make(
         entry.id, severity, _fill(entry.title, values), _fill(entry.detail, values), _fill(fix, values),
         evidence, catalogue=entry.catalogue,
         to_be_sure=_fill(entry.to_be_sure, values) if entry.to_be_sure else None,
-    )]
+    )
+    finding.fix_code, finding.sure_code = fix_msg, sure  # the English words stay exactly this file's
+    finding.params = {k: v for k, v in fix_msg.params.items() if v != "?"}  # for a translated title and meaning
+    return [finding]
+
+
+def _params(template: str | None, values: dict[str, Any]) -> dict[str, Any]:
+    """The values a data template names, as ``_fill`` words them ("?" for an unknown one), plus every other value
+    (a translation may name values the English leaves out)."""
+    names = {name for _, name, _, _ in string.Formatter().parse(template or "") if name}
+    out = {k: ("?" if v is None else str(v)) for k, v in values.items()}
+    out.update({n: "?" for n in names if values.get(n) is None})
+    return out
 
 
 def _register() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from gpusetup.messages import msg
 from gpusetup.model import Finding, Machine, Severity
 from gpusetup.rules import rule
 from gpusetup.rules._util import driver_version, gpu_label, grep, make, nvml_ok, search
@@ -41,10 +42,7 @@ def fell_off_bus(machine: Machine) -> list[Finding]:
             + ". This is almost always power, heat or the physical connection — NVIDIA names overheating, lack of "
             "power and outdated system BIOS as the usual causes — not a software setup problem. Reinstalling "
             "drivers will not help.",
-            "Check the PSU rating and that every PCIe power connector is fully seated (12VHPWR!), remove risers or "
-            "extension cables, watch temperatures (`nvidia-smi -q -d TEMPERATURE`), update the system BIOS. To test "
-            "power sensitivity, lock clocks lower: `sudo nvidia-smi -lgc 300,1500`. A reboot is needed to get the "
-            "GPU back; if it keeps happening, have the card checked/RMA'd.",
+            msg("fix.gpu-fell-off-bus"),
             lines,
         )
     ]
@@ -80,12 +78,12 @@ def pcie_link(machine: Machine) -> list[Finding]:
                     f"(Gen{p.gen_current} x{p.width_current} of Gen{p.gen_max} x{p.width_max})",
                     "Under load the link should train to its maximum. A lower speed or width means slower data "
                     "transfers between CPU and GPU (data loading, multi-GPU).",
-                    "Move the card to a CPU-attached x16 slot, remove risers/adapters, set the slot to 'Auto' or "
-                    "the GPU's generation in the BIOS, and reseat the card. `gpusetup selftest` measures the real "
-                    "transfer speed.",
+                    msg("fix.pcie-link-degraded"),
                     [f"PCIe Gen{p.gen_current} x{p.width_current} (max Gen{p.gen_max} x{p.width_max}) at "
                      f"{g.utilization_gpu_pct}% GPU load"],
                     gpu_index=g.index,
+                    params={"gpu": gpu_label(g), "link": f"Gen{p.gen_current} x{p.width_current}",
+                            "best": f"Gen{p.gen_max} x{p.width_max}"},
                 )
             )
         elif (low_width) and not busy and p.width_current is not None and p.width_current <= 4 and (p.width_max or 0) >= 16:
@@ -97,7 +95,7 @@ def pcie_link(machine: Machine) -> list[Finding]:
                     f"{gpu_label(g)} shows a PCIe x{p.width_current} link (max x{p.width_max}) while idle",
                     "Idle GPUs may lower link speed to save power; a narrow width usually means the slot or riser "
                     "provides fewer lanes.",
-                    "Run `gpusetup selftest` (it measures host↔GPU bandwidth under load) before moving hardware.",
+                    msg("fix.pcie-link-narrow-idle"),
                     [f"PCIe Gen{p.gen_current} x{p.width_current} (max Gen{p.gen_max} x{p.width_max}), idle"],
                     gpu_index=g.index,
                 )
@@ -114,9 +112,7 @@ def pcie_link(machine: Machine) -> list[Finding]:
                 f"(the device can do {m.group(4)})",
                 "A link on the way to the device (a slot, riser or PCIe switch) is slower than the device itself, "
                 "so host↔device transfers are capped at about half (or less) of what the GPU supports.",
-                f"Find the limiting link ({m.group(3)}) with `sudo lspci -vv -s {m.group(3)}` (LnkCap vs LnkSta). "
-                "If it is a slot or riser, move the GPU to a full-speed CPU-attached slot or set the slot to 'Auto' "
-                "in the BIOS; if it is a PCIe switch of an older generation, this is the platform's limit.",
+                msg("fix.pcie-link-degraded.kernel", address=m.group(3)),
                 limited,
             )
         )
@@ -129,10 +125,9 @@ def pcie_link(machine: Machine) -> list[Finding]:
                 "lspci shows a PCIe link running below its capability ('downgraded')",
                 "An idle GPU legitimately drops to Gen1 (2.5 GT/s) to save power, so this alone is not a fault. It "
                 "is a problem only if it stays low while the GPU is busy.",
-                "Check again while the GPU works (e.g. during `gpusetup selftest`, or `nvidia-smi -q -d PCIE` under "
-                "load). If it stays low: reseat the card, remove risers, set the slot speed to Auto in the BIOS.",
+                msg("fix.pcie-link-downgraded-lspci"),
                 downgraded + grep(machine, r"LnkCap:", 1),
-                to_be_sure="the link state read while the GPU is under load, or a measured host↔device bandwidth.",
+                to_be_sure=msg("sure.pcie-link-downgraded-lspci"),
             )
         )
     return out
@@ -181,7 +176,7 @@ def memory_errors(machine: Machine) -> list[Finding]:
                     "The GPU had uncorrectable memory (ECC) errors in the past",
                     "None since the driver was last loaded. Memory with errors is normally retired or remapped "
                     "automatically; keep an eye on the counts.",
-                    "If the count grows, or jobs fail with 'uncorrectable ECC error', have the GPU checked.",
+                    msg("fix.gpu-memory-errors-in-the-past"),
                     history,
                 )
             ]
@@ -194,9 +189,7 @@ def memory_errors(machine: Machine) -> list[Finding]:
                 "The GPU reports uncorrectable memory (ECC) errors",
                 "The GPU's memory produced errors its error correction could not fix. This is a hardware fault: "
                 "results computed on this GPU cannot be trusted, and reinstalling software will not help.",
-                "Stop jobs on this GPU and reset it (`sudo nvidia-smi -r -i <index>` with no processes on it) or "
-                "reboot; that also activates pending page retirement/row remapping. If errors come back, drain the "
-                "machine and have the GPU serviced (RMA).",
+                msg("fix.gpu-memory-errors"),
                 serious + pending,
             )
         ]
@@ -207,8 +200,7 @@ def memory_errors(machine: Machine) -> list[Finding]:
             "The GPU has marked memory for repair; it takes effect after a GPU reset",
             "The driver found weak memory cells and scheduled them to be retired/remapped. Until the GPU is reset "
             "the repair is not active.",
-            "Reset the GPU when it is idle (`sudo nvidia-smi -r -i <index>`) or reboot. If new errors keep "
-            "appearing, plan a replacement.",
+            msg("fix.gpu-memory-repair-pending"),
             pending,
         )
     ]
@@ -232,9 +224,7 @@ def after_suspend(machine: Machine) -> list[Finding]:
     if not lines:
         return []
     resume = grep(machine, r"PM: suspend exit|PM: resume|suspend|standby|wake up|after sleep", 2)
-    sure = None if (resume or structured) else (
-        "whether the machine was suspended before the error (`journalctl -k -b | grep 'PM: suspend'`) and whether "
-        "`nvidia-smi` still works.")
+    sure = None if (resume or structured) else msg("sure.cuda-broken-after-suspend")
     return [
         make(
             "cuda-broken-after-suspend",
@@ -243,10 +233,7 @@ def after_suspend(machine: Machine) -> list[Finding]:
             "After the machine sleeps, the NVIDIA unified-memory module (nvidia_uvm) can come back in a broken state: "
             "nvidia-smi still works but every CUDA program fails to start (error 999). PyTorch's hint about "
             "CUDA_VISIBLE_DEVICES is usually a red herring here.",
-            "Close all programs using the GPU, then `sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm` (or reboot). "
-            "To prevent it, enable NVIDIA's suspend services: `sudo systemctl enable nvidia-suspend nvidia-resume "
-            "nvidia-hibernate` and set `options nvidia NVreg_PreserveVideoMemoryAllocations=1` in "
-            "/etc/modprobe.d/nvidia-power.conf.",
+            msg("fix.cuda-broken-after-suspend"),
             lines + resume,
             to_be_sure=sure,
         )
@@ -280,11 +267,8 @@ def uvm_hmm(machine: Machine) -> list[Finding]:
             "the unified-memory module's HMM support causes exactly this (reported with RTX 5090 / RTX 6000 "
             "Blackwell and on EL9/EL10 with the open modules)"
             + (f"; driver {dv}." if dv else "."),
-            "Disable HMM in nvidia_uvm: `echo 'options nvidia_uvm uvm_disable_hmm=1' | sudo tee "
-            "/etc/modprobe.d/uvm.conf`, then reboot (or `sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm`). "
-            "A newer driver may fix it too.",
+            msg("fix.cuda-init-uvm-hmm"),
             lines,
-            to_be_sure=None if structured else "that `nvidia-smi` works on the same machine and "
-            "`cat /sys/module/nvidia_uvm/parameters/uvm_disable_hmm`.",
+            to_be_sure=None if structured else msg("sure.cuda-init-uvm-hmm"),
         )
     ]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gpusetup.model import Finding, Machine, Severity
+from gpusetup.messages import msg
+from gpusetup.model import Finding, Machine, Message, Severity
 from gpusetup.rules import rule
 from gpusetup.rules._util import (
     classify_pci_id,
@@ -103,11 +104,9 @@ def secure_boot(machine: Machine) -> list[Finding]:
             "With UEFI Secure Boot on, Linux only loads kernel modules signed by a key the firmware trusts. The "
             "NVIDIA module was built on this machine and signed with a local key that was never enrolled, so the "
             "kernel rejects it and the GPU has no driver.",
-            f"Enrol the signing key: `sudo mokutil --import {key}` (choose a one-time password), reboot, and in the "
-            "blue MokManager screen pick 'Enroll MOK' and type that password. Or turn Secure Boot off in the "
-            "firmware settings. Then check with `nvidia-smi`.",
+            msg("fix.secure-boot-blocks-module", key=key),
             ev,
-            to_be_sure=None if machine.system.secure_boot is not None else "the output of `mokutil --sb-state`.",
+            to_be_sure=None if machine.system.secure_boot is not None else msg("sure.secure-boot-blocks-module"),
         )
     ]
 
@@ -137,10 +136,8 @@ def nouveau_owns(machine: Machine) -> list[Finding]:
                                                                  else "nouveau")
     blacklist = "printf 'blacklist nouveau\\noptions nouveau modeset=0\\nblacklist nova_core\\nblacklist nova_drm\\n' | " \
                 "sudo tee /etc/modprobe.d/blacklist-nouveau.conf"
-    fix = (
-        f"Stop {owner} from taking the GPU: `{blacklist}`, then `{_initramfs_cmd(machine)}` and reboot."
-        + ("" if conflict else " Then install the NVIDIA driver (`gpusetup plan` names the branch).")
-    )
+    fix = msg("fix.nouveau-owns-gpu", owner=owner, blacklist=blacklist, initramfs=_initramfs_cmd(machine),
+              then=None if conflict else msg("fix.nouveau-owns-gpu.then-install"))
     return [
         make(
             "nouveau-owns-gpu",
@@ -151,6 +148,7 @@ def nouveau_owns(machine: Machine) -> list[Finding]:
             + (" (the kernel log shows the NVIDIA module being refused)." if lines else "."),
             fix,
             ev,
+            params={"owner": owner},
         )
     ]
 
@@ -195,10 +193,7 @@ def open_module_pre_turing(machine: Machine) -> list[Finding]:
             "and newer. Maxwell, Pascal and Volta cards" + (f" such as this {arch}" if arch else "")
             + " need the proprietary module flavour, which many distributions stopped installing by default "
             "from driver 560 on.",
-            "Install the proprietary flavour of the same driver: Ubuntu `sudo apt install "
-            f"nvidia-driver-{branch or '<branch>'}` (not the `-open` package); negativo17/Fedora: "
-            "`sudo sed -i 's/kernel-open$/kernel/' /etc/nvidia/kernel.conf && sudo akmods --rebuild`; .run "
-            "installer: `-m=kernel`. Reboot afterwards. Note: driver 580 is the last branch for these GPUs.",
+            msg("fix.open-module-on-pre-turing", branch=str(branch) if branch else "<branch>"),
             ev,
         )
     ]
@@ -233,11 +228,9 @@ def legacy_gpu(machine: Machine) -> list[Finding]:
                 f"The installed driver {current} no longer supports the {gpu}",
                 f"Each NVIDIA driver branch drops old GPU generations. This GPU is only supported by the {legacy} "
                 f"legacy driver, so driver {current} ignores it and no NVIDIA GPU is available.",
-                f"Install the {legacy_branch} branch instead (Ubuntu: `sudo apt install nvidia-driver-{legacy_branch}`; "
-                f"NixOS: `hardware.nvidia.package = config.boot.kernelPackages.nvidiaPackages.legacy_{legacy_branch};`) "
-                f"and keep your distribution from moving past it. Frameworks are then limited to the CUDA versions "
-                f"driver {legacy_branch} supports — `gpusetup plan` shows them.",
+                msg("fix.gpu-dropped-by-driver-branch.legacy", branch=legacy_branch),
                 grep(machine, r"Legacy drivers|will ignore|No NVIDIA GPU found|GPU installed in this system", 4),
+                params={"driver": current, "gpu": gpu},
             )
         )
     m = _F11_TOO_NEW.search(flat)
@@ -248,8 +241,9 @@ def legacy_gpu(machine: Machine) -> list[Finding]:
                 Severity.ERROR,
                 f"The installed driver {m.group(2)} is too old for the {m.group(1).strip()}",
                 "This GPU is newer than the installed driver branch, so the driver ignores it.",
-                "Install a newer driver branch that supports this GPU (`gpusetup plan` names it).",
+                msg("fix.gpu-dropped-by-driver-branch.too-new"),
                 grep(machine, r"is not supported by the [\d.]+ NVIDIA", 2),
+                params={"driver": m.group(2), "gpu": m.group(1).strip()},
             )
         )
     if out:
@@ -267,11 +261,11 @@ def legacy_gpu(machine: Machine) -> list[Finding]:
                     f"Driver {driver_version(machine)} no longer supports {gpu_label(g)}",
                     f"{legacy[1]} GPUs (compute capability {g.compute_capability}) are supported up to driver branch "
                     f"{legacy[0]}; newer branches ignore them.",
-                    f"Install the {legacy[0]} branch (`gpusetup plan` shows the commands and the CUDA versions it "
-                    "allows).",
+                    msg("fix.gpu-dropped-by-driver-branch.facts", branch=legacy[0]),
                     [f"{gpu_label(g)}: compute capability {g.compute_capability}",
                      f"driver {driver_version(machine)}"],
                     gpu_index=g.index,
+                    params={"driver": driver_version(machine), "gpu": gpu_label(g)},
                 )
             )
     return out
@@ -296,9 +290,7 @@ def rm_init_adapter(machine: Machine) -> list[Finding]:
             "not a packaging one: the host cannot map the card's memory (BAR), the card lacks power, its firmware "
             "failed, or the host platform is not supported"
             + (" (the log says this ARM platform is not qualified for the driver)." if arm else "."),
-            "Enable 'Above 4G decoding' and 'Resizable BAR' in the BIOS, check that all PCIe power cables are "
-            "plugged into the card, update the system BIOS, and try the card in another slot or machine. "
-            "If it fails everywhere, the card may be faulty.",
+            msg("fix.rm-init-adapter-failed"),
             lines + extra,
         )
     ]
@@ -328,26 +320,22 @@ def host_compiler(machine: Machine) -> list[Finding]:
         fix = _gcc_fix(machine, int(n), comp[1] if comp and comp[0] == "gcc" else None)
         title = f"nvcc refuses your C++ compiler (this CUDA toolkit supports GCC up to {n})"
     elif other:
-        fix = "Install a compiler version this CUDA toolkit supports, or a newer CUDA toolkit."
+        fix = msg("fix.host-compiler-unsupported.other")
         title = "nvcc refuses your C++ compiler version"
     else:
         tk, kind, limit, row = refused[0]
         have = comp[1] if comp else 0
         title = (f"Your C++ compiler ({kind.upper() if kind == 'gcc' else kind} {have}) is newer than CUDA "
                  f"{tk.version}'s nvcc accepts ({kind.upper() if kind == 'gcc' else kind} {limit} at most)")
-        fix = _gcc_fix(machine, limit, have) if kind == "gcc" else (
-            f"Point nvcc at clang {limit} or older, or at a supported GCC (`export NVCC_CCBIN=g++-N`), or use a "
-            "newer CUDA toolkit.")
+        fix = _gcc_fix(machine, limit, have) if kind == "gcc" else msg("fix.host-compiler-unsupported.clang", limit=limit)
         accepting = [t for t in machine.cuda.toolkits if t.version and not any(t is r[0] for r in refused)]
         if accepting:
-            fix += (f" CUDA {accepting[0].version} is also installed and accepts your compiler: `export "
-                    f"CUDA_HOME={accepting[0].path} PATH={accepting[0].path}/bin:$PATH`.")
+            fix = msg("fix.host-compiler-unsupported.also-installed", fix=fix, cuda=str(accepting[0].version),
+                      path=accepting[0].path)
     toolkit = machine.cuda.toolkits[0].version if machine.cuda.toolkits else None
     sure = None
     if refused and not m and not all(r[3].get("verified") for r in refused):
-        sure = ("compile an empty file: `echo 'int main(){return 0;}' > /tmp/t.cu && nvcc /tmp/t.cu -o /tmp/t` "
-                "(nvcc prints 'unsupported GNU version' when it refuses the compiler; gpusetup's table for this "
-                "CUDA version comes from secondary sources).")
+        sure = msg("sure.host-compiler-unsupported")
     return [
         make(
             "host-compiler-unsupported",
@@ -383,23 +371,17 @@ def _refusing_toolkits(machine: Machine) -> list[tuple[Any, str, int, dict[str, 
     return out
 
 
-def _gcc_fix(machine: Machine, n: int, have: int | None) -> str:
+def _gcc_fix(machine: Machine, n: int, have: int | None) -> Message:
     """Install GCC n next to the current one and point nvcc at it; or a toolkit that accepts the current GCC."""
     family = _distro_family(machine)
     if family == "debian":
-        install = f"Ubuntu/Debian: `sudo apt install gcc-{n} g++-{n}`"
+        install = msg("fix.host-compiler-unsupported.apt", n=n)
     else:
-        install = (f"your distribution's GCC {n} compatibility package, or conda: `conda install -c conda-forge "
-                   f"gcc={n} gxx={n}`")
-    fix = (f"Install GCC {n} next to your current compiler ({install}) and point CUDA at it before building: "
-           f"`export NVCC_CCBIN=g++-{n} CUDAHOSTCXX=g++-{n} CC=gcc-{n} CXX=g++-{n}` (for one nvcc call: "
-           f"`nvcc -ccbin g++-{n} …`).")
+        install = msg("fix.host-compiler-unsupported.other-distro", n=n)
     newer = oldest_toolkit_accepting("gcc", have) if have else None
-    if newer:
-        fix += f" Or install CUDA {newer} or newer, which accepts GCC {have}."
-    else:
-        fix += " Or install a newer CUDA toolkit that supports your GCC."
-    return fix + " Avoid `-allow-unsupported-compiler`: it often builds code that crashes."
+    return msg("fix.host-compiler-unsupported.gcc", n=n, install=install,
+               newer=msg("fix.host-compiler-unsupported.newer-cuda", cuda=newer, have=have) if newer else
+               msg("fix.host-compiler-unsupported.newer-toolkit"))
 
 
 # ------------------------------------------------------------------------------------------- F06
@@ -455,8 +437,7 @@ def no_module_for_kernel(machine: Machine) -> list[Finding]:
         if not generic or explained or (not installed and nvidia_driver_missing(machine)):
             return []
         ev.extend(generic)
-        sure = ("`uname -r`, `dkms status` and `ls /lib/modules/$(uname -r)/updates/dkms/` (is there an nvidia "
-                "module for the running kernel?), and `sudo dmesg | grep -i nvrm`.")
+        sure = msg("sure.no-module-for-running-kernel")
     else:
         ev.extend(generic)
         sure = None
@@ -464,12 +445,12 @@ def no_module_for_kernel(machine: Machine) -> list[Finding]:
     branch = vmajor(versions[-1]) if versions else driver_branch(machine)
     fam = _distro_family(machine)
     if fam == "fedora":
-        rebuild = "sudo dnf install kernel-devel-$(uname -r) && sudo akmods --force --rebuild"
+        rebuild = msg("fix.no-module-for-running-kernel.dnf")
     elif fam == "arch":
-        rebuild = "sudo pacman -S linux-headers nvidia-dkms  (or the package matching your kernel)"
+        rebuild = msg("fix.no-module-for-running-kernel.arch")
     else:
-        rebuild = ("sudo apt install linux-headers-$(uname -r) && sudo dkms autoinstall"
-                   + (f"  (or: sudo apt install --reinstall nvidia-dkms-{branch})" if branch else ""))
+        rebuild = msg("fix.no-module-for-running-kernel.apt-or", branch=branch) if branch else \
+            msg("fix.no-module-for-running-kernel.apt")
     return [
         make(
             "no-module-for-running-kernel",
@@ -478,9 +459,7 @@ def no_module_for_kernel(machine: Machine) -> list[Finding]:
             "The driver's kernel module has to be built for each kernel. After a kernel update it was not "
             "rebuilt (DKMS missing, kernel headers missing, or the build failed), so nvidia-smi cannot talk to "
             "the driver. Booting the previous kernel usually still works.",
-            f"Rebuild it for this kernel: `{rebuild}`, then reboot. If the build fails, the driver branch may not "
-            "support this kernel yet: boot the previous kernel and hold kernel updates, or pick a newer driver "
-            "branch (`gpusetup plan`).",
+            msg("fix.no-module-for-running-kernel", rebuild=rebuild),
             ev,
             to_be_sure=sure,
         )

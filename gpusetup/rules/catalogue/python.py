@@ -8,7 +8,8 @@ from pathlib import Path
 
 from packaging.specifiers import SpecifierSet
 
-from gpusetup.model import Finding, FrameworkInstall, Machine, PythonEnv, Severity
+from gpusetup.messages import msg
+from gpusetup.model import Finding, FrameworkInstall, Machine, Message, PythonEnv, Severity
 from gpusetup.rules import rule
 from gpusetup.rules._util import (
     build_cuda,
@@ -46,7 +47,7 @@ def _gpu_evident(machine: Machine) -> bool:
     return has_nvidia_gpu(machine) or driver_version(machine) is not None
 
 
-def _torch_install(machine: Machine) -> str:
+def _torch_install(machine: Machine) -> Message:
     """The resolver's PyTorch install command for this machine when it can give one; else where to get it."""
     try:
         # lazy: the resolver costs `diagnose` 23-48 ms (python -X importtime) and is needed only when this finding fires
@@ -58,11 +59,11 @@ def _torch_install(machine: Machine) -> str:
                 cmd = choice.commands[0] if choice.commands else (
                     f"pip install {' '.join(choice.packages) or 'torch'} --index-url {choice.index_url}")
                 dv = driver_version(machine)
-                return f"`{cmd}` (the {choice.variant} build" + (f" that fits driver {dv})" if dv else ")")
+                return msg("fix.torch-install.for-driver", cmd=cmd, variant=choice.variant, driver=str(dv)) if dv \
+                    else msg("fix.torch-install.command", cmd=cmd, variant=choice.variant)
     except Exception:  # noqa: BLE001 - the resolver is optional here; the fix text falls back to a pointer
         pass
-    return ("`pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/<cuXYZ>` "
-            "(`gpusetup plan` prints the exact command for your driver)")
+    return msg("fix.torch-install.pointer")
 
 
 # ------------------------------------------------------------------------------------------- F19
@@ -91,11 +92,10 @@ def torch_cpu(machine: Machine) -> list[Finding]:
         ev.append(f"NVIDIA driver {driver_version(machine)}")
     sure = None
     if not (cpu or win_default):
-        sure = "`python -c \"import torch; print(torch.__version__, torch.version.cuda)\"` (a '+cpu' version or " \
-               "'None' confirms a CPU-only build)."
+        sure = msg("sure.torch-cpu-build")
     elif win_default and not cpu:
         ev.append(f"{win_default[0].name} {win_default[0].version}: the default PyPI wheel on Windows is CPU-only")
-        sure = "`python -c \"import torch; print(torch.version.cuda)\"`."
+        sure = msg("sure.torch-cpu-build.windows")
     return [
         make(
             "torch-cpu-build",
@@ -103,8 +103,7 @@ def torch_cpu(machine: Machine) -> list[Finding]:
             "PyTorch is the CPU-only build, so it cannot use the GPU",
             "The installed torch package was built without CUDA ('Torch not compiled with CUDA enabled'). This is "
             "what plain `pip install torch` gives on Windows, and what the '+cpu' wheels are everywhere.",
-            "Reinstall the CUDA build: `pip uninstall -y torch torchvision torchaudio`, then "
-            f"{_torch_install(machine)}.",
+            msg("fix.torch-cpu-build", install=_torch_install(machine)),
             ev,
             to_be_sure=sure,
         )
@@ -131,9 +130,7 @@ def conda_cpu(machine: Machine) -> list[Finding]:
             "conda found no CUDA build of PyTorch that fits everything else in the environment (Python version, "
             "cudatoolkit, a package pinning 'cpuonly'), so it silently chose the CPU build. Having cudatoolkit "
             "installed does not mean torch uses it.",
-            "Remove the CPU pin (`conda remove cpuonly pytorch-mutex`) and install an explicit CUDA variant "
-            "(`conda install pytorch pytorch-cuda=<X.Y> -c pytorch -c nvidia` for releases that still have conda "
-            f"packages), or use the pip wheels: {_torch_install(machine)}.",
+            msg("fix.conda-picked-cpu-build", install=_torch_install(machine)),
             ev,
         )
     ]
@@ -157,11 +154,9 @@ def build_replaced(machine: Machine) -> list[Finding]:
             f"Installing something else replaced your CUDA build of PyTorch ({old})",
             "A later `pip install` (a plugin, custom node or requirements.txt) asked for torch and pip swapped the "
             f"CUDA build {old} for another one — on Windows and with plain PyPI that is the CPU-only build.",
-            f"Put the CUDA build back: `pip install torch=={version} --index-url https://download.pytorch.org/whl/{tag}` "
-            "(plus the matching torchvision/torchaudio). To stop it happening again, install plugins with a "
-            f"constraints file (`echo torch=={version} > constraints.txt`, then `pip install -c constraints.txt …`) "
-            "or with `--no-deps`.",
+            msg("fix.cuda-build-replaced.text", version=version, tag=tag),
             ev,
+            params={"version": version},
         )
     ]
 
@@ -240,12 +235,7 @@ def _replaced_from_facts(machine: Machine) -> list[Finding]:
             "installed), but a later `pip install` of another package (a plugin, custom node or "
             "requirements.txt) pulled plain `torch` again and pip swapped in the CPU-only build. PyTorch "
             "now ignores your GPU.",
-            f"See the build that fits this machine with `{plan}`, then put it back: "
-            f"{_torch_install(machine)}; or let gpusetup do it: `gpusetup install --framework pytorch"
-            f"{target}`. `gpusetup install` finishes by writing gpusetup-constraints.txt into the "
-            "environment and pointing its pip.conf at it, so a later `pip install <plugin>` can no longer "
-            "swap torch (with uv: `UV_CONSTRAINT=<env>/gpusetup-constraints.txt`). Without gpusetup: "
-            "`pip install -c constraints.txt …` with the exact torch version, or `--no-deps` for plugins.",
+            msg("fix.cuda-build-replaced.facts", plan=plan, install=_torch_install(machine), target=target),
             ev,
         )
     ]
@@ -310,13 +300,10 @@ def libs_missing(machine: Machine) -> list[Finding]:
                 if w not in wheels:
                     wheels.append(w)
     if tf:
-        fix = ("For TensorFlow 2.14+ on Linux, let pip bring the matching CUDA libraries: `pip install "
-               "\"tensorflow[and-cuda]\"` (in a fresh virtual environment). For older TensorFlow, install the exact "
-               "CUDA/cuDNN versions of its tested-build table and add their lib directory to LD_LIBRARY_PATH.")
+        fix = msg("fix.cuda-libraries-not-found.tensorflow")
     else:
-        fix = ("Install the missing libraries for the CUDA version your framework was built with"
-               + (f", e.g. `pip install {' '.join(wheels)}`" if wheels else "")
-               + ", or activate the conda environment that has them, or add their directory to LD_LIBRARY_PATH.")
+        fix = msg("fix.cuda-libraries-not-found.wheels", wheels=" ".join(wheels)) if wheels else \
+            msg("fix.cuda-libraries-not-found")
     return [
         make(
             "cuda-libraries-not-found",
@@ -326,6 +313,7 @@ def libs_missing(machine: Machine) -> list[Finding]:
             "installed, wrong major version, or not on the library path), so it skips the GPU.",
             fix,
             ev,
+            params={"libs": "、".join(missing[:4])},
         )
     ]
 
@@ -356,7 +344,7 @@ def cudnn_old(machine: Machine) -> list[Finding]:
                     "Several different cuDNN versions are installed",
                     "Which one a program loads depends on the library search order; a stale copy can win and "
                     "make the framework refuse it.",
-                    "Keep one cuDNN per environment (pip wheels or conda or system, not a mix).",
+                    msg("fix.cudnn-several-copies"),
                     [f"cuDNN {v}: {where[v]}" for v in copies],
                 )
             ]
@@ -389,19 +377,19 @@ def _cudnn_text_finding(machine: Machine, tool: str, loaded: Version, needed: Ve
                  f"({needed})")
         why = (f"cuDNN {lt[0]} and cuDNN {nt[0]} are not interchangeable: {tool_name} needs cuDNN {nt[0]}.x, and "
                "the loader found another major version first.")
-        verb_fix = f"install cuDNN {nt[0]}.x ({needed} or a newer {nt[0]}.x)"
+        verb_fix = msg("fix.cudnn-too-old.major", major=nt[0], needed=str(needed))
     elif (lv.major_minor or (0, 0)) > (nv.major_minor or (0, 0)) and same_minor:
         title = (f"cuDNN {loaded} was loaded, but this {tool_name} was built with {needed} and accepts only "
                  f"{want}.x")
         why = (f"This {tool_name} build (TensorFlow 1.x and other builds of that time) compares cuDNN's major and "
                f"minor version exactly: the newer {lt[0]}.{lt[1]} is refused just like an older one would be.")
-        verb_fix = f"install cuDNN {want}.x (the {needed} it was built with), or a {tool_name} build made for " \
-                   f"cuDNN {lt[0]}.{lt[1]}"
+        verb_fix = msg("fix.cudnn-too-old.exact-newer", want=want, needed=str(needed), tool=tool_name,
+                       loaded=f"{lt[0]}.{lt[1]}")
     elif lv < nv and same_minor:
         title = f"An older cuDNN ({loaded}) was loaded than {tool_name} was built with ({needed})"
         why = (f"This {tool_name} build compares cuDNN's major and minor version exactly, so it needs {want}.x; "
                "another, older copy of cuDNN was found first on the library path.")
-        verb_fix = f"install cuDNN {want}.x ({needed} or a newer {want}.x)"
+        verb_fix = msg("fix.cudnn-too-old.exact-older", want=want, needed=str(needed))
     elif lv < nv:
         title = f"An older cuDNN ({loaded}) was loaded than {tool_name} needs ({needed})"
         why = ("The framework needs cuDNN of the same major version and an equal or higher minor version. "
@@ -409,36 +397,28 @@ def _cudnn_text_finding(machine: Machine, tool: str, loaded: Version, needed: Ve
                "such as cupy bundling its own) was picked instead.")
         if built and built != needed:
             why += f" ({tool_name} was built against {built}; {needed} is the oldest it accepts.)"
-        verb_fix = f"install cuDNN {needed} or a newer {nt[0]}.x"
+        verb_fix = msg("fix.cudnn-too-old.older", major=nt[0], needed=str(needed))
     else:
         title = f"{tool_name} refused the cuDNN it loaded ({loaded}; built with {needed})"
         why = ("The loaded cuDNN is not older than the build's, yet the framework refused it: usually two copies "
                "are on the library path and a different one is loaded at run time than the one you checked.")
-        verb_fix = f"keep a single cuDNN {nt[0]}.x that {tool_name} accepts"
-    find = "Find the copies (`ldconfig -p | grep libcudnn; pip list | grep -i cudnn; conda list cudnn`), remove " \
-           f"or reorder the {loaded} one, and "
+        verb_fix = msg("fix.cudnn-too-old.single", major=nt[0], tool=tool_name)
     if tool == "pytorch" and not same_minor and nt[0] >= 8:
-        how = ("PyTorch's pip wheels bring their own cuDNN: an older copy in a folder on LD_LIBRARY_PATH (or "
-               "PATH on Windows) is loaded instead. Remove that folder from LD_LIBRARY_PATH (`echo "
-               "$LD_LIBRARY_PATH`), or reinstall torch so its bundled cuDNN is complete (`pip install "
-               "--force-reinstall torch` with the index URL you installed it from).")
+        how = msg("fix.cudnn-too-old.how-pytorch")
     elif conda:
-        how = f"In this conda environment: `conda install cudnn={needed if nt[0] < 9 else want}`" + (
-            "" if nt[0] < 9 else f" (conda-forge: `conda install -c conda-forge \"cudnn>={want}\"`)") + "."
+        how = msg("fix.cudnn-too-old.how-conda", version=str(needed)) if nt[0] < 9 else \
+            msg("fix.cudnn-too-old.how-conda-forge", want=want)
     elif nt[0] >= 9:
-        how = f"With pip: `pip install -U \"nvidia-cudnn-cu12>={needed}\"` (CUDA 12 builds; `nvidia-cudnn-cu13` " \
-              "for CUDA 13)."
+        how = msg("fix.cudnn-too-old.how-pip", needed=str(needed))
     elif nt[0] == 8:
-        how = (f"With pip: `pip install \"nvidia-cudnn-cu11~={want}\"` or `\"nvidia-cudnn-cu12~={want}\"` to "
-               "match the framework's CUDA major (or the cuDNN 8 package for your CUDA from NVIDIA's repository).")
+        how = msg("fix.cudnn-too-old.how-pip8", want=want)
     else:
-        how = (f"cuDNN {nt[0]} has no pip wheel: install cuDNN {needed} for your CUDA from NVIDIA's cuDNN archive "
-               f"(https://developer.nvidia.com/rdp/cudnn-archive; on Ubuntu the `libcudnn{nt[0]}` package of that "
-               "version, `sudo apt-get install --allow-downgrades libcudnn7=<version>+cuda<X.Y>`).")
-    return make("cudnn-too-old", Severity.ERROR, title, why, find + verb_fix + ". " + how, evidence)
+        how = msg("fix.cudnn-too-old.how-archive", major=nt[0], needed=str(needed))
+    fix = msg("fix.cudnn-too-old", loaded=str(loaded), verb=verb_fix, how=how)
+    return make("cudnn-too-old", Severity.ERROR, title, why, fix, evidence)
 
 
-def _cudnn_finding(loaded: Version, needed: Version, evidence: list[str], why: str = "", fix: str = "",
+def _cudnn_finding(loaded: Version, needed: Version, evidence: list[str], why: str = "", fix: Message | None = None,
                    verb: str = "was loaded") -> Finding:
     major = needed.major
     return make(
@@ -448,12 +428,8 @@ def _cudnn_finding(loaded: Version, needed: Version, evidence: list[str], why: s
         why or ("The framework needs cuDNN of the same major version and an equal or higher minor version. "
                 "Another copy of cuDNN earlier on the library path (system install, an old conda package, a wheel "
                 "such as cupy bundling its own) was picked instead."),
-        fix or ("Find the copies (`ldconfig -p | grep libcudnn; pip list | grep -i cudnn; conda list cudnn`), "
-                f"remove or reorder the old {loaded} one, and install {needed} or newer of the same major version "
-                f"(e.g. `pip install -U \"nvidia-cudnn-cu12>={needed}\"` for CUDA 12 builds)."
-                if major != 8 else
-                "Find the copies (`ldconfig -p | grep libcudnn; pip list | grep -i cudnn; conda list cudnn`), "
-                f"remove or reorder the old {loaded} one, and install cuDNN {needed} or a newer 8.x."),
+        fix or (msg("fix.cudnn-too-old.facts", loaded=str(loaded), needed=str(needed)) if major != 8 else
+                msg("fix.cudnn-too-old.facts8", loaded=str(loaded), needed=str(needed))),
         evidence,
     )
 
@@ -494,8 +470,7 @@ def _cudnn_from_facts(machine: Machine) -> list[Finding]:
                     "The framework's wheel names the cuDNN it was built with, and the pip cuDNN in this environment "
                     "is older (usually another package's install pinned or downgraded it). The framework refuses "
                     "it or fails in convolution layers.",
-                    f"Install the version the framework asks for: `pip install \"{fw.cudnn_requirement}\"` (pip "
-                    "then shows which other package wanted the old one).", verb="is installed")]
+                    msg("fix.cudnn-too-old.requirement", requirement=fw.cudnn_requirement), verb="is installed")]
             shadow = [lib for lib in ld if lib.version and lib.version.major == want.major
                       and len(lib.version.release) > 1 and _older(lib.version, want)]
             if shadow and (ht is None or not _older(ht, want)):
@@ -506,9 +481,8 @@ def _cudnn_from_facts(machine: Machine) -> list[Finding]:
                      f"LD_LIBRARY_PATH puts cuDNN {lib.version} first: {lib.path}"],
                     "LD_LIBRARY_PATH is searched before the framework's own pip cuDNN, so an older system copy of "
                     "the same major version is loaded instead of the one the framework was built with.",
-                    "Remove the folder " + (str(Path(lib.path or '').parent) if lib.path else "with the old cuDNN")
-                    + " from LD_LIBRARY_PATH for this environment (e.g. in ~/.bashrc or the activate script), or "
-                    "upgrade that system cuDNN; the pip copy then wins.", verb="comes first on the library path")]
+                    msg("fix.cudnn-too-old.ld-path", folder=str(Path(lib.path or '').parent)) if lib.path else
+                    msg("fix.cudnn-too-old.ld-path-unknown"), verb="comes first on the library path")]
             loaded = cudnn_version(fw.cudnn) if fw.probed and fw.name.lower() in ("torch", "pytorch") else None
             if loaded and len(loaded.release) > 1 and _older(loaded, want):
                 return [_cudnn_finding(loaded, need, [*ev, f"{fw.name} loaded cuDNN {loaded} (--deep)"])]
@@ -556,11 +530,10 @@ def tf_windows(machine: Machine) -> list[Finding]:
             f"TensorFlow {tf.version} has no GPU support on native Windows",
             "TensorFlow 2.10 was the last release that supported the GPU on native Windows. Newer versions run on "
             "the CPU there, whatever CUDA and cuDNN are installed.",
-            "Use WSL2 (`wsl --install`, then inside Ubuntu: `pip install \"tensorflow[and-cuda]\"`), or stay on "
-            "TensorFlow 2.10 with CUDA 11.2 and cuDNN 8.1 (`pip install \"tensorflow<2.11\"`, Python 3.10 or older), "
-            "or try the TensorFlow-DirectML plugin.",
+            msg("fix.tensorflow-no-gpu-on-windows"),
             [f"tensorflow {tf.version}", f"OS: {machine.system.os_version or machine.system.os}"]
             + grep(machine, r"is_built?_with_cuda|list_physical_devices\('GPU'\)", 2),
+            params={"version": tf.version},
         )
     ]
 
@@ -583,10 +556,10 @@ def jax_plugin(machine: Machine) -> list[Finding]:
     cu13 = ver(min_driver_for_cuda("13.0"))
     extra = "cuda13" if dv and cu13 and dv >= cu13 else "cuda12"
     if is_windows(machine):
-        fix = "JAX has no CUDA build for native Windows: use WSL2 and `pip install -U \"jax[cuda12]\"` there."
+        fix = msg("fix.jax-without-cuda-plugin.windows")
     else:
-        fix = (f"`pip install -U \"jax[{extra}]\"` (brings the CUDA plugin and NVIDIA libraries"
-               + (f"; fits driver {driver_version(machine)}" if driver_version(machine) else "") + ").")
+        fix = msg("fix.jax-without-cuda-plugin.driver", extra=extra, driver=str(dv)) if dv else \
+            msg("fix.jax-without-cuda-plugin", extra=extra)
     return [
         make(
             "jax-without-cuda-plugin",
@@ -623,11 +596,9 @@ def duplicate_libs(machine: Machine) -> list[Finding]:
                 "A library from the pip `nvidia-*` wheels loaded its partner library (libcublasLt) from another "
                 "CUDA installation, usually because LD_LIBRARY_PATH or the system loader cache points at "
                 "/usr/local/cuda. The versions do not fit together ('undefined symbol').",
-                "Run Python without the system CUDA on the library path (`unset LD_LIBRARY_PATH`, or remove "
-                "/usr/local/cuda*/lib64 from it in ~/.bashrc), check `ldconfig -p | grep cublasLt`, and upgrade "
-                "torch (newer wheels preload their own libraries).",
+                msg("fix.duplicate-cuda-libraries"),
                 lines + ([f"LD_LIBRARY_PATH={ld}"] if ld else []),
-                to_be_sure=None if ld else "the value of LD_LIBRARY_PATH in the failing shell.",
+                to_be_sure=None if ld else msg("sure.duplicate-cuda-libraries"),
             )
         ]
     if toolkit_dirs and wheels:
@@ -638,8 +609,7 @@ def duplicate_libs(machine: Machine) -> list[Finding]:
                 "A system CUDA is on LD_LIBRARY_PATH while pip's NVIDIA libraries are installed",
                 "This often works, but it is the setup in which pip's CUDA libraries pick up the wrong partner "
                 "library and fail with 'undefined symbol'.",
-                "If you see such errors, remove " + ", ".join(toolkit_dirs) + " from LD_LIBRARY_PATH for this "
-                "environment.",
+                msg("fix.duplicate-cuda-libraries.info", dirs=", ".join(toolkit_dirs)),
                 [f"LD_LIBRARY_PATH contains {', '.join(toolkit_dirs)}",
                  "pip wheels: " + ", ".join(f"{w.name} {w.version}" for w in wheels[:4])],
             )
@@ -686,12 +656,10 @@ def toolkit_mismatch(machine: Machine) -> list[Finding]:
     want = ".".join(map(str, built.release[:2]))
     match = [t for t in machine.cuda.toolkits if t.version and t.version.same_series(built)]
     if match:
-        fix = (f"Point builds at the matching toolkit: `export CUDA_HOME={match[0].path} "
-               f"PATH={match[0].path}/bin:$PATH`.")
+        fix = msg("fix.toolkit-differs-from-torch-cuda.point", path=match[0].path)
     else:
-        fix = (f"Install the CUDA {want} toolkit next to the other one (e.g. `conda install -c nvidia "
-               f"cuda-nvcc={want}` in this environment, or NVIDIA's cuda-toolkit-{want.replace('.', '-')} package) "
-               f"and set CUDA_HOME to it; or install the PyTorch build made for CUDA {'.'.join(map(str, found.release[:2]))}.")
+        fix = msg("fix.toolkit-differs-from-torch-cuda.install", want=want, package=want.replace(".", "-"),
+                  found=".".join(map(str, found.release[:2])))
     return [
         make(
             "toolkit-differs-from-torch-cuda",
