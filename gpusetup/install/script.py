@@ -103,7 +103,7 @@ def _bash(plan: Plan, lang: str = "en") -> str:
             'gpusetup_mark() { : >"$gpusetup_state/step-$1.done"; }',
             'gpusetup_boot() { cat "${GPUSETUP_BOOT_ID_FILE:-/proc/sys/kernel/random/boot_id}" 2>/dev/null || echo unknown; }']
     if any(s.kind == "reboot" for s in plan.steps):
-        out += ['# the driver installer writes this file when the computer must restart (nvidia-driver.sh)',
+        out += [*_comment(w(msg("script.restart-file"))),
                 'gpusetup_restart_file="${GPUSETUP_REBOOT_FILE:-/var/lib/gpusetup/reboot-needed}"']
     if isinstance(plan, InstallPlan) and plan.indexes and not plan.offline:
         out += ["", *_comment(w(msg("script.check-indexes"))),

@@ -241,7 +241,7 @@ def test_the_install_script_in_chinese_runs_the_same_commands(name: str, tmp_pat
                 out.append(ln)
         return out
 
-    en_lines, zh_lines = own(en), own(zh)
+    en_lines, zh_lines = [ln.strip() for ln in own(en)], [ln.strip() for ln in own(zh)]  # steps are indented blocks
     commands = [ln for ln in en_lines if not ln.startswith(("#", "echo ")) and "echo " not in ln]
     assert commands == [ln for ln in zh_lines if not ln.startswith(("#", "echo ")) and "echo " not in ln]
     said = [ln for ln in zh_lines if ln.startswith(("# ", "echo "))]
