@@ -47,16 +47,54 @@ if bad:
 print('Verified: ' + ', '.join(good))
 """
 
-# argv: → prints {"name": "version"} of every distribution (names normalised to lower-case, - for _).
-LIST = """\
+# The *.dist-info folders on this interpreter's path, read from the file system: (folder, name, version from the
+# folder's name, whether its METADATA names the distribution, whether it has a RECORD). A folder whose METADATA is
+# empty or torn (pip was stopped while writing it) is invisible to importlib.metadata, yet pip reads the folder's
+# name and says "Requirement already satisfied".
+_FOLDERS = """\
+import os, re, sys
+def norm(n):
+    return re.sub(r'[-_.]+', '-', n or '').lower()
+def folders():
+    seen = set()
+    for base in sys.path:
+        try:
+            entries = sorted(os.listdir(base or '.'))
+        except OSError:
+            continue
+        for e in entries:
+            if not e.endswith('.dist-info') or '-' not in e:
+                continue
+            path = os.path.join(base, e)
+            name, _, version = e[:-len('.dist-info')].partition('-')
+            if norm(name) in seen:
+                continue
+            seen.add(norm(name))
+            try:
+                with open(os.path.join(path, 'METADATA'), encoding='utf-8', errors='replace') as fh:
+                    named = any(line.lower().startswith('name:') for line in fh.read(65536).splitlines())
+            except OSError:
+                named = False
+            yield path, norm(name), version, named, os.path.exists(os.path.join(path, 'RECORD'))
+"""
+
+# argv: → prints {"name": "version"} of every distribution (names normalised to lower-case, - for _); one whose
+# metadata is torn is listed by its folder's name.
+LIST = (
+    _FOLDERS
+    + """\
 import json, importlib.metadata as md
 out = {}
 for d in md.distributions():
     n = (d.metadata['Name'] or '').lower().replace('_', '-')
-    if n:
+    if n and n not in out:
         out[n] = d.version
+for path, name, version, named, record in folders():
+    if not named:
+        out.setdefault(name, version)
 print(json.dumps(out, sort_keys=True))
 """
+)
 
 # Files gpusetup writes are recognised by a hash of what it wrote, never by their name or a marker: the
 # executor passes the hashes it recorded in GPUSETUP_WRITTEN ({"/abs/path": ["sha256 hex", ...]}); a file that is
@@ -190,11 +228,9 @@ print('removed ' + p)
 # RECORD missing (an install that stopped before pip wrote it) or a required distribution that is not installed
 # fails it (exit 1); not finished within SECONDS fails it too (exit 3). The last line is machine-readable:
 # "gpusetup-check: {json}" with the broken distributions ({name: version}) for a repair.
-CHECK_FILES = """\
-import sys, os, re, json, time, base64, hashlib, importlib.metadata as md
+CHECK_FILES = _FOLDERS + """\
+import json, time, base64, hashlib, importlib.metadata as md
 deadline = time.monotonic() + float(sys.argv[1])
-def norm(n):
-    return re.sub(r'[-_.]+', '-', n or '').lower()
 try:
     from packaging.requirements import Requirement
 except Exception:
@@ -213,11 +249,14 @@ def parse(text):
     if not m or ';' in text:
         return None
     return norm(m.group(1)), set((m.group(2) or '[]')[1:-1].replace(' ', '').split(',')) - {''}, None
-dists = {}
+dists, torn = {}, {}
 for d in md.distributions():
     n = norm(d.metadata['Name'])
     if n and n not in dists:
         dists[n] = d
+for path, name, version, named, record in folders():
+    if not named and name not in dists:
+        torn[name] = version
 todo = []
 for a in sys.argv[2:]:
     p = parse(a)
@@ -230,6 +269,10 @@ while todo:
         continue
     seen[name] = seen.get(name, set()) | extras
     d = dists.get(name)
+    if d is None and name in torn:
+        broken[name] = torn[name]
+        lines.append(f'{name} {torn[name]}: its METADATA is empty or torn, so its installation did not finish')
+        continue
     if d is None:
         missing[name] = parent or ''
         continue
@@ -325,14 +368,16 @@ sys.exit(1 if bad else 0)
 """
 
 # argv: NAME ... → before such distributions are reinstalled: removes each one's *.dist-info folder when it has no
-# RECORD (pip stopped before writing it), so pip neither says "already satisfied" nor refuses to uninstall it.
-CLEAR_BROKEN = """\
-import sys, os, re, shutil, importlib.metadata as md
-want = {re.sub(r'[-_.]+', '-', a).lower() for a in sys.argv[1:]}
-for d in md.distributions():
-    name = re.sub(r'[-_.]+', '-', d.metadata['Name'] or '').lower()
-    path = str(getattr(d, '_path', '') or '')
-    if name in want and path.endswith('.dist-info') and not os.path.exists(os.path.join(path, 'RECORD')):
+# RECORD or its METADATA names nothing (pip stopped before finishing them), so pip neither says "already satisfied"
+# nor refuses to uninstall it.
+CLEAR_BROKEN = (
+    _FOLDERS
+    + """\
+import shutil
+want = {norm(a) for a in sys.argv[1:]}
+for path, name, version, named, record in list(folders()):
+    if name in want and not (named and record):
         shutil.rmtree(path)
         print('removed the unfinished ' + path)
 """
+)
