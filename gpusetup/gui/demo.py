@@ -81,7 +81,8 @@ class DemoServices(Services):
             progress("done", 1.0)
         return copy.deepcopy(self.machine)
 
-    def _walk(self, plan: Plan, progress: SaidProgress | None, cancel: CancelToken | None, log_line: LogFn | None) -> InstallOutcome:
+    def _walk(self, plan: Plan, progress: SaidProgress | None, cancel: CancelToken | None, log_line: LogFn | None,
+              stop_after: CancelToken | None = None) -> InstallOutcome:
         # lazy: gpusetup.install costs 151 ms before the first paint (python -X importtime over gpusetup.gui.app;
         # tests/gui/test_first_paint.py keeps the core out until then)
         from gpusetup.install import display_argv
@@ -92,6 +93,8 @@ class DemoServices(Services):
                 continue
             if cancel is not None and cancel.cancelled:
                 return InstallOutcome(ok=False, cancelled=True, message="cancelled")
+            if stop_after is not None and stop_after.cancelled:  # asked to stop after the step before
+                return InstallOutcome(ok=False, cancelled=True, stopped=True, failed_step=step.id, message="stopped")
             if progress:  # worded as the installer words it (gpusetup.install.execute)
                 progress(msg("install.progress.step", i=i + 1, n=len(steps),
                              title=step.title_code if step.title_code is not None else step.title), i / max(1, len(steps)))
@@ -120,16 +123,22 @@ class DemoServices(Services):
         kwargs: dict[str, Any] = {"base_python": f"python{m.group(1)}.{m.group(2)}"} if m else {}
         return self._install_module().build_plan(fplans, machine, target=target.spec(), portable=True, **kwargs)
 
-    def execute(self, plan: Plan, progress: SaidProgress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None) -> InstallOutcome:
+    def execute(self, plan: Plan, progress: SaidProgress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None,
+                stop_after: CancelToken | None = None) -> InstallOutcome:
         self._done_steps = []
         self._last_plan = plan
-        return self._walk(plan, progress, cancel, log_line)
+        return self._walk(plan, progress, cancel, log_line, stop_after)
 
-    def resume(self, progress: SaidProgress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None) -> InstallOutcome:
+    def resume(self, progress: SaidProgress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None,
+               stop_after: CancelToken | None = None, repair: bool = False) -> InstallOutcome:
         plan = getattr(self, "_last_plan", None)
         if plan is None:
             return InstallOutcome(ok=False, message="nothing to resume")
-        return self._walk(plan, progress, cancel, log_line)
+        return self._walk(plan, progress, cancel, log_line, stop_after)
+
+    def install_estimates(self, plan: Plan) -> dict[str, Any]:
+        """No estimates in a demonstration: nothing was measured on the recorded machine."""
+        return {}
 
     def rollback(self, progress: SaidProgress | None = None, log_line: LogFn | None = None) -> InstallOutcome:
         for sid in reversed(self._done_steps):
