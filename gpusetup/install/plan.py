@@ -39,8 +39,6 @@ CONSTRAINTS_NAME = "gpusetup-constraints.txt"
 CHECK_STEPS = ("check-files", "verify", "import")
 CHECK_FILES_SECONDS = 1500  # the file check stops itself after this (a few GB of CUDA libraries on a slow disk)
 IMPORT_SECONDS = 300  # each framework's import (a cold `import tensorflow` from a slow disk)
-# the module each framework is imported as
-FRAMEWORK_MODULES = {"pytorch": "torch", "tensorflow": "tensorflow", "jax": "jax"}
 
 
 class PlanError(ValueError):
@@ -599,7 +597,8 @@ def _plan_verify_protect(plan: InstallPlan, choices: list[tuple[FrameworkPlan, C
         subject=", ".join(_req_name(r) for r in reqs),
         argv=[*plan.python, "-I", "-c", snippets.CHECK_FILES, str(CHECK_FILES_SECONDS), *reqs],
     ))
-    modules = list(dict.fromkeys(FRAMEWORK_MODULES.get(fp.framework, fp.framework) for fp, _ in choices))
+    # each framework's own distribution (the first of its packages: torch, tensorflow, jax), imported as its module
+    modules = list(dict.fromkeys(_req_name(ch.packages[0]) for _, ch in choices if ch.packages))
     plan.steps.append(worded_step(
         "import", msg("step.title.import", modules=", ".join(modules)), msg("step.explain.import"), kind="verify",
         subject=", ".join(modules), argv=[*plan.python, "-I", "-c", snippets.IMPORT, str(IMPORT_SECONDS), *modules],

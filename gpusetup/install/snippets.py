@@ -337,13 +337,31 @@ print('gpusetup-check: ' + json.dumps({'broken': broken, 'missing': missing}))
 sys.exit(0 if ok else 1)
 """
 
-# argv: SECONDS MODULE ... → imports each module in a fresh interpreter of this environment (a crash or a hang
-# in one is said as such, within SECONDS), prints its version or the last line of its error; exit 1 if any fails.
+# argv: SECONDS DISTRIBUTION ... → imports each distribution's module (the one named like it, else its first
+# top-level module) in a fresh interpreter of this environment, so a crash or a hang in one is said as such,
+# within SECONDS; prints the version or the last line of the error; exit 1 if any does not import.
 IMPORT = """\
-import sys, subprocess, time
+import sys, re, subprocess, time, importlib.metadata as md
 limit, bad = float(sys.argv[1]), []
+def norm(n):
+    return re.sub(r'[-_.]+', '_', n).lower()
+def module_of(dist):
+    want = norm(dist)
+    try:
+        tops = sorted(m for m, ds in md.packages_distributions().items() if any(norm(d) == want for d in ds))
+    except AttributeError:  # Python < 3.10: read the distribution's RECORD
+        try:
+            files = md.distribution(dist).files or []
+        except md.PackageNotFoundError:
+            files = []
+        firsts = {str(f).split('/')[0] for f in files if not str(f).startswith('..')}
+        tops = sorted({t[:-3] if t.endswith('.py') else t for t in firsts} - {'__pycache__'})
+        tops = [t for t in tops if '.' not in t]
+    tops = [t for t in tops if t.isidentifier() and not t.startswith('_')] or tops
+    return next((t for t in tops if t.lower() == want), tops[0] if tops else want)
 code = 'import importlib, sys; m = importlib.import_module(sys.argv[1]); print(getattr(m, "__version__", "") or "")'
-for name in sys.argv[2:]:
+for dist in sys.argv[2:]:
+    name = module_of(dist)
     t0 = time.monotonic()
     try:
         r = subprocess.run([sys.executable, '-I', '-c', code, name], capture_output=True, text=True,
@@ -362,7 +380,7 @@ for name in sys.argv[2:]:
     if r.returncode < 0:
         why = f'the interpreter crashed (signal {-r.returncode})' + (': ' + why if err else '')
     print(f'{name}: does not import: {why}')
-    for ln in err[-8:-1]:
+    for ln in err[-4:-1]:
         print('    ' + ln)
 sys.exit(1 if bad else 0)
 """

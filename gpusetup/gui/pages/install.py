@@ -57,6 +57,12 @@ ilog = logging.getLogger("gpusetup.gui.install")
 PENDING, RUNNING, DONE, FAILED, UNDONE = "pending", "running", "done", "failed", "undone"
 
 
+def sentences(*parts: str) -> str:
+    """Sentences one after another as the interface's language writes them (no space between Chinese ones)."""
+    gap = "" if current_language().startswith("zh") else " "
+    return gap.join(p.strip() for p in parts if p and p.strip())
+
+
 class StepRow(QWidget):
     """One plan step with its state as icon + word, its estimate while it waits ("about 2 min", measured here
     before) and, while it runs, what it is doing and the time left."""
@@ -483,8 +489,8 @@ class InstallPage(BasePage):
             else:
                 self.services.clear_pending()
                 self._installed_plan = self.state.plan
-                first = tr("The installation finished before you answered, so nothing was stopped.") + " " if answered_late else ""
-                self.status.set("pass", first + tr("Installation finished and checked. Press Next to prove it works."))
+                first = tr("The installation finished before you answered, so nothing was stopped.") if answered_late else ""
+                self.status.set("pass", sentences(first, tr("Installation finished and checked. Press Next to prove it works.")))
         elif outcome.cancelled:
             self._mark_stopped(outcome)
             if outcome.failed_step is None and not self._ran_any():
@@ -497,14 +503,14 @@ class InstallPage(BasePage):
             failed_i = self._mark_failed(outcome.failed_step)
             where = ""
             if failed_i is not None:
-                where = tr("Step {n} “{title}” failed.").format(n=failed_i + 1, title=self.rows[failed_i].display_title) + " "
+                where = tr("Step {n} “{title}” failed.").format(n=failed_i + 1, title=self.rows[failed_i].display_title)
             if outcome.fix == "repair":
                 after = tr("The installation is not working as it is. Repair reinstalls what is broken and checks again; or undo what was done.")
             elif self._ran_any():
                 after = tr("You can undo what was done, try again, or read the log below.")
             else:
                 after = tr("Nothing was changed. You can try again, or read the log below.")
-            self.status.set("fail", where + (outcome_text(outcome, current_language()) or tr("The installation did not finish.")) + " " + after)
+            self.status.set("fail", sentences(where, outcome_text(outcome, current_language()) or tr("The installation did not finish."), after))
             self.log_section.set_expanded(True)
         self._buttons()
         self._maybe_close()
@@ -667,7 +673,7 @@ class InstallPage(BasePage):
             self.services.clear_pending()
             self._undone = True
             first = tr("Installation cancelled.") if after_cancel else tr("The installation did not finish.")
-            self.status.set("info", first + " " + tr("Every step that ran was undone; your computer is as before."))
+            self.status.set("info", sentences(first, tr("Every step that ran was undone; your computer is as before.")))
         else:
             self.status.set(
                 "fail",
