@@ -359,7 +359,7 @@ def _step_index_url(step: Step) -> str:
     return credentials.remember(pip_config_value("index-url")) or PYPI_SIMPLE
 
 
-def _preflight(run: _Run, free_space: FreeSpace | None, check_network: bool, start: int) -> Message | None:
+def _preflight(run: _Run, free_space: FreeSpace | None, check_network: bool, start: int = 0) -> Message | None:
     plan = run.plan
     need = plan.download_mib + plan.installed_mib
     if plan.space_path and free_space is not None:
@@ -846,7 +846,7 @@ def _cancel_message(step: Step, run: _Run) -> Message:
     return msg("install.exec.cancelled", step=step_title(step), log=str(run.log_path))
 
 
-def _failure_message(step: Step, res: StreamResult, run: _Run, info: dict[str, Any],
+def _failure_message(step: Step, res: StreamResult, run: _Run, info: dict[str, Any] | None = None,
                      argv: list[str] | None = None) -> Message:
     what: Message | str
     if res.error:
@@ -860,7 +860,7 @@ def _failure_message(step: Step, res: StreamResult, run: _Run, info: dict[str, A
     hint = msg("install.exec.python-download-hint") if step.kind == "python" else ""
     command = display_argv(argv or step.argv, step.needs_root)
     if step.id in CHECK_STEPS:
-        return msg("install.exec.check-failed-repaired" if info.get("repaired") else "install.exec.check-failed",
+        return msg("install.exec.check-failed-repaired" if (info or {}).get("repaired") else "install.exec.check-failed",
                    step=step_title(step), what=what, command=command, tail=tail, log=str(run.log_path))
     return msg("install.exec.step-failed", step=step_title(step), what=what, command=command, tail=tail, hint=hint,
                log=str(run.log_path))
