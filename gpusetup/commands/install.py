@@ -286,7 +286,7 @@ def run(args: argparse.Namespace) -> int:
         shell = args.shell or ("powershell" if (machine.system.os or "") == "windows" else "bash")
         text = render_script(plan, shell)
         path = Path(args.script)
-        if (path.exists() or path.is_symlink()) and not getattr(args, "force", False):
+        if (path.is_file() or path.is_symlink()) and not getattr(args, "force", False):
             raise ToolError(msg("cli.error.script-exists", path=str(path)))
         write_atomic(path, text, mode=0o755 if shell == "bash" else None)
         print(render(msg("install.cli.script-written", shell=shell, path=str(path), count=len(plan.steps)), output_language()))
