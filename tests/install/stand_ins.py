@@ -82,9 +82,9 @@ def framework_pair(dest: Path, parts: int = 4000) -> tuple[Path, Path]:
         b"try:\n    import jaxlib\nexcept ModuleNotFoundError as exc:\n"
         b"    raise ModuleNotFoundError('jax requires jaxlib to be installed') from exc\n"
         b"__version__ = '0.0.1'\n")}
-    lib_files = {f"jaxlib/data/part{i:05d}.bin": bytes([i % 251]) * 512 + str(i).encode() for i in range(parts)}
-    lib_files["jaxlib/xla_extension.py"] = b"READY = True\n"
-    lib_files["jaxlib/__init__.py"] = b"from jaxlib.xla_extension import READY\n__version__ = '0.0.1'\n"
+    lib_files = {"jaxlib/__init__.py": b"from jaxlib.xla_extension import READY\n__version__ = '0.0.1'\n"}
+    lib_files.update({f"jaxlib/data/part{i:05d}.bin": bytes([i % 251]) * 512 + str(i).encode() for i in range(parts)})
+    lib_files["jaxlib/xla_extension.py"] = b"READY = True\n"  # what `import jaxlib` loads, unpacked last
     return (layered_wheel(dest, "jax", "0.0.1", jax_files, requires=("jaxlib==0.0.1",), dist_info_first=False),
             layered_wheel(dest, "jaxlib", "0.0.1", lib_files))
 
