@@ -24,7 +24,7 @@ import os
 import shlex
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -48,6 +48,9 @@ SNAPSHOT_TIMEOUT = 60.0
 # the plan's argv) and the imports (each in a fresh interpreter, its own timeout in argv) get a little more
 CHECK_TIMEOUT = {"check-files": 1800.0, "import": 1200.0, "verify": 300.0}
 WRITTEN = "written.json"  # files gpusetup wrote (path → sha256 of what it wrote), across installs
+# checks whose failure a repair can fix (reinstalling what is broken); a version that is not the planned one
+# ("verify": a mirror serving another build) is not fixed by installing the same again
+REPAIRABLE = ("check-files", "import")
 MIB = 1024 * 1024
 
 FreeSpace = Callable[[str], int]  # path → free bytes
@@ -215,7 +218,7 @@ class _Run:
                     known[path].append(sha)
         return known
 
-    def remember_written(self, wrote: dict[str, str], removed: list[str] = ()) -> None:  # type: ignore[assignment]
+    def remember_written(self, wrote: dict[str, str], removed: Sequence[str] = ()) -> None:
         known = self.written()
         for path, sha in wrote.items():
             known[path] = [*[x for x in known.get(path, []) if x != sha], sha][-5:]
@@ -559,7 +562,7 @@ def _run_steps(run: _Run, start: int, carried: dict[str, dict[str, Any]],
             if isinstance(outcome, ExecResult):
                 return outcome
         res, info = _run_one(run, step, pre, label, i, n, estimate, download)
-        if (not res.ok and not res.cancelled and repair and step.id in CHECK_STEPS
+        if (not res.ok and not res.cancelled and repair and step.id in REPAIRABLE
                 and not info.get("repaired")):
             run.journal.append("end", step=step.id, rc=res.returncode, ok=False, tail=res.tail[-15:],
                                **{k: v for k, v in info.items() if k in ("broken", "missing")})
@@ -575,7 +578,7 @@ def _run_steps(run: _Run, start: int, carried: dict[str, dict[str, Any]],
         if not res.ok:
             run.journal.append("stopped", step=step.id, reason="failed")
             fix = {"python": "python-mirror", "download": "network"}.get(step.kind)
-            if step.id in CHECK_STEPS:
+            if step.id in REPAIRABLE:
                 fix = None if info.get("repaired") else "repair"
             return run.result(False, failed_step=step.id, done=done, fix=fix,
                               said=_failure_message(step, res, run, info))
@@ -761,7 +764,7 @@ def _redo(run: _Run, step: Step, pre: dict[str, Any], label: Message, fraction: 
         return None
     if step.kind != "pip" or "install" not in step.argv:
         return None
-    own_pip = run.plan.pip[:1] == run.plan.python[:1]
+    own_pip = run.plan.pip[:1] == run.plan.python[:1] and step.argv[:len(run.plan.pip)] == run.plan.pip
     if own_pip and not _pip_runs(run):
         created = _created_venv(run)
         if created is None:
@@ -859,7 +862,7 @@ def _failure_message(step: Step, res: StreamResult, run: _Run, info: dict[str, A
         or "    " + render(msg("install.exec.no-output"))
     hint = msg("install.exec.python-download-hint") if step.kind == "python" else ""
     command = display_argv(argv or step.argv, step.needs_root)
-    if step.id in CHECK_STEPS:
+    if step.id in REPAIRABLE:
         return msg("install.exec.check-failed-repaired" if (info or {}).get("repaired") else "install.exec.check-failed",
                    step=step_title(step), what=what, command=command, tail=tail, log=str(run.log_path))
     return msg("install.exec.step-failed", step=step_title(step), what=what, command=command, tail=tail, hint=hint,
@@ -930,7 +933,11 @@ def resume(
             if plan is None:
                 return ExecResult(ok=False, journal_dir=str(jdir), said=msg("install.exec.plan-damaged", dir=str(jdir)))
             recs = journal.read()
-            ok_ids = {r["step"] for r in recs if r["event"] == "end" and r.get("ok")}
+            last: dict[str, dict[str, Any]] = {}  # each step's last start or end: ok only when it ended well since
+            for r in recs:
+                if r["event"] in ("start", "end") and r.get("step"):
+                    last[r["step"]] = r
+            ok_ids = {sid for sid, r in last.items() if r["event"] == "end" and r.get("ok")}
             carried: dict[str, dict[str, Any]] = {}
             for r in recs:
                 if r["event"] == "start" and r["step"] not in carried:
@@ -1066,7 +1073,7 @@ def rollback(
                     journal.append("rollback-step", step=sid, argv=undo)
                     said: list[str] = []
                     env = run.written_env() if snippets.REMOVE_OURS in undo else None
-                    res = run.run(undo, step.needs_root, on_line=lambda line, said=said: said.append(line), env=env)
+                    res = run.run(undo, step.needs_root, on_line=said.append, env=env)
                     _, removed, left = _files_said(said)
                     notes.extend(to_dict(n) for n in left)
                     if removed:

@@ -69,7 +69,8 @@ class Journal:
             if rec["event"] in ("finished", "rolled-back"):
                 return rec["event"]
             if rec["event"] in ("start", "end", "paused", "stopped", "rollback-start", "rollback-end",
-                                "reboot-done", "plan", "resume"):
+                                "reboot-done", "plan", "resume", "repair-start", "repair", "redo", "redo-start",
+                                "rebuild", "skipped", "rollback-step"):
                 return "unfinished"
         return "unfinished"
 

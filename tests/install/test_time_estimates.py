@@ -17,8 +17,8 @@ from gpusetup.install import execute, step_estimates
 from gpusetup.install.plan import InstallPlan
 from gpusetup.install.progress import PipProgress
 from gpusetup.install.timing import FILE, StepClock, Times
-from gpusetup.messages import render, worded_step
 from gpusetup.messages import msg as m
+from gpusetup.messages import render, worded_step
 from gpusetup.model import Step
 
 from .stand_ins import machine

@@ -593,7 +593,7 @@ class InstallPage(BasePage):
         keep = box.addButton(tr("Keep installing"), QMessageBox.ButtonRole.RejectRole)
         box.setDefaultButton(keep)
         box.setEscapeButton(keep)
-        self._answers = {now: self.STOP_NOW, after: self.AFTER_STEP, keep: self.KEEP}
+        self._answers: dict[object, str] = {now: self.STOP_NOW, after: self.AFTER_STEP, keep: self.KEEP}
         self._closing_question = closing
         box.setWindowModality(Qt.WindowModality.WindowModal)
         box.finished.connect(lambda _code, box=box: self._answered(box))
