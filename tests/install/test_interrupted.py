@@ -293,3 +293,15 @@ def test_script_is_not_written_over_an_existing_file_without_force(tmp_path: Pat
                          text=True, cwd=ROOT, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
     assert out.read_text().startswith("#!/usr/bin/env bash")
+
+
+def test_dry_run_shows_the_checks_as_steps(tmp_path: Path) -> None:
+    res = subprocess.run([sys.executable, "-m", "gpusetup", "install", "--for", str(ROOT / "resources/demo/rtx3060.json"),
+                          "--dry-run", "--offline", "-f", "jax", "--state-dir", str(tmp_path)],
+                         capture_output=True, text=True, cwd=ROOT, timeout=300, env={**os.environ, "GPUSETUP_LIVE": "off"})
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    check = next(i for i, ln in enumerate(lines) if ln.endswith(". Check the installed files against their RECORD hashes"))
+    assert "<gpusetup: check installed files against their RECORD hashes> 1500 'jax[cuda12]==" in lines[check + 1]
+    imp = next(i for i, ln in enumerate(lines) if ln.endswith(". Import jax in the environment"))
+    assert lines[imp + 1].endswith("<gpusetup: import each framework> 300 jax") and imp > check
