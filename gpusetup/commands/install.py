@@ -397,6 +397,8 @@ def _report(res: Any, args: argparse.Namespace, state_dir: Path, ok: int, warn: 
         return ok
     if res.reboot_needed:
         return warn
+    if getattr(res, "rollback", False):  # --resume finished an interrupted rollback: nothing is installed
+        return tool if res.failed_step is None else err
     if res.failed_step in (None, "preflight") and not res.cancelled:
         return tool if res.failed_step is None else err
     if getattr(res, "fix", None) == "repair" and res.journal_dir:
@@ -405,8 +407,6 @@ def _report(res: Any, args: argparse.Namespace, state_dir: Path, ok: int, warn: 
                                                     check_network=not args.no_network_check))
             return _report(fixed, args, state_dir, ok, warn, err, tool, plan=plan)
         return err
-    if getattr(res, "rollback", False):  # an interrupted rollback was finished (or failed again): said above
-        return ok if res.ok else err
     if res.cancelled and res.failed_step is None:  # cancelled before any step started: nothing to undo
         return err
     ran = res.journal_dir and any(r["event"] == "start" for r in Journal(Path(res.journal_dir)).read())

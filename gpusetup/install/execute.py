@@ -909,13 +909,11 @@ def resume(
     jdir = Path(journal_dir) if journal_dir else default_state_dir()
     boot = boot_id or read_boot_id
     journal = Journal(jdir)
-    if journal.rollback_interrupted():
+    if journal.rollback_interrupted():  # the install is not resumed: it is undone (never ✓ for it)
         out = rollback(jdir, progress=progress, cancel=cancel, log=log, elevate=elevate)
-        out.rollback = True
-        if out.said is not None:
-            out.said = msg("install.exec.rollback-finished-instead", result=out.said)
-            out.message = render(out.said)
-        return out
+        said = msg("install.exec.rollback-finished-instead", result=out.said if out.said is not None else out.message)
+        return ExecResult(ok=False, rollback=True, failed_step=out.failed_step, log_path=out.log_path,
+                          journal_dir=out.journal_dir, notes=out.notes, said=said, fix=None if out.ok else out.fix)
     plan = _load(jdir)
     try:
         with _Both(jdir, plan.target if plan is not None else "") as lock:
