@@ -24,7 +24,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from gpusetup.install import build_plan, execute, repair, rollback
+from gpusetup.install import build_plan, execute, repair, resume, rollback
 from gpusetup.install.journal import InstallLock, Journal
 from gpusetup.install.plan import CONSTRAINTS_NAME
 from gpusetup.messages import render
@@ -307,3 +307,26 @@ def test_dry_run_shows_the_checks_as_steps(tmp_path: Path) -> None:
     assert "<gpusetup: check installed files against their RECORD hashes> 1500 'jax[cuda12]==" in lines[check + 1]
     imp = next(i for i, ln in enumerate(lines) if ln.endswith(". Import jax in the environment"))
     assert lines[imp + 1].endswith("<gpusetup: import each framework> 300 jax") and imp > check
+
+
+def test_an_environment_whose_pip_was_broken_mid_update_is_rebuilt(fw_index, tmp_path: Path) -> None:
+    """Killed while the new environment's pip updated itself (pip removed the old one and had not put the new
+    one in place): that pip cannot redo anything, so the environment this install created is built again."""
+    env, jdir = tmp_path / "env", tmp_path / "state"
+    plan = jax_plan(f"{fw_index.url}/simple", env)
+    if not any(s.id == "upgrade-pip" for s in plan.steps):
+        pytest.skip("this Python's ensurepip already gives pip ≥ 24.1: no pip update is planned")
+    assert execute(plan, journal_dir=jdir, free_space=PLENTY).ok
+    # the journal as the kill left it: the environment made, the pip update started, nothing after it
+    journal = Journal(jdir)
+    recs = [line for line in journal.path.read_text().splitlines()]
+    cut = next(i for i, line in enumerate(recs) if '"event": "start"' in line and '"step": "upgrade-pip"' in line)
+    journal.path.write_text("\n".join(recs[:cut + 1]) + "\n")
+    subprocess.run(["rm", "-rf", *map(str, site(env).glob("pip*"))], check=True)
+    assert subprocess.run([str(env / "bin/python"), "-m", "pip", "--version"], capture_output=True).returncode != 0
+    res = resume(jdir)
+    assert res.ok, res.message
+    assert any(n.code == "install.exec.rebuilding" for n in res.notes)
+    assert [r["event"] for r in Journal(jdir).read() if r["event"] == "rebuild"] == ["rebuild"]
+    assert imports(env)[0]
+    assert subprocess.run([str(env / "bin/python"), "-m", "pip", "--version"], capture_output=True).returncode == 0
