@@ -89,7 +89,8 @@ class SlowServices(Services):
     def render_script(self, plan: Plan, shell: str = "bash") -> str:
         return "\n".join(f"step {i}" for i in range(400))
 
-    def execute(self, plan: Plan, progress: Progress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None) -> InstallOutcome:
+    def execute(self, plan: Plan, progress: Progress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None,
+                stop_after: CancelToken | None = None) -> InstallOutcome:
         for i, step in enumerate(plan.steps):
             if progress:
                 progress(step.title, i / len(plan.steps))

@@ -36,10 +36,14 @@ from gpusetup.install import (
     display_argv,
     execute,
     render_script,
+    repair,
     resume,
     rollback,
+    step_estimates,
 )
+from gpusetup.install.journal import Journal
 from gpusetup.install.python import find_uv, newer_python_offer
+from gpusetup.install.timing import about
 from gpusetup.messages import add_note, msg, render, render_notes, step_explain, step_title
 from gpusetup.model import Message
 from gpusetup.probe import detect
@@ -53,7 +57,10 @@ def register(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Install the PyTorch/TensorFlow/JAX build that `gpusetup plan` chooses: shows every step "
         "first, asks, then runs it with progress, a full log and a journal that --resume and --rollback use. "
-        "Exit code: 0 done, 1 restart needed, 2 a step failed or was cancelled, 3 nothing was done."
+        "Every install ends with checks (the installed files against their RECORD hashes, the versions, an "
+        "import of each framework); a step interrupted by a crash, a kill or a power cut is redone from scratch by "
+        "--resume. Exit code: 0 done and checked, 1 restart needed, 2 a step or check failed or was cancelled, "
+        "3 nothing was done."
     )
     p.add_argument("--framework", "-f", action="append", choices=FRAMEWORK_CHOICES,
                    help="framework to install (repeat for several; default pytorch)")
@@ -67,9 +74,13 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpu", type=gpu_number, metavar="N", help="plan for GPU N only")
     p.add_argument("--python", metavar="X.Y", help="plan for this Python version")
     p.add_argument("--script", metavar="FILE", help="write the plan as a standalone script instead of running it")
+    p.add_argument("--force", action="store_true", help="with --script: replace FILE if it exists")
     p.add_argument("--shell", choices=["bash", "powershell"], help="script language (default: by the target OS)")
     p.add_argument("--resume", action="store_true", help="continue an install that stopped (crash, failure, reboot)")
     p.add_argument("--rollback", action="store_true", help="undo the last install (only what it created)")
+    p.add_argument("--repair", action="store_true",
+                   help="check the last install again (its files against their RECORD hashes, an import of each "
+                        "framework) and reinstall what is broken; also finishes an install whose check failed")
     p.add_argument("--download-only", metavar="DIR", help="download the wheels into DIR for an offline install")
     p.add_argument("--wheelhouse", metavar="DIR", help="install offline from wheels in DIR (see --download-only)")
     p.add_argument("--index-url", metavar="URL", type=index_url, help="a PyPI mirror for packages that come from PyPI (a password "
@@ -237,9 +248,11 @@ def render_plan(plan: Any, machine: Any, *, state_dir: Path, foreign: bool = Fal
         checks.append(msg("install.cli.check-space", need=f"{need / 1024:.1f}", path=plan.space_path))
     if checks:
         out.append("  " + render(msg("install.cli.before", checks=checks), lang))
+    estimates = step_estimates(plan, state_dir) if not foreign else {}
     for i, s in enumerate(plan.steps, 1):
         root = render(msg("install.cli.needs-root"), lang) if s.needs_root else ""
-        out.append(f"  {i}. {step_title(s, lang)}{root}")
+        took = f" ({render(about(estimates[s.id]), lang)})" if s.id in estimates else ""
+        out.append(f"  {i}. {step_title(s, lang)}{root}{took}")
         if s.argv:
             out.append(f"     $ {display_argv(s.argv, s.needs_root)}")
         for line in _script_preview(s, machine, foreign):
@@ -257,11 +270,13 @@ def render_plan(plan: Any, machine: Any, *, state_dir: Path, foreign: bool = Fal
 
 def run(args: argparse.Namespace) -> int:
     state_dir = Path(args.state_dir).expanduser() if args.state_dir else default_state_dir()
-    if args.resume and args.rollback:
-        raise ToolError(msg("cli.error.resume-or-rollback"))
+    if sum(bool(x) for x in (args.resume, args.rollback, getattr(args, "repair", False))) > 1:
+        raise ToolError(msg("cli.error.one-of-resume-rollback-repair"))
 
-    if args.rollback or args.resume:
-        if not _confirm(msg("install.cli.confirm-rollback") if args.rollback else msg("install.cli.confirm-resume"), args.yes):
+    if args.rollback or args.resume or args.repair:
+        question = (msg("install.cli.confirm-rollback") if args.rollback else
+                    msg("install.cli.confirm-repair") if args.repair else msg("install.cli.confirm-resume"))
+        if not _confirm(question, args.yes):
             print(render(msg("install.cli.not-confirmed-resume"), output_language()), file=sys.stderr)
             return EXIT_TOOL
         if args.rollback:
@@ -269,8 +284,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             credentials.remember(args.index_url)  # the password of a saved plan's mirror, given again
             credentials.remember(args.pytorch_mirror)
-            res = _run_job(lambda tok, pr: resume(state_dir, progress=pr, cancel=tok,
-                                                  check_network=not args.no_network_check, ask_secret=_ask_secret))
+            again = repair if args.repair else resume
+            res = _run_job(lambda tok, pr: again(state_dir, progress=pr, cancel=tok,
+                                                 check_network=not args.no_network_check, ask_secret=_ask_secret))
         return _report(res, args, state_dir, EXIT_OK, EXIT_WARN, EXIT_ERROR, EXIT_TOOL)
 
     machine, foreign = _machine(args)
@@ -280,6 +296,8 @@ def run(args: argparse.Namespace) -> int:
         shell = args.shell or ("powershell" if (machine.system.os or "") == "windows" else "bash")
         text = render_script(plan, shell, language=output_language())
         path = Path(args.script)
+        if (path.is_file() or path.is_symlink()) and not getattr(args, "force", False):
+            raise ToolError(msg("cli.error.script-exists", path=str(path)))
         write_atomic(path, text, mode=0o755 if shell == "bash" else None)
         print(render(msg("install.cli.script-written", shell=shell, path=str(path), count=len(plan.steps)), output_language()))
         return EXIT_OK
@@ -375,6 +393,8 @@ def _report(res: Any, args: argparse.Namespace, state_dir: Path, ok: int, warn: 
     stream = sys.stdout if res.ok else sys.stderr
     words = render(res.said, lang) if getattr(res, "said", None) is not None else res.message
     print(scrub(words), file=stream)
+    for note in getattr(res, "notes", None) or []:
+        print(scrub(render(msg("install.cli.note", note=note), lang)), file=stream)
     if res.log_path and res.log_path not in res.message:
         print(render(msg("install.cli.log", path=res.log_path), lang), file=stream)
     if res.ok:
@@ -382,16 +402,28 @@ def _report(res: Any, args: argparse.Namespace, state_dir: Path, ok: int, warn: 
             py = Path(plan.python[0])
             act = py.parent / ("activate" if os.name != "nt" else "Activate.ps1")
             print(render(msg("install.cli.use-it", activate=str(act), python=str(py)), lang))
-            if any(st.id == "protect" for st in plan.steps):
-                cons = Path(str(py)).parent.parent / "gpusetup-constraints.txt"
+            cons = Path(str(py)).parent.parent / "gpusetup-constraints.txt"
+            left = {str(n.params.get("path")) for n in getattr(res, "notes", None) or [] if isinstance(n, Message)}
+            if any(st.id == "protect" for st in plan.steps) and str(cons) not in left:
                 print(render(msg("install.cli.protected", file=str(cons)), lang))
             print(render(msg("install.cli.then-selftest"), lang))
         return ok
     if res.reboot_needed:
         return warn
+    if getattr(res, "rollback", False):  # --resume finished an interrupted rollback: nothing is installed
+        return tool if res.failed_step is None else err
     if res.failed_step in (None, "preflight") and not res.cancelled:
         return tool if res.failed_step is None else err
-    if not args.rollback and res.journal_dir and _confirm(msg("install.cli.confirm-undo-so-far"), False):
+    if getattr(res, "fix", None) == "repair" and res.journal_dir:
+        if _confirm(msg("install.cli.confirm-repair-now"), False):
+            fixed = _run_job(lambda tok, pr: repair(Path(res.journal_dir), progress=pr, cancel=tok,
+                                                    check_network=not args.no_network_check))
+            return _report(fixed, args, state_dir, ok, warn, err, tool, plan=plan)
+        return err
+    if res.cancelled and res.failed_step is None:  # cancelled before any step started: nothing to undo
+        return err
+    ran = res.journal_dir and any(r["event"] == "start" for r in Journal(Path(res.journal_dir)).read())
+    if not args.rollback and ran and _confirm(msg("install.cli.confirm-undo-so-far"), False):
         back = _run_job(lambda tok, pr: rollback(Path(res.journal_dir), progress=pr, cancel=tok))
         print(render(back.said, lang) if back.said is not None else back.message,
               file=sys.stdout if back.ok else sys.stderr)

@@ -84,7 +84,8 @@ class DemoServices(Services):
             progress("done", 1.0)
         return copy.deepcopy(self.machine)
 
-    def _walk(self, plan: Plan, progress: SaidProgress | None, cancel: CancelToken | None, log_line: LogFn | None) -> InstallOutcome:
+    def _walk(self, plan: Plan, progress: SaidProgress | None, cancel: CancelToken | None, log_line: LogFn | None,
+              stop_after: CancelToken | None = None) -> InstallOutcome:
         # lazy: gpusetup.install costs 151 ms before the first paint (python -X importtime over gpusetup.gui.app;
         # tests/gui/test_first_paint.py keeps the core out until then)
         from gpusetup.install import display_argv
@@ -95,6 +96,8 @@ class DemoServices(Services):
                 continue
             if cancel is not None and cancel.cancelled:
                 return InstallOutcome(ok=False, cancelled=True, message="cancelled")
+            if stop_after is not None and stop_after.cancelled:  # asked to stop after the step before
+                return InstallOutcome(ok=False, cancelled=True, stopped=True, failed_step=step.id, message="stopped")
             if progress:  # worded as the installer words it (gpusetup.install.execute)
                 progress(msg("install.progress.step", i=i + 1, n=len(steps),
                              title=step.title_code if step.title_code is not None else step.title), i / max(1, len(steps)))
@@ -142,20 +145,26 @@ class DemoServices(Services):
                                 else msg("wizard.mirror.pytorch-failed", why=why))
         return problems
 
-    def execute(self, plan: Plan, progress: SaidProgress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None) -> InstallOutcome:
+    def execute(self, plan: Plan, progress: SaidProgress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None,
+                stop_after: CancelToken | None = None) -> InstallOutcome:
         self._done_steps = []
         self._paused_at = None
         self._last_plan = plan
-        return self._walk(plan, progress, cancel, log_line)
+        return self._walk(plan, progress, cancel, log_line, stop_after)
 
-    def resume(self, progress: SaidProgress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None) -> InstallOutcome:
+    def resume(self, progress: SaidProgress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None,
+               stop_after: CancelToken | None = None, repair: bool = False) -> InstallOutcome:
         plan = getattr(self, "_last_plan", None)
         if plan is None:
             return InstallOutcome(ok=False, message="nothing to resume")
         if self._paused_at is not None:  # continuing after the restart: the restart is what happened in between
             self._done_steps.append(self._paused_at)
             self._paused_at = None
-        return self._walk(plan, progress, cancel, log_line)
+        return self._walk(plan, progress, cancel, log_line, stop_after)
+
+    def install_estimates(self, plan: Plan) -> dict[str, Any]:
+        """No estimates in a demonstration: nothing was measured on the recorded machine."""
+        return {}
 
     def rollback(self, progress: SaidProgress | None = None, log_line: LogFn | None = None) -> InstallOutcome:
         for sid in reversed(self._done_steps):

@@ -68,8 +68,11 @@ class InstallOutcome:
     message: str = ""
     needs_reboot: bool = False
     raw: Any = None
-    fix: str | None = None  # what the user can change: disk-space / network / python-mirror (ExecResult.fix)
+    fix: str | None = None  # what the user can change: disk-space / network / python-mirror / repair (ExecResult.fix)
     said: Message | None = None  # ``message`` as data (ExecResult.said), to word it in the interface's language
+    notes: list[Message] = field(default_factory=list)  # said beside the outcome (ExecResult.notes)
+    stopped: bool = False  # stopped between steps as the user asked (ExecResult.stopped)
+    ran: list[str] | None = None  # steps that started in this call (ExecResult.ran); None: not told
 
 
 @dataclass
@@ -419,11 +422,14 @@ class Services:
         progress: SaidProgress | None = None,
         cancel: CancelToken | None = None,
         log_line: LogFn | None = None,
+        stop_after: CancelToken | None = None,
     ) -> InstallOutcome:
+        """Run ``plan``; ``cancel`` stops the running step at once, ``stop_after`` once it has finished."""
         module = self._install_module()
         kwargs, writer = self._log_kwargs(log_line)
         try:
-            result = module.execute(plan, journal_dir=self.journal_dir, progress=progress, cancel=cancel, **kwargs)
+            result = module.execute(plan, journal_dir=self.journal_dir, progress=progress, cancel=cancel,
+                                    stop_after=stop_after, **kwargs)
         finally:
             if writer:
                 writer.flush()
@@ -434,16 +440,36 @@ class Services:
         progress: SaidProgress | None = None,
         cancel: CancelToken | None = None,
         log_line: LogFn | None = None,
+        stop_after: CancelToken | None = None,
+        repair: bool = False,
     ) -> InstallOutcome:
-        """Continue the unfinished install (after a reboot, a failure or a cancel); done steps are skipped."""
+        """Continue the unfinished install (after a reboot, a failure or a cancel); done steps are skipped, a
+        step that was interrupted is redone from scratch. ``repair``: also check a finished install again and
+        reinstall what is broken (the Install page's Repair button)."""
         module = self._install_module()
         kwargs, writer = self._log_kwargs(log_line)
         try:
-            result = module.resume(self.journal_dir, progress=progress, cancel=cancel, **kwargs)
+            result = module.resume(self.journal_dir, progress=progress, cancel=cancel, stop_after=stop_after,
+                                   repair=repair, **kwargs)
         finally:
             if writer:
                 writer.flush()
         return _outcome(result)
+
+    def repair(self, progress: SaidProgress | None = None, cancel: CancelToken | None = None,
+               log_line: LogFn | None = None) -> InstallOutcome:
+        """Reinstall what the install's checks found broken, then check again (``gpusetup install --repair``)."""
+        return self.resume(progress=progress, cancel=cancel, log_line=log_line, repair=True)
+
+    def install_estimates(self, plan: Plan) -> dict[str, Message]:
+        """"about 2 min" for each step measured here before (``install.step_estimates``), as messages."""
+        from gpusetup.install.timing import about  # lazy: see _core
+
+        try:
+            return {sid: about(sec) for sid, sec in self._install_module().step_estimates(plan, self.journal_dir).items()}
+        except Exception:  # noqa: BLE001 - an estimate is never worth a failure
+            log.info("no step estimates", exc_info=True)
+            return {}
 
     def rollback(self, progress: SaidProgress | None = None, log_line: LogFn | None = None) -> InstallOutcome:
         module = self._install_module()
@@ -672,6 +698,9 @@ def _outcome(result: Any) -> InstallOutcome:
         raw=result,
         fix=getattr(result, "fix", None),
         said=for_wizard(getattr(result, "said", None)),  # the core's decision in the wizard's words (no CLI flags)
+        notes=[n for n in (getattr(result, "notes", None) or []) if isinstance(n, Message)],
+        stopped=bool(getattr(result, "stopped", False)),
+        ran=list(getattr(result, "ran", None) or []) if hasattr(result, "ran") else None,
     )
 
 

@@ -291,12 +291,29 @@ class SetupWizard(QWizard):
 
     @classmethod
     def confirm_quit(cls, parent: QWidget, installing: bool) -> bool:
-        """Ask before quitting while work runs (a classmethod so tests can answer for the user)."""
-        text = tr("An installation is running. If you quit now it stops after the current step; the next time you open GPU Setup you can continue it or undo it. Quit?")
+        """Ask before quitting while work that changes the computer runs (an undo, a fix); a classmethod so
+        tests can answer for the user. An install asks on its own page how to stop (InstallPage.ask_how_to_stop)."""
+        text = tr("Changes to this computer are being made. If you quit now, the running step is stopped at once; the next time you open GPU Setup you can continue or undo. Quit?")
         return QMessageBox.question(parent, tr("Quit GPU Setup?"), text) == QMessageBox.StandardButton.Yes
 
+    def close_now(self) -> None:
+        """Close without asking again: the user already chose how the install stops."""
+        self._closing = True
+        self.close()
+
+    _closing = False
+
     def _may_close(self) -> bool:
-        """Only an install, undo or fix in progress is worth a question; anything else just stops."""
+        """Only an install, undo or fix in progress is worth a question; anything else just stops. While an
+        install runs, its page asks how to stop (at once, or after the running step) and closes the window
+        itself once that is done."""
+        if self._closing:
+            self.stop_jobs()
+            return True
+        page = self.currentPage()
+        ask = getattr(page, "ask_how_to_stop", None)
+        if ask is not None and any(j.name == "install" for j in self._jobs) and ask(closing=True) is not None:
+            return False
         if any(j.name in INSTALLING for j in self._jobs) and not self.confirm_quit(self, True):
             return False
         self.stop_jobs()

@@ -7,6 +7,7 @@ the kernel releases if gpusetup dies, so a stale lock never blocks the next run.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -17,7 +18,7 @@ from typing import Any
 from gpusetup.credentials import scrub
 from gpusetup.messages import msg, render
 from gpusetup.model import Message
-from gpusetup.paths import install_state_dir, open_private, private_dir
+from gpusetup.paths import install_state_dir, open_private, private_dir, state_dir
 from gpusetup.probe.platform.host import lock_exclusive
 
 JOURNAL = "journal.jsonl"
@@ -68,9 +69,31 @@ class Journal:
             if rec["event"] in ("finished", "rolled-back"):
                 return rec["event"]
             if rec["event"] in ("start", "end", "paused", "stopped", "rollback-start", "rollback-end",
-                                "reboot-done", "plan", "resume"):
+                                "reboot-done", "plan", "resume", "repair-start", "repair", "redo", "redo-start",
+                                "rebuild", "skipped", "rollback-step"):
                 return "unfinished"
         return "unfinished"
+
+    def rollback_interrupted(self) -> bool:
+        """A rollback started and did not end (killed, power cut, a failed undo): what is to be done next is
+        to finish undoing, never to continue the install over a half-removed environment."""
+        for rec in reversed(self.read()):
+            if rec["event"] == "rollback-start":
+                return True
+            if rec["event"] in ("finished", "rolled-back", "plan", "resume", "start", "end", "paused"):
+                return False
+        return False
+
+    def in_flight(self) -> dict[str, dict[str, Any]]:
+        """Steps that started and have no successful end since (a crash, kill -9, power cut, a cancel that
+        stopped them half-way, a failure): step id → its last ``start`` record. Their effects are unknown."""
+        out: dict[str, dict[str, Any]] = {}
+        for rec in self.read():
+            if rec["event"] == "start":
+                out[rec["step"]] = rec
+            elif rec["event"] == "end" and rec.get("ok") and rec.get("step") in out:
+                del out[rec["step"]]
+        return out
 
     def archive(self) -> Path | None:
         """Move a finished run aside (``history/<time>/``) so the next install starts a fresh journal."""
@@ -90,19 +113,46 @@ class Journal:
 
 
 class LockBusy(Exception):
-    """Another install holds the lock; ``owner`` is its process id (or "unknown")."""
+    """Another install holds the lock; ``owner`` is its process id (or "unknown"); ``target`` the environment
+    both want to change when it is the target's lock that is held."""
 
-    def __init__(self, owner: str) -> None:
+    def __init__(self, owner: str, target: str = "") -> None:
         self.owner = owner
+        self.target = target
         super().__init__(f"Another gpusetup install is running (process {owner}). Wait for it to finish, or "
                          "cancel it; only one install can run at a time.")
 
 
-class InstallLock:
-    """Exclusive, non-blocking lock on ``install.lock``; holds the owner's pid for the error message."""
+def target_lock_dir() -> Path:
+    """Where the per-environment locks live: beside the default state, whatever ``--state-dir`` says, so two
+    installs with different state folders still meet here."""
+    return state_dir() / "locks"
 
-    def __init__(self, directory: Path) -> None:
-        self.path = Path(directory) / LOCK
+
+def target_key(target: str) -> str:
+    """The environment an install changes, spelled one way: ``venv:``/``download:`` paths resolved (``~``,
+    ``..``, symbolic links), a conda environment by its name."""
+    kind, _, where = target.partition(":")
+    if kind in ("venv", "download", "python") and where:
+        return f"{kind}:{os.path.realpath(os.path.expanduser(where))}"
+    return target
+
+
+class InstallLock:
+    """Exclusive, non-blocking lock on ``install.lock``; holds the owner's pid for the error message.
+
+    ``target`` (an install plan's target): the lock of that environment instead (in :func:`target_lock_dir`),
+    so no two installs change the same environment at once, whichever state folder each keeps its journal in.
+    """
+
+    def __init__(self, directory: Path | None = None, target: str = "") -> None:
+        self.target = target
+        if target:
+            digest = hashlib.sha256(target_key(target).encode("utf-8")).hexdigest()[:24]
+            self.path = target_lock_dir() / f"target-{digest}.lock"
+        else:
+            assert directory is not None
+            self.path = Path(directory) / LOCK
         self._fh: Any = None
         self.note = ""  # set when a lock left behind by a process that died was taken over (English)
         self.said: Message | None = None  # the same as data, for the progress line in each interface's language
@@ -117,7 +167,7 @@ class InstallLock:
             fh.seek(0)
             owner = fh.read().strip() or "unknown"
             fh.close()
-            raise LockBusy(owner) from None
+            raise LockBusy(owner, self.target) from None
         fh.seek(0)
         previous = fh.read().strip()
         if previous.isdigit() and int(previous) != os.getpid():

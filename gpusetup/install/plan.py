@@ -34,6 +34,11 @@ from gpusetup.versions import Version
 
 PYTORCH_INDEX_PREFIX = PYTORCH_INDEX  # the names other modules use (gpusetup.mirrors owns the values)
 CONSTRAINTS_NAME = "gpusetup-constraints.txt"
+# the checks after every install (steps of the plan, so --dry-run, the CLI and the wizard show them): the files
+# against their RECORD hashes, the versions, an import of each framework in the target environment
+CHECK_STEPS = ("check-files", "verify", "import")
+CHECK_FILES_SECONDS = 1500  # the file check stops itself after this (a few GB of CUDA libraries on a slow disk)
+IMPORT_SECONDS = 300  # each framework's import (a cold `import tensorflow` from a slow disk)
 
 
 class PlanError(ValueError):
@@ -359,8 +364,9 @@ def _plan_pip_upgrade(plan: InstallPlan, index_url: str | None, wheelhouse: str 
     """Update pip in the environment this plan creates when its pip cannot report bytes (older than 24.1,
     as Debian 12's ensurepip gives: pip 23.0.1) or is not known before it exists (a Python uv provides), so
     the framework's download shows bytes, speed and time left. pip comes from the user's PyPI mirror, else
-    pip's configured index; that index is checked before anything starts. Not for an existing environment
-    (its pip is the user's), offline installs, uv, or conda."""
+    pip's configured index; that index is checked before anything starts, and one that answers but has no pip
+    (a mirror of the framework's wheels only) skips the update with a note (install.execute._preflight). Not
+    for an existing environment (its pip is the user's), offline installs, uv, or conda."""
     new_env = any(s.id == "create-venv" for s in plan.steps)
     if not new_env or wheelhouse is not None or uv or not plan.python or plan.pip[:1] != plan.python[:1]:
         return
@@ -368,9 +374,6 @@ def _plan_pip_upgrade(plan: InstallPlan, index_url: str | None, wheelhouse: str 
     if got and got >= PIP_RAW:
         return
     source = ["--index-url", index_url] if index_url else []
-    fallback = plan.probe_package
-    _add_index(plan, index_url, ["pip"])
-    plan.probe_package = fallback  # the framework's project stays the fallback (the PyTorch index has no pip)
     want = "pip>={}.{}".format(*PIP_RAW)
     # the new pip is part of what Install downloads: sized with the framework (add_download_size)
     plan.download_query.setdefault("groups", {}).setdefault(
@@ -394,7 +397,8 @@ def _plan_pip(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]], in
     plan.download_mib, plan.installed_mib = _sizes(choices)
     _set_download(plan, download_size.offline(plan.download_mib))  # until add_download_size asks the index
     _plan_pip_upgrade(plan, index_url, wheelhouse, uv)
-    for i, (url, reqs) in enumerate(_groups(choices, index_url, pytorch_mirror).items()):
+    groups = _groups(choices, index_url, pytorch_mirror)
+    for i, (url, reqs) in enumerate(groups.items()):
         plan.packages.extend(reqs)
         names = ", ".join(reqs)
         if wheelhouse is not None:
@@ -417,6 +421,10 @@ def _plan_pip(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]], in
             msg("step.explain.pip-install", names=names, where=where), argv=argv, kind="pip", subject=names,
             undo=[*plan.pip, "uninstall", "-y", *[_req_name(r) for r in reqs]],
         ))
+    if any(s.id == "upgrade-pip" for s in plan.steps):  # pip's index, when no framework comes from it
+        fallback = plan.probe_package
+        _add_index(plan, index_url, ["pip"])
+        plan.probe_package = fallback  # the framework's project stays the fallback (the PyTorch index has no pip)
 
 
 def _plan_download_query(plan: InstallPlan, machine: Machine, want_py: str | None) -> None:
@@ -577,6 +585,18 @@ def _plan_verify_protect(plan: InstallPlan, choices: list[tuple[FrameworkPlan, C
     plan.steps.append(worded_step(
         "verify", msg("step.title.verify"), msg("step.explain.verify"), kind="verify",
         argv=[*plan.python, "-I", "-c", snippets.VERIFY, *pins],
+    ))
+    reqs = [r for _, ch in choices for r in ch.packages]
+    plan.steps.append(worded_step(
+        "check-files", msg("step.title.check-files"), msg("step.explain.check-files"), kind="verify",
+        subject=", ".join(_req_name(r) for r in reqs),
+        argv=[*plan.python, "-I", "-c", snippets.CHECK_FILES, str(CHECK_FILES_SECONDS), *reqs],
+    ))
+    # each framework's own distribution (the first of its packages: torch, tensorflow, jax), imported as its module
+    modules = list(dict.fromkeys(_req_name(ch.packages[0]) for _, ch in choices if ch.packages))
+    plan.steps.append(worded_step(
+        "import", msg("step.title.import", modules=", ".join(modules)), msg("step.explain.import"), kind="verify",
+        subject=", ".join(modules), argv=[*plan.python, "-I", "-c", snippets.IMPORT, str(IMPORT_SECONDS), *modules],
     ))
     names = sorted({_req_name(p) for p in pins})
     plan.steps.append(worded_step(

@@ -50,6 +50,31 @@ class PipProgress:
         self._file: str | None = None
         self._clock = clock
         self._start: tuple[float, int] | None = None  # (time, bytes) at the first progress line of a download
+        # over the whole step (every file): bytes pip reported and the seconds spent downloading them, for the
+        # step's time left and the speed kept for the next estimate (gpusetup.install.timing)
+        self._finished_bytes = 0
+        self._finished_seconds = 0.0
+        self._current = (0, 0.0)  # (bytes, seconds) of the download in progress
+
+    @property
+    def downloaded(self) -> int:
+        """Bytes downloaded so far in this step (all files)."""
+        return self._finished_bytes + self._current[0]
+
+    @property
+    def download_seconds(self) -> float:
+        """Seconds spent downloading so far in this step (from each file's first progress line to its last)."""
+        return self._finished_seconds + self._current[1]
+
+    def speed(self) -> float | None:
+        """Bytes per second over this step's downloads so far (None until a second of them was measured)."""
+        secs = self.download_seconds
+        return self.downloaded / secs if secs >= 1.0 and self.downloaded else None
+
+    def _next_file(self) -> None:
+        self._finished_bytes += self._current[0]
+        self._finished_seconds += self._current[1]
+        self._current = (0, 0.0)
 
     @property
     def label(self) -> str:
@@ -70,6 +95,7 @@ class PipProgress:
             return False
         m = _DOWNLOADING.match(line)
         if m:
+            self._next_file()
             self._file = _short(m.group(1))
             self._start = None
             self.message = (msg("pip.progress.downloading-size", file=self._file, size=m.group(2)) if m.group(2)
@@ -99,6 +125,7 @@ class PipProgress:
             self._start = (now, done)
         sizes: dict[str, Any] = {"file": file, "percent": percent, "done": f"{done / MB:.0f}", "total": f"{total / MB:.0f}"}
         elapsed = now - self._start[0]
+        self._current = (done, elapsed)
         if elapsed >= 1.0 and done > self._start[1]:
             speed = (done - self._start[1]) / elapsed
             return msg("pip.progress.bytes-rate", **sizes, speed=f"{speed / MB:.1f}", left=duration((total - done) / speed))

@@ -47,54 +47,118 @@ if bad:
 print('Verified: ' + ', '.join(good))
 """
 
-# argv: → prints {"name": "version"} of every distribution (names normalised to lower-case, - for _).
-LIST = """\
+# The *.dist-info folders on this interpreter's path, read from the file system: (folder, name, version from the
+# folder's name, whether its METADATA names the distribution, whether it has a RECORD). A folder whose METADATA is
+# empty or torn (pip was stopped while writing it) is invisible to importlib.metadata, yet pip reads the folder's
+# name and says "Requirement already satisfied".
+_FOLDERS = """\
+import os, re, sys
+def norm(n):
+    return re.sub(r'[-_.]+', '-', n or '').lower()
+def folders():
+    seen = set()
+    for base in sys.path:
+        try:
+            entries = sorted(os.listdir(base or '.'))
+        except OSError:
+            continue
+        for e in entries:
+            if not e.endswith('.dist-info') or '-' not in e:
+                continue
+            path = os.path.join(base, e)
+            name, _, version = e[:-len('.dist-info')].partition('-')
+            if norm(name) in seen:
+                continue
+            seen.add(norm(name))
+            try:
+                with open(os.path.join(path, 'METADATA'), encoding='utf-8', errors='replace') as fh:
+                    named = any(line.lower().startswith('name:') for line in fh.read(65536).splitlines())
+            except OSError:
+                named = False
+            yield path, norm(name), version, named, os.path.exists(os.path.join(path, 'RECORD'))
+"""
+
+# argv: → prints {"name": "version"} of every distribution (names normalised to lower-case, - for _); one whose
+# metadata is torn is listed by its folder's name.
+LIST = (
+    _FOLDERS
+    + """\
 import json, importlib.metadata as md
 out = {}
 for d in md.distributions():
     n = (d.metadata['Name'] or '').lower().replace('_', '-')
-    if n:
+    if n and n not in out:
         out[n] = d.version
+for path, name, version, named, record in folders():
+    if not named:
+        out.setdefault(name, version)
 print(json.dumps(out, sort_keys=True))
 """
+)
 
-# argv: CONSTRAINTS_FILE (relative to the env's prefix) name ... → writes name==installed-version lines; also the env's pip.conf (when the
-# env has none) so every later `pip install` in this env honours the constraints automatically.
+# Files gpusetup writes are recognised by a hash of what it wrote, never by their name or a marker: the
+# executor passes the hashes it recorded in GPUSETUP_WRITTEN ({"/abs/path": ["sha256 hex", ...]}); a file that is
+# there with another content (the user's own, or edited since) is left alone and said ("gpusetup: left …").
+_WRITTEN = """\
+import sys, os, json, hashlib
+known = json.loads(os.environ.get('GPUSETUP_WRITTEN') or '{}')
+def digest(path):
+    try:
+        with open(path, 'rb') as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except FileNotFoundError:
+        return None
+"""
+
+# argv: CONSTRAINTS_FILE (relative to the env's prefix) name ... → writes name==installed-version lines; also the
+# env's pip.conf so every later `pip install` in this env honours the constraints automatically. Either file is
+# written only where there is none, or where it is still exactly what gpusetup wrote; prints
+# "gpusetup: wrote SHA256 PATH" for each file written, "gpusetup: left existing PATH" for one left alone.
 PROTECT = (
-    """\
-import sys, os, importlib.metadata as md
+    _WRITTEN
+    + """\
+import importlib.metadata as md
+def write(path, text):
+    have = digest(path)
+    if have is not None and have not in known.get(path, []):
+        print('gpusetup: left existing ' + path)
+        return False
+    data = text.encode('utf-8')
+    with open(path, 'wb') as fh:
+        fh.write(data)
+    print('gpusetup: wrote ' + hashlib.sha256(data).hexdigest() + ' ' + path)
+    return True
 path, names = os.path.join(sys.prefix, sys.argv[1]), sys.argv[2:]
 lines = ['MARKER - keeps these exact builds; pip refuses to swap them for another build.']
 for n in names:
     lines.append(f'{n}=={md.version(n)}')
-with open(path, 'w', encoding='utf-8') as fh:
-    fh.write('\\n'.join(lines) + '\\n')
 conf = os.path.join(sys.prefix, 'pip.ini' if os.name == 'nt' else 'pip.conf')
-if not os.path.exists(conf):
-    with open(conf, 'w', encoding='utf-8') as fh:
-        fh.write('MARKER\\n[install]\\nconstraint = ' + path + '\\n')
+if not write(path, '\\n'.join(lines) + '\\n'):
+    print(path + ' was already there (not written by gpusetup): left as it is, so these builds are not pinned.')
+elif write(conf, 'MARKER\\n[install]\\nconstraint = ' + path + '\\n'):
     print('Protected: ' + conf + ' makes pip in this environment honour ' + path)
 else:
     print('This environment already has ' + conf + '; use: pip install -c ' + path + ' ...')
 """
 ).replace("MARKER", MARKER)
 
-# argv: FILE (relative to the env's prefix) ... → removes each file only when gpusetup wrote it (first line is the marker).
+# argv: FILE (relative to the env's prefix) ... → removes each file only when it is exactly what gpusetup wrote
+# (its hash is in GPUSETUP_WRITTEN); "gpusetup: left changed|existing PATH" for one that is not.
 REMOVE_OURS = (
-    """\
-import sys, os
+    _WRITTEN
+    + """\
 for p in sys.argv[1:]:
     p = os.path.join(sys.prefix, p)
-    try:
-        with open(p, encoding='utf-8') as fh:
-            first = fh.readline()
-    except OSError:
+    have = digest(p)
+    if have is None:
         continue
-    if first.startswith('MARKER'):
+    if have in known.get(p, []):
         os.remove(p)
         print('removed ' + p)
+    else:
+        print('gpusetup: left ' + ('changed ' if p in known else 'existing ') + p)
 """
-).replace("MARKER", MARKER)
+)
 
 # argv: NAME=VALUE ... → the runtime variables the build needs, set on activation: a marked block at the end of
 # a venv's activate / activate.fish / Activate.ps1, or a conda env's etc/conda/activate.d/gpusetup-env.sh.
@@ -132,16 +196,206 @@ for name, form in forms.items():
 """
 ).replace("MARKER", MARKER)
 
-# argv: VENV_DIR → removes a virtual environment, and refuses anything that does not look like one.
+# argv: VENV_DIR [--interrupted] → removes a virtual environment, and refuses anything that does not look like one.
+# Its pyvenv.cfg goes last, so a removal that is interrupted (power cut, kill) can be run again. --interrupted
+# (the journal says this removal started and did not end): the folder may have lost its pyvenv.cfg already.
 RMTREE_VENV = """\
 import sys, os, shutil
 p = sys.argv[1]
 if not os.path.exists(p):
     print('already gone: ' + p)
     sys.exit(0)
-if not os.path.isfile(os.path.join(p, 'pyvenv.cfg')):
+cfg = os.path.join(p, 'pyvenv.cfg')
+if not os.path.isfile(cfg) and '--interrupted' not in sys.argv[2:]:
     print('refusing to delete ' + p + ': it is not a virtual environment (no pyvenv.cfg)', file=sys.stderr)
     sys.exit(1)
-shutil.rmtree(p)
+for entry in os.scandir(p):
+    if entry.name == 'pyvenv.cfg':
+        continue
+    if entry.is_dir(follow_symlinks=False):
+        shutil.rmtree(entry.path)
+    else:
+        os.remove(entry.path)
+if os.path.exists(cfg):
+    os.remove(cfg)
+os.rmdir(p)
 print('removed ' + p)
 """
+
+# argv: SECONDS REQUIREMENT ... → checks every installed file of the requested distributions and of everything
+# they depend on (Requires-Dist, markers and extras evaluated when `packaging` is there, as pip would) against
+# the sha256 in the distribution's RECORD: the check pip itself never makes. A file missing or different, a
+# RECORD missing (an install that stopped before pip wrote it) or a required distribution that is not installed
+# fails it (exit 1); not finished within SECONDS fails it too (exit 3). The last line is machine-readable:
+# "gpusetup-check: {json}" with the broken distributions ({name: version}) for a repair.
+CHECK_FILES = _FOLDERS + """\
+import json, time, base64, hashlib, importlib.metadata as md
+deadline = time.monotonic() + float(sys.argv[1])
+try:
+    from packaging.requirements import Requirement
+except Exception:
+    try:
+        from pip._vendor.packaging.requirements import Requirement
+    except Exception:
+        Requirement = None
+def parse(text):
+    if Requirement is not None:
+        try:
+            r = Requirement(text)
+            return norm(r.name), set(r.extras), r.marker
+        except Exception:
+            return None
+    m = re.match(r'\\s*([A-Za-z0-9][A-Za-z0-9._-]*)\\s*(\\[[^\\]]*\\])?', text)
+    if not m or ';' in text:
+        return None
+    return norm(m.group(1)), set((m.group(2) or '[]')[1:-1].replace(' ', '').split(',')) - {''}, None
+dists, torn = {}, {}
+for d in md.distributions():
+    n = norm(d.metadata['Name'])
+    if n and n not in dists:
+        dists[n] = d
+for path, name, version, named, record in folders():
+    if not named and name not in dists:
+        torn[name] = version
+todo = []
+for a in sys.argv[2:]:
+    p = parse(a)
+    if p:
+        todo.append((p[0], p[1], None))
+seen, broken, missing, lines = {}, {}, {}, []
+while todo:
+    name, extras, parent = todo.pop(0)
+    if name in seen and extras <= seen[name]:
+        continue
+    seen[name] = seen.get(name, set()) | extras
+    d = dists.get(name)
+    if d is None and name in torn:
+        broken[name] = torn[name]
+        lines.append(f'{name} {torn[name]}: its METADATA is empty or torn, so its installation did not finish')
+        continue
+    if d is None:
+        missing[name] = parent or ''
+        continue
+    for req in d.requires or []:
+        p = parse(req)
+        if p is None:
+            continue
+        if p[2] is not None:
+            try:
+                if not any(p[2].evaluate({'extra': e}) for e in (seen[name] or {''})):
+                    continue
+            except Exception:
+                continue
+        todo.append((p[0], p[1], name))
+files = nbytes = 0
+for name in sorted(seen):
+    d = dists.get(name)
+    if d is None:
+        continue
+    where = str(getattr(d, '_path', '') or '')
+    if where.endswith('.egg-info'):
+        lines.append(f'{name} {d.version}: not checked (installed without a RECORD file, not from a wheel)')
+        continue
+    if d.files is None:
+        broken[name] = d.version
+        lines.append(f'{name} {d.version}: its RECORD file is missing, so its installation did not finish')
+        continue
+    bad = []
+    for f in d.files:
+        if time.monotonic() > deadline:
+            print(f'The file check did not finish within {sys.argv[1]} s (it had checked {files} files).')
+            print('gpusetup-check: ' + json.dumps({'broken': broken, 'missing': missing, 'timeout': True}))
+            sys.exit(3)
+        if f.hash is None:
+            continue
+        path = f.locate()
+        try:
+            h = hashlib.new(f.hash.mode)
+            with open(path, 'rb') as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b''):
+                    h.update(chunk)
+                    nbytes += len(chunk)
+        except FileNotFoundError:
+            bad.append(f'missing: {f}')
+            continue
+        except (OSError, ValueError) as exc:
+            bad.append(f'unreadable: {f} ({exc})')
+            continue
+        files += 1
+        if base64.urlsafe_b64encode(h.digest()).rstrip(b'=').decode() != f.hash.value:
+            bad.append(f'changed: {f}')
+    if bad:
+        broken[name] = d.version
+        lines.append(f'{name} {d.version}: {len(bad)} file(s) missing or different from its RECORD, e.g. ' + '; '.join(bad[:3]))
+for name, parent in sorted(missing.items()):
+    lines.append(f'{name} is not installed' + (f' (required by {parent})' if parent else ''))
+for line in lines:
+    print(line)
+ok = not broken and not missing
+print(('Checked' if ok else 'Problems found in') + f' {len(seen) - len(missing)} distribution(s): {files} files, {nbytes / 1e6:.0f} MB compared with their RECORD hashes.')
+print('gpusetup-check: ' + json.dumps({'broken': broken, 'missing': missing}))
+sys.exit(0 if ok else 1)
+"""
+
+# argv: SECONDS DISTRIBUTION ... → imports each distribution's module (the one named like it, else its first
+# top-level module) in a fresh interpreter of this environment, so a crash or a hang in one is said as such,
+# within SECONDS; prints the version or the last line of the error; exit 1 if any does not import.
+IMPORT = """\
+import sys, re, subprocess, time, importlib.metadata as md
+limit, bad = float(sys.argv[1]), []
+def norm(n):
+    return re.sub(r'[-_.]+', '_', n).lower()
+def module_of(dist):
+    want = norm(dist)
+    try:
+        tops = sorted(m for m, ds in md.packages_distributions().items() if any(norm(d) == want for d in ds))
+    except AttributeError:  # Python < 3.10: read the distribution's RECORD
+        try:
+            files = md.distribution(dist).files or []
+        except md.PackageNotFoundError:
+            files = []
+        firsts = {str(f).split('/')[0] for f in files if not str(f).startswith('..')}
+        tops = sorted({t[:-3] if t.endswith('.py') else t for t in firsts} - {'__pycache__'})
+        tops = [t for t in tops if '.' not in t]
+    tops = [t for t in tops if t.isidentifier() and not t.startswith('_')] or tops
+    return next((t for t in tops if t.lower() == want), tops[0] if tops else want)
+code = 'import importlib, sys; m = importlib.import_module(sys.argv[1]); print(getattr(m, "__version__", "") or "")'
+for dist in sys.argv[2:]:
+    name = module_of(dist)
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run([sys.executable, '-I', '-c', code, name], capture_output=True, text=True,
+                           errors='replace', timeout=limit, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        bad.append(name)
+        print(f'{name}: import did not finish within {limit:g} s')
+        continue
+    took = time.monotonic() - t0
+    if r.returncode == 0:
+        print(f'{name} {r.stdout.strip()}: imports ({took:.1f} s)')
+        continue
+    bad.append(name)
+    err = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
+    why = err[-1].strip() if err else f'exit code {r.returncode}'
+    if r.returncode < 0:
+        why = f'the interpreter crashed (signal {-r.returncode})' + (': ' + why if err else '')
+    print(f'{name}: does not import: {why}')
+    for ln in err[-4:-1]:
+        print('    ' + ln)
+sys.exit(1 if bad else 0)
+"""
+
+# argv: NAME ... → before such distributions are reinstalled: removes each one's *.dist-info folder when it has no
+# RECORD or its METADATA names nothing (pip stopped before finishing them), so pip neither says "already satisfied"
+# nor refuses to uninstall it.
+CLEAR_BROKEN = (
+    _FOLDERS
+    + """\
+import shutil
+want = {norm(a) for a in sys.argv[1:]}
+for path, name, version, named, record in list(folders()):
+    if name in want and not (named and record):
+        shutil.rmtree(path)
+        print('removed the unfinished ' + path)
+"""
+)

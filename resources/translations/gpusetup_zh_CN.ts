@@ -452,20 +452,28 @@
       <translation>正在安装</translation>
     </message>
     <message>
-      <source>You can keep using your computer meanwhile. Cancel stops and undoes what was done.</source>
-      <translation>安装期间您可以继续使用电脑。“取消”会停止安装并撤销已完成的步骤。</translation>
+      <source>You can keep using your computer meanwhile. Cancel asks whether to stop at once and undo, or to finish the current step first.</source>
+      <translation>安装期间可以继续使用电脑。点击“取消”时会询问：立即停止并撤销，还是先完成当前步骤。</translation>
     </message>
     <message>
       <source>&amp;Cancel installation</source>
       <translation>取消安装(&amp;C)</translation>
     </message>
     <message>
-      <source>Cancel the installation and undo it</source>
-      <translation>取消安装并撤销</translation>
+      <source>Cancel the installation: asks whether to stop at once and undo, or after the current step</source>
+      <translation>取消安装：询问是立即停止并撤销，还是在当前步骤完成后停止</translation>
     </message>
     <message>
       <source>&amp;Undo what was done</source>
       <translation>撤销已完成的步骤(&amp;U)</translation>
+    </message>
+    <message>
+      <source>&amp;Repair</source>
+      <translation>修复(&amp;R)</translation>
+    </message>
+    <message>
+      <source>Repair: reinstall what the check found broken, then check again</source>
+      <translation>修复：重新安装检查发现有问题的部分，然后再检查一次</translation>
     </message>
     <message>
       <source>&amp;Try again</source>
@@ -536,20 +544,12 @@
       <translation>正在启动…</translation>
     </message>
     <message>
-      <source>Stop the installation?</source>
-      <translation>停止安装？</translation>
+      <source>Keep installing</source>
+      <translation>不停止，继续安装</translation>
     </message>
     <message>
-      <source>The installation will stop and the steps already done will be undone. Stop now?</source>
-      <translation>安装将停止，已完成的步骤会被撤销。现在停止吗？</translation>
-    </message>
-    <message>
-      <source>Stopping after the current step…</source>
-      <translation>将在当前步骤完成后停止…</translation>
-    </message>
-    <message>
-      <source>Undoing the steps that were done…</source>
-      <translation>正在撤销已完成的步骤…</translation>
+      <source>Undoing the steps that ran…</source>
+      <translation>正在撤销已运行的步骤…</translation>
     </message>
     <message>
       <source>Undoing…</source>
@@ -560,6 +560,14 @@
       <translation>正在写入 Docker 文件…</translation>
     </message>
     <message>
+      <source>&amp;Continue installation</source>
+      <translation>继续安装(&amp;C)</translation>
+    </message>
+    <message>
+      <source>Undoing the installation</source>
+      <translation>正在撤销安装</translation>
+    </message>
+    <message>
       <source>Free some space on that disk, or choose a folder on another disk.</source>
       <translation>请在那个磁盘上腾出一些空间，或者选择另一个磁盘上的文件夹。</translation>
     </message>
@@ -568,8 +576,12 @@
       <translation>没有可安装的计划。请返回重新选择。</translation>
     </message>
     <message>
-      <source>Stopped. Undoing the steps that were already done…</source>
-      <translation>已停止。正在撤销已完成的步骤…</translation>
+      <source>Repairing…</source>
+      <translation>正在修复…</translation>
+    </message>
+    <message>
+      <source>Installation cancelled before any step ran: nothing was changed.</source>
+      <translation>安装在任何步骤运行之前就已取消：没有做任何改动。</translation>
     </message>
     <message>
       <source>Almost done: restart your computer now. After you log in again, GPU Setup opens by itself and continues; finished steps are not repeated.</source>
@@ -578,6 +590,54 @@
     <message>
       <source>Almost done: restart your computer now. Then open GPU Setup again and press “Continue installation”; finished steps are not repeated.</source>
       <translation>即将完成：请现在重启电脑。然后再次打开 GPU Setup 并点击“继续安装”；已完成的步骤不会重复执行。</translation>
+    </message>
+    <message>
+      <source>Quit GPU Setup?</source>
+      <translation>退出 GPU Setup？</translation>
+    </message>
+    <message>
+      <source>An installation is running. How should it stop?</source>
+      <translation>安装正在进行。要怎样停止？</translation>
+    </message>
+    <message>
+      <source>Stop now: the running step is stopped at once and GPU Setup quits; the next time you open it you can continue (that step is redone from the start) or undo.
+Finish this step: the running step ends normally, nothing after it starts, then GPU Setup quits.</source>
+      <translation>立即停止：正在运行的步骤马上停止，GPU Setup 随即退出；下次打开时可以继续（该步骤会从头重做）或撤销。
+完成这一步：正在运行的步骤正常结束，之后的步骤不再开始，然后 GPU Setup 退出。</translation>
+    </message>
+    <message>
+      <source>Stop now and quit</source>
+      <translation>立即停止并退出</translation>
+    </message>
+    <message>
+      <source>Finish this step, then quit</source>
+      <translation>完成这一步后退出</translation>
+    </message>
+    <message>
+      <source>Stop the installation?</source>
+      <translation>停止安装？</translation>
+    </message>
+    <message>
+      <source>How should the installation stop?</source>
+      <translation>要怎样停止安装？</translation>
+    </message>
+    <message>
+      <source>Stop now and undo: the running step is stopped at once, then every step that ran is undone; your computer is as before.
+Finish this step: the running step ends normally and nothing after it starts; you can continue later or undo then.</source>
+      <translation>立即停止并撤销：正在运行的步骤马上停止，然后撤销所有已运行的步骤，电脑恢复原样。
+完成这一步：正在运行的步骤正常结束，之后的步骤不再开始；之后可以继续安装，也可以撤销。</translation>
+    </message>
+    <message>
+      <source>Stop now and undo</source>
+      <translation>立即停止并撤销</translation>
+    </message>
+    <message>
+      <source>Finish this step, then stop</source>
+      <translation>完成这一步后停止</translation>
+    </message>
+    <message>
+      <source>Stopping the running step now…</source>
+      <translation>正在立即停止当前步骤…</translation>
     </message>
     <message>
       <source>Installation cancelled.</source>
@@ -596,24 +656,32 @@
       <translation>部分配置无法写入；原因见下方。</translation>
     </message>
     <message>
+      <source>Every step was run and checked: the installed files match their records, and each framework imports.</source>
+      <translation>所有步骤都已运行并检查：已安装的文件与记录一致，每个框架都能导入。</translation>
+    </message>
+    <message>
       <source>The package index could not be reached. Where the internet is filtered, enter a mirror of PyPI or your proxy, then try again.</source>
       <translation>无法连接到软件包索引。如果网络受限，请填写 PyPI 镜像源地址或代理服务器，然后重试。</translation>
     </message>
     <message>
-      <source>Installing… ({n} steps)</source>
-      <translation>正在安装…（共 {n} 步）</translation>
+      <source>Stopped. Undoing the steps that ran…</source>
+      <translation>已停止。正在撤销已运行的步骤…</translation>
     </message>
     <message>
-      <source>Installation finished. Press Next to prove it works.</source>
-      <translation>安装完成。点击“下一步”来验证它能正常工作。</translation>
+      <source>The installation finished before you answered, so nothing was stopped.</source>
+      <translation>在您回答之前安装已经完成，所以没有停止任何步骤。</translation>
     </message>
     <message>
-      <source>You can undo what was done, try again, or read the log below.</source>
-      <translation>您可以撤销已完成的步骤、重试，或查看下方日志。</translation>
+      <source>The installation is not working as it is. Repair reinstalls what is broken and checks again; or undo what was done.</source>
+      <translation>目前的安装不能正常使用。“修复”会重新安装有问题的部分并再次检查；也可以撤销已做的事。</translation>
     </message>
     <message>
-      <source>Everything it changed was undone; your computer is as before.</source>
-      <translation>所有改动都已撤销；您的电脑已恢复原样。</translation>
+      <source>Finishing the running step; nothing after it will start…</source>
+      <translation>正在完成当前步骤；之后的步骤不会再开始…</translation>
+    </message>
+    <message>
+      <source>Every step that ran was undone; your computer is as before.</source>
+      <translation>所有已运行的步骤都已撤销；电脑已恢复原样。</translation>
     </message>
     <message>
       <source>some setups were refused</source>
@@ -632,6 +700,22 @@
       <translation>Python 镜像(&amp;M)：</translation>
     </message>
     <message>
+      <source>Installing… ({n} steps)</source>
+      <translation>正在安装…（共 {n} 步）</translation>
+    </message>
+    <message>
+      <source>Installation finished and checked. Press Next to prove it works.</source>
+      <translation>安装完成并已检查。点击“下一步”来验证它能正常工作。</translation>
+    </message>
+    <message>
+      <source>You can undo what was done, try again, or read the log below.</source>
+      <translation>您可以撤销已完成的步骤、重试，或查看下方日志。</translation>
+    </message>
+    <message>
+      <source>Nothing was changed. You can try again, or read the log below.</source>
+      <translation>没有做任何改动。可以重试，或查看下方日志。</translation>
+    </message>
+    <message>
       <source>Undoing did not fully work: {error}. The log lists what is left; a support bundle (last page) helps us help you.</source>
       <translation>撤销未能全部完成：{error}。日志中列出了未撤销的内容；请在最后一页创建支持包并发给我们，以便我们协助排查。</translation>
     </message>
@@ -640,12 +724,36 @@
       <translation>然后运行：</translation>
     </message>
     <message>
+      <source>Docker setup</source>
+      <translation>Docker 配置</translation>
+    </message>
+    <message>
+      <source>Docker setup not written</source>
+      <translation>未写入 Docker 配置</translation>
+    </message>
+    <message>
+      <source>Restart needed</source>
+      <translation>需要重启</translation>
+    </message>
+    <message>
       <source>Could not save the resume file: {error}</source>
       <translation>无法保存用于继续安装的进度文件：{error}</translation>
     </message>
     <message>
+      <source>Stopped as you asked: the steps marked done are done, nothing after them ran. You can continue the installation or undo what was done.</source>
+      <translation>已按要求停止：标为完成的步骤都已完成，之后的步骤都没有运行。可以继续安装，也可以撤销已做的事。</translation>
+    </message>
+    <message>
+      <source>Installation stopped. You can continue it (the interrupted step is redone from the start) or undo what was done.</source>
+      <translation>安装已停止。可以继续安装（被中断的步骤会从头重做），也可以撤销已做的事。</translation>
+    </message>
+    <message>
       <source>Step {n} “{title}” failed.</source>
       <translation>第 {n} 步“{title}”失败。</translation>
+    </message>
+    <message>
+      <source>Finishing “{step}”; nothing after it will start…</source>
+      <translation>正在完成“{step}”；之后的步骤不会再开始…</translation>
     </message>
     <message>
       <source>{name}: files written to {dir}</source>
@@ -660,8 +768,16 @@
       <translation>接下来要运行的命令</translation>
     </message>
     <message>
+      <source>Installed</source>
+      <translation>已安装</translation>
+    </message>
+    <message>
       <source>cancelled</source>
       <translation>已取消</translation>
+    </message>
+    <message>
+      <source>Installation undone</source>
+      <translation>安装已撤销</translation>
     </message>
     <message>
       <source>{name}: not written. {reason}</source>
@@ -670,6 +786,14 @@
     <message>
       <source>Image: {image}</source>
       <translation>镜像：{image}</translation>
+    </message>
+    <message>
+      <source>Installation stopped</source>
+      <translation>安装已停止</translation>
+    </message>
+    <message>
+      <source>The installation did not finish</source>
+      <translation>安装未完成</translation>
     </message>
     <message>
       <source>Instead: {alt}</source>
@@ -1312,6 +1436,10 @@
       <translation>撤销被中断的安装并重新开始</translation>
     </message>
     <message>
+      <source>Undoing the steps that were done…</source>
+      <translation>正在撤销已完成的步骤…</translation>
+    </message>
+    <message>
       <source>We look at your computer: graphics cards, driver, CUDA and Python.</source>
       <translation>检查电脑：显卡、驱动程序、CUDA 和 Python。</translation>
     </message>
@@ -1468,8 +1596,8 @@
       <translation>解决方法：{title}</translation>
     </message>
     <message>
-      <source>An installation is running. If you quit now it stops after the current step; the next time you open GPU Setup you can continue it or undo it. Quit?</source>
-      <translation>正在安装。如果现在退出，安装会在当前步骤完成后停止；下次打开 GPU Setup 时，您可以继续或撤销。要退出吗？</translation>
+      <source>Changes to this computer are being made. If you quit now, the running step is stopped at once; the next time you open GPU Setup you can continue or undo. Quit?</source>
+      <translation>正在修改这台电脑。如果现在退出，正在运行的步骤会马上停止；下次打开 GPU Setup 时可以继续或撤销。要退出吗？</translation>
     </message>
     <message>
       <source>&amp;Next &gt;</source>
@@ -1490,10 +1618,6 @@
     <message>
       <source>GPU Setup</source>
       <translation>GPU Setup</translation>
-    </message>
-    <message>
-      <source>Quit GPU Setup?</source>
-      <translation>退出 GPU Setup？</translation>
     </message>
     <message>
       <source>demonstration, nothing is changed</source>

@@ -23,6 +23,7 @@ from gpusetup.model import (
     FrameworkPlan,
     Machine,
     Measurement,
+    Message,
     Plan,
     Rejected,
     Report,
@@ -101,6 +102,9 @@ class FakeServices(Services):
         self.fixable: set[str] = set()
         self.calls: list[tuple[str, Any]] = []
         self.install_started = threading.Event()
+        self.release_install = threading.Event()  # a blocked install goes on (it "finishes on its own")
+        self.finish_on_stop_after = True  # a blocked step ends when asked to stop after it
+        self.estimates: dict[str, int] = {}  # step id → minutes measured "here before"
         self.pending: tuple[Plan, Target, list[str]] | None = None
 
     def _check(self, feature: str) -> None:
@@ -141,18 +145,26 @@ class FakeServices(Services):
     def render_script(self, plan: Plan, shell: str = "bash") -> str:
         return "#!/usr/bin/env bash\nset -euo pipefail\n" + "\n".join(" ".join(s.argv) for s in plan.steps) + "\n"
 
-    def _run(self, plan: Plan, start: int, progress: Progress | None, cancel: CancelToken | None, log_line: LogFn | None) -> InstallOutcome:
+    def _run(self, plan: Plan, start: int, progress: Progress | None, cancel: CancelToken | None, log_line: LogFn | None,
+             stop_after: CancelToken | None = None) -> InstallOutcome:
         self.install_started.set()
+        ran: list[str] = []
         for step in plan.steps[start:]:
+            if stop_after is not None and stop_after.cancelled:
+                return InstallOutcome(ok=False, cancelled=True, stopped=True, failed_step=step.id, message="stopped", ran=ran)
+            ran.append(step.id)
             if progress:
                 progress(step.title, plan.steps.index(step) / len(plan.steps))
             if log_line:
                 log_line(f"$ {' '.join(step.argv)}")
             if self.block_install and step.id == "pip-torch":
                 while cancel is not None and not cancel.wait(0.01):
-                    pass
+                    if stop_after is not None and stop_after.cancelled and self.finish_on_stop_after:
+                        break
+                    if self.release_install.is_set():
+                        break
             if cancel is not None and cancel.cancelled:
-                return InstallOutcome(ok=False, cancelled=True, failed_step=step.id, message="cancelled")
+                return InstallOutcome(ok=False, cancelled=True, failed_step=step.id, message="cancelled", ran=ran)
             time.sleep(self.step_delay)
             if step.id == self.fail_at:
                 if log_line:
@@ -160,17 +172,22 @@ class FakeServices(Services):
                 return InstallOutcome(ok=False, failed_step=step.id, message="pip could not find torch==2.9.1 for this Python.")
             if step.id == self.reboot_after:
                 return InstallOutcome(ok=True, needs_reboot=True)
-        return InstallOutcome(ok=True)
+        return InstallOutcome(ok=True, ran=ran)
 
-    def execute(self, plan: Plan, progress: Progress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None) -> InstallOutcome:
+    def execute(self, plan: Plan, progress: Progress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None,
+                stop_after: CancelToken | None = None) -> InstallOutcome:
         self._check("install")
         self.calls.append(("execute", [s.id for s in plan.steps]))
-        return self._run(plan, 0, progress, cancel, log_line)
+        return self._run(plan, 0, progress, cancel, log_line, stop_after)
 
-    def resume(self, progress: Progress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None) -> InstallOutcome:
-        self.calls.append(("resume", None))
+    def resume(self, progress: Progress | None = None, cancel: CancelToken | None = None, log_line: LogFn | None = None,
+               stop_after: CancelToken | None = None, repair: bool = False) -> InstallOutcome:
+        self.calls.append(("resume", "repair" if repair else None))
         self.fail_at = None
-        return self._run(Plan(steps=list(self.steps)), 1, progress, cancel, log_line)
+        return self._run(Plan(steps=list(self.steps)), 1, progress, cancel, log_line, stop_after)
+
+    def install_estimates(self, plan: Plan) -> dict[str, Message]:
+        return {sid: msg("install.time.about", time=msg("duration.minutes", n=n)) for sid, n in self.estimates.items()}
 
     def rollback(self, progress: Progress | None = None, log_line: LogFn | None = None) -> InstallOutcome:
         self.calls.append(("rollback", None))

@@ -27,7 +27,7 @@ from gpusetup.gui.pages.install import DONE
 from gpusetup.gui.pages.machine import driver_words
 from gpusetup.gui.screenshots import SIZE, wait_until_idle
 from gpusetup.gui.wizard import SetupWizard
-from gpusetup.messages import msg, render
+from gpusetup.messages import msg, render, variant_label
 from gpusetup.model import Machine, Severity
 
 LANGUAGES = ("en", "zh_CN")
@@ -126,7 +126,7 @@ def test_every_demo_tells_one_story(qtbot, tmp_path: Path, kind: str, language: 
         if c.variant == "cpu":
             assert i18n.tr("CPU version") in head.text()
         else:
-            assert i18n.tr("GPU version, {variant}").format(variant=c.variant) in head.text()
+            assert i18n.tr("GPU version, {variant}").format(variant=variant_label(c.variant, language)) in head.text()
         assert (c.index_url or "https://pypi.org/simple") in indexes, (c, indexes)
     # no sentence saying a CPU build "is shown" beside a GPU build shown
     if any(i18n.tr("GPU version, {variant}").split("{")[0].strip("，, ") in lb.text() for lb in plan_page.what_labels):

@@ -194,7 +194,15 @@ def test_back_and_next_keep_choices_and_settings(qtbot, make_wizard, services: F
     assert settings.value("ui/geometry") is not None
 
 
-def test_cancel_in_the_middle_of_an_install_rolls_back(qtbot, make_wizard, services: FakeServices, monkeypatch) -> None:
+def answer(qtbot, inst: InstallPage, button: str) -> None:
+    """Click ``button`` in the page's open "how to stop" question, as the user would."""
+    box = inst.question
+    assert box is not None and box.isVisible(), "the question is shown"
+    chosen = next(b for b in box.buttons() if b.text() == button)
+    qtbot.mouseClick(chosen, Qt.MouseButton.LeftButton)
+
+
+def test_cancel_in_the_middle_of_an_install_rolls_back(qtbot, make_wizard, services: FakeServices) -> None:
     services.block_install = True
     w = make_wizard(services)
     for page in (PAGE_MACHINE, PAGE_CHOOSE, PAGE_PLAN, PAGE_INSTALL):
@@ -203,33 +211,35 @@ def test_cancel_in_the_middle_of_an_install_rolls_back(qtbot, make_wizard, servi
     qtbot.waitUntil(services.install_started.is_set, timeout=TIMEOUT)
     qtbot.waitUntil(lambda: any(r.state == RUNNING for r in inst.rows), timeout=TIMEOUT)
     assert inst.cancel_button.isVisible()
+    assert not w.button(QWizard.WizardButton.CancelButton).isVisible(), "one cancel button, not two"
     assert not next_button(w).isEnabled(), "cannot go on while installing"
-    asked = []
-    monkeypatch.setattr(InstallPage, "confirm_cancel", classmethod(lambda cls, parent: asked.append(1) or True))
     qtbot.mouseClick(inst.cancel_button, Qt.MouseButton.LeftButton)
+    assert "stopped at once, then every step that ran is undone" in inst.question.informativeText()
+    answer(qtbot, inst, "Stop now and undo")
     wait_idle(qtbot, w)
-    assert asked == [1]
     assert services.called("rollback") == [None]
     assert "Installation cancelled." in inst.status.text.text()
     assert "undone" in inst.status.text.text()
-    assert inst.rows[0].state == UNDONE
+    assert inst.rows[0].state == UNDONE and inst.rows[2].state == "pending", "a step that never ran is not undone"
     assert "undo: removed /x" in inst.log.toPlainText()
     assert services.called("clear_pending")
+    assert inst.title() == "Installation undone"
+    assert w.button(QWizard.WizardButton.CancelButton).isVisible()
 
 
-def test_cancel_can_be_refused(qtbot, make_wizard, services: FakeServices, monkeypatch) -> None:
+def test_cancel_can_be_refused(qtbot, make_wizard, services: FakeServices) -> None:
     services.block_install = True
     w = make_wizard(services)
     for page in (PAGE_MACHINE, PAGE_CHOOSE, PAGE_PLAN, PAGE_INSTALL):
         click_next(qtbot, w, page)
     inst: InstallPage = w.currentPage()
     qtbot.waitUntil(lambda: any(r.state == RUNNING for r in inst.rows), timeout=TIMEOUT)
-    monkeypatch.setattr(InstallPage, "confirm_cancel", classmethod(lambda cls, parent: False))
     inst.request_cancel()
-    assert w.running_jobs(), "still installing after 'No'"
-    assert services.called("rollback") == []
-    monkeypatch.setattr(InstallPage, "confirm_cancel", classmethod(lambda cls, parent: True))
+    answer(qtbot, inst, "Keep installing")
+    assert w.running_jobs(), "still installing after 'Keep installing'"
+    assert services.called("rollback") == [] and inst.phase == "running"
     inst.request_cancel()
+    answer(qtbot, inst, "Stop now and undo")
     wait_idle(qtbot, w)
 
 
@@ -414,22 +424,23 @@ def test_reboot_needed_keeps_the_resume_file(qtbot, make_wizard, services: FakeS
     assert services.called("save_pending") and not services.called("clear_pending")
 
 
-def test_quitting_while_installing_asks_first(qtbot, make_wizard, services: FakeServices, monkeypatch) -> None:
-    from gpusetup.gui.wizard import SetupWizard
-
+def test_quitting_while_installing_asks_how_to_stop(qtbot, make_wizard, services: FakeServices) -> None:
     services.block_install = True
     w = make_wizard(services)
     for page in (PAGE_MACHINE, PAGE_CHOOSE, PAGE_PLAN, PAGE_INSTALL):
         click_next(qtbot, w, page)
     qtbot.waitUntil(services.install_started.is_set, timeout=TIMEOUT)
-    asked = []
-    monkeypatch.setattr(SetupWizard, "confirm_quit", classmethod(lambda cls, parent, installing: asked.append(installing) or False))
+    inst: InstallPage = w.currentPage()
     w.reject()
-    assert asked == [True] and w.isVisible()
-    monkeypatch.setattr(SetupWizard, "confirm_quit", classmethod(lambda cls, parent, installing: True))
+    assert w.isVisible() and inst.question is not None
+    assert "the running step is stopped at once and GPU Setup quits" in inst.question.informativeText()
+    answer(qtbot, inst, "Keep installing")
+    assert w.isVisible() and w.running_jobs()
     w.reject()
-    assert not w.isVisible()
+    answer(qtbot, inst, "Stop now and quit")
+    qtbot.waitUntil(lambda: not w.isVisible(), timeout=TIMEOUT)
     assert not w.running_jobs() or w.pool.waitForDone(5000)
+    assert services.called("rollback") == [], "quitting stops; it does not undo (that is offered next time)"
 
 
 def test_geometry_is_restored(qtbot, make_wizard, services: FakeServices, settings) -> None:

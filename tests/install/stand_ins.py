@@ -54,6 +54,41 @@ def build_wheel(dest: Path, name: str, version: str, requires: tuple[str, ...] =
     return path
 
 
+def layered_wheel(dest: Path, name: str, version: str, files: dict[str, bytes], requires: tuple[str, ...] = (),
+                  dist_info_first: bool = True) -> Path:
+    """A wheel laid out like TensorFlow's and the repacked jaxlib of ../shared/repro/resume-over-broken-install.sh:
+    the ``.dist-info`` members come FIRST, so while pip unpacks it the metadata already says "installed" and
+    the package files are not there yet. ``files`` in the order given; RECORD lists them with their hashes."""
+    di = f"{name}-{version}.dist-info"
+    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(
+        f"Requires-Dist: {r}\n" for r in requires)
+    info = {f"{di}/METADATA": meta.encode(),
+            f"{di}/WHEEL": b"Wheel-Version: 1.0\nGenerator: gpusetup-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = "".join(f"{p},{_record_hash(d)},{len(d)}\n" for p, d in {**files, **info}.items()) + f"{di}/RECORD,,\n"
+    info[f"{di}/RECORD"] = record.encode()
+    members = {**info, **files} if dist_info_first else {**files, **info}
+    path = dest / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for p, d in members.items():
+            zf.writestr(p, d)
+    return path
+
+
+def framework_pair(dest: Path, parts: int = 4000) -> tuple[Path, Path]:
+    """A framework shaped like JAX: ``jax`` 0.0.1 needs ``jaxlib`` 0.0.1, checks for it on import as the real
+    one does, and ``jaxlib`` is a wheel with its ``.dist-info`` first and ``parts`` data files before the module
+    that ``import jaxlib`` loads last (so unpacking it takes long enough to be interrupted half-way)."""
+    jax_files = {"jax/__init__.py": (
+        b"try:\n    import jaxlib\nexcept ModuleNotFoundError as exc:\n"
+        b"    raise ModuleNotFoundError('jax requires jaxlib to be installed') from exc\n"
+        b"__version__ = '0.0.1'\n")}
+    lib_files = {"jaxlib/__init__.py": b"from jaxlib.xla_extension import READY\n__version__ = '0.0.1'\n"}
+    lib_files.update({f"jaxlib/data/part{i:05d}.bin": bytes([i % 251]) * 512 + str(i).encode() for i in range(parts)})
+    lib_files["jaxlib/xla_extension.py"] = b"READY = True\n"  # what `import jaxlib` loads, unpacked last
+    return (layered_wheel(dest, "jax", "0.0.1", jax_files, requires=("jaxlib==0.0.1",), dist_info_first=False),
+            layered_wheel(dest, "jaxlib", "0.0.1", lib_files))
+
+
 def uv_wheel(dest: Path) -> Path:
     """The installed uv package packed back into the wheel PyPI serves for this platform: the real program
     under ``uv-X.data/scripts/``, the real dist-info (its WHEEL file names the platform tags)."""

@@ -37,7 +37,7 @@ def events(jdir: Path) -> list[str]:
 def test_install_verify_protect_then_rollback(index, tmp_path: Path) -> None:
     jdir = tmp_path / "state"
     plan = plan_for(tmp_path, f"{index.url}/whl/cu126")
-    assert [s.id for s in plan.steps] == ["create-venv", "pip-install", "verify", "protect"]
+    assert [s.id for s in plan.steps] == ["create-venv", "pip-install", "verify", "check-files", "import", "protect"]
     assert plan.indexes == [f"{index.url}/whl/cu126"]
     seen: list[tuple[str, float | None]] = []
     res = execute(plan, journal_dir=jdir, progress=lambda said, f: seen.append((render(said), f)), free_space=PLENTY)
@@ -46,13 +46,14 @@ def test_install_verify_protect_then_rollback(index, tmp_path: Path) -> None:
     assert installed(venv) == {"torch": "2.9.1+cu126", "tinydep": "1.0"}
     # progress: pip's phases parsed into labels, overall fraction rises to 1
     labels = " | ".join(label for label, _ in seen)
-    assert "Step 2 of 4: Install torch==2.9.1+cu126 — Collecting torch==2.9.1+cu126" in labels
+    assert "Step 2 of 6: Install torch==2.9.1+cu126 — Collecting torch==2.9.1+cu126" in labels
     assert "Successfully installed" in labels
     fracs = [f for _, f in seen if f is not None]
     assert fracs == sorted(fracs) and fracs[-1] == 1.0
     # journal written before and after every step, log has pip's output
     assert events(jdir) == ["plan", "start:create-venv", "end:create-venv", "start:pip-install", "end:pip-install",
-                            "start:verify", "end:verify", "start:protect", "end:protect", "finished"]
+                            "start:verify", "end:verify", "start:check-files", "end:check-files", "start:import",
+                            "end:import", "start:protect", "end:protect", "finished"]
     pip_end = [r for r in Journal(jdir).read() if r["event"] == "end" and r["step"] == "pip-install"][0]
     assert pip_end["undo"][-3:] == ["-y", "tinydep", "torch"] and pip_end["rc"] == 0
     assert "Successfully installed tinydep-1.0 torch-2.9.1+cu126" in Path(res.log_path).read_text()
@@ -156,7 +157,7 @@ def test_existing_venv_rollback_keeps_what_the_user_had(index, tmp_path: Path) -
     subprocess.run([*HOST_PIP, "--python", str(venv / "bin/python"), "install", "-q", "--index-url",
                     f"{index.url}/simple", "userpkg==1.0", "tinydep==0.9"], check=True)
     plan = plan_for(tmp_path, f"{index.url}/whl/cu126")
-    assert [s.id for s in plan.steps] == ["pip-install", "verify", "protect"]
+    assert [s.id for s in plan.steps] == ["pip-install", "verify", "check-files", "import", "protect"]
     jdir = tmp_path / "state"
     assert execute(plan, journal_dir=jdir, free_space=PLENTY).ok
     assert installed(venv) == {"userpkg": "1.0", "tinydep": "1.0", "torch": "2.9.1+cu126"}
@@ -206,7 +207,7 @@ def test_crash_between_journal_entries_then_resume_and_rollback(index, tmp_path:
     monkeypatch.setattr(index, "slow", False)  # the index is shared by the session: restored after this test
     res = resume(jdir)
     assert res.ok, res.message
-    assert res.done == ["pip-install", "verify", "protect"]
+    assert res.done == ["pip-install", "verify", "check-files", "import", "protect"]
     assert installed(tmp_path / "env") == {"slowpkg": "1.0", "torch": "2.9.1+cu126", "tinydep": "1.0"}
     starts = [r for r in Journal(jdir).read() if r["event"] == "start" and r["step"] == "pip-install"]
     assert len(starts) == 2 and starts[1]["pre"] == starts[0]["pre"] == {"packages": {}}

@@ -49,7 +49,8 @@ def test_plan_steps_and_exact_argv(tmp_path: Path) -> None:
     plan = build_plan(torch_plan("https://download.pytorch.org/whl/cu126"), machine(), f"venv:{tmp_path / 'v'}")
     venv = tmp_path / "v"
     py = str(venv / "bin" / "python")
-    assert [s.id for s in plan.steps] == ["create-venv", *UPGRADE, "pip-install", "verify", "protect"]
+    assert [s.id for s in plan.steps] == ["create-venv", *UPGRADE, "pip-install", "verify", "check-files", "import",
+                                          "protect"]
     assert plan.steps[0].argv == [sys.executable, "-m", "venv", str(venv)]
     assert step(plan, "pip-install").argv == [py, "-m", "pip", "install", "--disable-pip-version-check",
                                               "--progress-bar", "raw", "--index-url",
@@ -101,16 +102,18 @@ def test_mirrors_replace_the_index(tmp_path: Path) -> None:
                       pytorch_mirror="https://mirror.example.cn/pytorch/whl/")
     pip = step(plan, "pip-install").argv
     assert pip[pip.index("--index-url") + 1] == "https://mirror.example.cn/pytorch/whl/cu126"
-    assert plan.indexes == (["https://pypi.org/simple"] if OLD_ENSUREPIP else []) + ["https://mirror.example.cn/pytorch/whl/cu126"]
+    assert plan.indexes == ["https://mirror.example.cn/pytorch/whl/cu126"] + (["https://pypi.org/simple"] if OLD_ENSUREPIP else [])
     jax = [FrameworkPlan(framework="jax", ok=True, choice=Choice(version="0.10.2", variant="cuda12",
                                                                  packages=["jax[cuda12]==0.10.2"]))]
     p2 = build_plan(jax, machine(), target, index_url="https://pypi.mirror.example/simple")
     assert step(p2, "pip-install").argv[-3:] == ["--index-url", "https://pypi.mirror.example/simple", "jax[cuda12]==0.10.2"]
     assert step(p2, "verify").argv[-1] == "jax==0.10.2"
     both = build_plan(torch_plan("https://download.pytorch.org/whl/cu126") + jax, machine(), target)
-    assert both.probes == {"https://download.pytorch.org/whl/cu126": "torch",
-                           "https://pypi.org/simple": "pip" if OLD_ENSUREPIP else "jax"}
-    assert [s.id for s in both.steps] == ["create-venv", *UPGRADE, "pip-install", "pip-install-2", "verify", "protect"]
+    # the index both pip's update and JAX come from is probed for JAX: pip is optional there (an index without it
+    # skips the update, install.execute._preflight)
+    assert both.probes == {"https://download.pytorch.org/whl/cu126": "torch", "https://pypi.org/simple": "jax"}
+    assert [s.id for s in both.steps] == ["create-venv", *UPGRADE, "pip-install", "pip-install-2", "verify", "check-files",
+                                          "import", "protect"]
 
 
 def test_expected_pins_make_the_build_tag_explicit() -> None:
@@ -124,7 +127,8 @@ def test_expected_pins_make_the_build_tag_explicit() -> None:
 def test_no_driver_plan_adds_driver_reboot_and_check_steps() -> None:
     fps, m = no_driver_plan()
     plan = build_plan(fps, m, "venv:/tmp/gpu")
-    assert [s.id for s in plan.steps] == ["create-venv", *UPGRADE, "pip-install", "verify", "protect", "driver", "reboot",
+    assert [s.id for s in plan.steps] == ["create-venv", *UPGRADE, "pip-install", "verify", "check-files", "import",
+                                          "protect", "driver", "reboot",
                                           "check-driver"]
     drv = step(plan, "driver")
     assert drv.needs_root and drv.argv == ["bash", str(INSTALLERS / "nvidia-driver.sh"), "--flavour", "proprietary",
@@ -213,7 +217,7 @@ def test_rendered_bash_script_is_clean_and_really_installs(index, tmp_path: Path
     assert res.returncode == 0, res.stdout
     run = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "==> Step 4 of 4: Protect the installed build" in run.stdout and "Verified: torch 2.9.1+cu126" in run.stdout
+    assert "==> Step 6 of 6: Protect the installed build" in run.stdout and "Verified: torch 2.9.1+cu126" in run.stdout
     assert installed(tmp_path / "env")["torch"] == "2.9.1+cu126"
 
 

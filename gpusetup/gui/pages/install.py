@@ -1,6 +1,9 @@
-"""Page 5 (a commit page): runs the plan through the installer engine with per-step progress and a live
-log; Cancel stops it and undoes the finished steps; a failed step offers undo or retry; a reboot is
-survived through the resume file. For Docker it writes the files and shows the next commands."""
+"""Page 5 (a commit page): runs the plan through the installer engine with per-step progress, each step's
+estimate before it starts and the time left while it runs, and a live log. Cancel (and closing the window)
+asks how to stop — at once (and undo what ran; or quit, to continue next time), or after the running step —
+and does exactly that; the question closes itself if the install ends while it is open. A failed step offers
+undo or retry; a failed check (files against their RECORD, the import) offers Repair; a reboot is survived
+through the resume file. For Docker it writes the files and shows the next commands."""
 
 from __future__ import annotations
 
@@ -21,8 +24,10 @@ from PySide6.QtWidgets import (
     QStyle,
     QVBoxLayout,
     QWidget,
+    QWizard,
 )
 
+from gpusetup.cancel import CancelToken
 from gpusetup.gui.i18n import current_language, tr
 from gpusetup.gui.pages.base import PAGE_CHOOSE, BasePage
 from gpusetup.gui.pages.choose import FRAMEWORK_NAMES
@@ -51,10 +56,17 @@ ilog = logging.getLogger("gpusetup.gui.install")
 PENDING, RUNNING, DONE, FAILED, UNDONE = "pending", "running", "done", "failed", "undone"
 
 
-class StepRow(QWidget):
-    """One plan step with its state as icon + word."""
+def sentences(*parts: str) -> str:
+    """Sentences one after another as the interface's language writes them (no space between Chinese ones)."""
+    gap = "" if current_language().startswith("zh") else " "
+    return gap.join(p.strip() for p in parts if p and p.strip())
 
-    def __init__(self, index: int, step: Step, parent: QWidget | None = None) -> None:
+
+class StepRow(QWidget):
+    """One plan step with its state as icon + word, its estimate while it waits ("about 2 min", measured here
+    before) and, while it runs, what it is doing and the time left."""
+
+    def __init__(self, index: int, step: Step, parent: QWidget | None = None, estimate: str = "") -> None:
         super().__init__(parent)
         self.step = step
         lay = QHBoxLayout(self)
@@ -69,6 +81,10 @@ class StepRow(QWidget):
         if translated:
             self.title_label.setToolTip(step.title)
         lay.addWidget(self.title_label, 1)
+        self.estimate = estimate
+        self.detail = label("", wrap=False)
+        self.detail.setVisible(False)
+        lay.addWidget(self.detail, 0, Qt.AlignmentFlag.AlignTop)
         self.word = label("", wrap=False)
         lay.addWidget(self.word, 0, Qt.AlignmentFlag.AlignTop)
         self.state = ""
@@ -89,30 +105,48 @@ class StepRow(QWidget):
         self.icon.setPixmap(self.style().standardIcon(pix).pixmap(QSize(18, 18)))
         self.word.setText(words[state])
         self.setAccessibleName(f"{self.display_title}: {words[state]}")
+        self._show_detail(self.estimate if state == PENDING else "")
+
+    def set_detail(self, text: str) -> None:
+        """While the step runs: the installer's line for it after its title ("about 2 min left", the download)."""
+        if self.state == RUNNING:
+            rest = text.split(" — ", 1)[1] if " — " in text else ""
+            self._show_detail(rest)
+        elif not text and self.state != PENDING:
+            self._show_detail("")
+
+    def _show_detail(self, text: str) -> None:
+        self.detail.setText(text if len(text) <= 90 else text[:87] + "…")
+        self.detail.setVisible(bool(text))
 
 
 class InstallPage(BasePage):
     def __init__(self, wizard: SetupWizard) -> None:
         super().__init__(wizard)
         self.setTitle(tr("Installing"))
-        self.setSubTitle(tr("You can keep using your computer meanwhile. Cancel stops and undoes what was done."))
+        self.setSubTitle(tr("You can keep using your computer meanwhile. Cancel asks whether to stop at once and undo, or to finish the current step first."))
         self.status = StatusLine()
         self.content.addWidget(self.status)
+        self.notes_box = QVBoxLayout()  # what the installer said beside its outcome (a skipped pip update…)
+        self.content.addLayout(self.notes_box)
         self.progress = Busy()
         self.content.addWidget(self.progress)
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         self.cancel_button = QPushButton(tr("&Cancel installation"))
-        self.cancel_button.setAccessibleName(tr("Cancel the installation and undo it"))
+        self.cancel_button.setAccessibleName(tr("Cancel the installation: asks whether to stop at once and undo, or after the current step"))
         self.cancel_button.clicked.connect(self.request_cancel)
         self.undo_button = QPushButton(tr("&Undo what was done"))
         self.undo_button.clicked.connect(self.start_rollback)
+        self.repair_button = QPushButton(tr("&Repair"))
+        self.repair_button.setAccessibleName(tr("Repair: reinstall what the check found broken, then check again"))
+        self.repair_button.clicked.connect(self.start_repair)
         self.retry_button = QPushButton(tr("&Try again"))
         self.retry_button.clicked.connect(self.retry)
         self.change_button = QPushButton(tr("C&hange my choice"))
         self.change_button.setAccessibleName(tr("Go back and change the frameworks or the folder"))
         self.change_button.clicked.connect(self.change_choice)
-        for b in (self.change_button, self.undo_button, self.retry_button, self.cancel_button):
+        for b in (self.change_button, self.undo_button, self.retry_button, self.repair_button, self.cancel_button):
             buttons.addWidget(b)
         self.content.addLayout(buttons)
         self.autostart_box = QCheckBox(tr("&Continue by itself after the restart (GPU Setup opens when you log in)"))
@@ -170,6 +204,10 @@ class InstallPage(BasePage):
         self.phase = "idle"  # idle / running / rolling-back / finished
         self._job: Any = None
         self._installed_plan: Any = None  # the plan that finished here (Back and Next again do not rerun it)
+        self._stop_after: CancelToken | None = None  # set: the running step finishes, no other starts
+        self._stop_choice = ""  # what the user chose when asked how to stop: "undo" / "after-step" / ""
+        self._close_when_done = False  # the window was closed with "finish this step, then quit"
+        self.question: QMessageBox | None = None  # the open "how to stop" question, closed when the install ends
 
     # ---------------------------------------------------------------------------- lifecycle
 
@@ -193,29 +231,76 @@ class InstallPage(BasePage):
         docker = self.state.target is not None and self.state.target.kind == "docker"  # written or refused: an answer
         return self.phase == "finished" and out is not None and (out.ok or docker)
 
+    def _docker(self) -> bool:
+        return self.state.target is not None and self.state.target.kind == "docker"
+
+    def _ran_any(self) -> bool:
+        """Did any step of this install run (so there is something to undo)? A Docker setup and an install
+        that stopped at its checks before the first step changed nothing here."""
+        if self._docker():
+            return False
+        return any(r.state in (DONE, FAILED, RUNNING) for r in self.rows)
+
     def _buttons(self) -> None:
-        running = self.phase in ("running", "rolling-back")
+        running = self.phase in ("running", "rolling-back", "cancelling")
         out = self.state.install
-        self.cancel_button.setVisible(self.phase == "running")
+        self.cancel_button.setVisible(self.phase in ("running", "cancelling"))
+        self.cancel_button.setEnabled(self.phase == "running")
         finished = self.phase == "finished"
         failed = finished and out is not None and not out.ok and not out.cancelled
-        self.undo_button.setVisible(failed and not self._undone)
-        self.retry_button.setVisible(finished and out is not None and not out.ok)
+        stopped = finished and out is not None and not out.ok and out.cancelled and not self._undone
+        self.undo_button.setVisible((failed or stopped) and not self._undone and self._ran_any())
+        self.repair_button.setVisible(failed and out is not None and out.fix == "repair")
+        self.retry_button.setVisible(finished and out is not None and not out.ok and out.fix != "repair"
+                                     and not self._docker())
+        self.retry_button.setText(tr("&Continue installation") if stopped else tr("&Try again"))
         self.change_button.setVisible(finished)
         self._show_fix(out if failed else None)
         self.progress.setVisible(running)
         self.wiz.set_busy(running)
+        # one way to cancel while installing: this page's button (the wizard's own Cancel would only ask to quit)
+        self.wiz.setOption(QWizard.WizardOption.NoCancelButton, running)
+        self._header()
         self.completeChanged.emit()
+
+    def _header(self) -> None:
+        """The page's title says where the install stands, never "Installing" after it ended."""
+        out = self.state.install
+        if self.phase in ("running", "cancelling"):
+            title = tr("Installing")
+        elif self.phase == "rolling-back":
+            title = tr("Undoing the installation")
+        elif self.phase != "finished" or out is None:
+            title = tr("Installing")
+        elif self._docker():
+            title = tr("Docker setup") if out.ok else tr("Docker setup not written")
+        elif out.ok and out.needs_reboot:
+            title = tr("Restart needed")
+        elif out.ok:
+            title = tr("Installed")
+        elif self._undone:
+            title = tr("Installation undone")
+        elif out.cancelled:
+            title = tr("Installation stopped")
+        else:
+            title = tr("The installation did not finish")
+        self.setTitle(title)
+        if self.phase == "finished":
+            self.setSubTitle(tr("Every step was run and checked: the installed files match their records, and each framework imports.")
+                             if out is not None and out.ok and not out.needs_reboot and not self._docker() else "")
+        else:
+            self.setSubTitle(tr("You can keep using your computer meanwhile. Cancel asks whether to stop at once and undo, or to finish the current step first."))
 
     # ------------------------------------------------------------------------------ install
 
     _undone = False  # the last attempt was undone (Try again starts the plan afresh)
 
     def retry(self) -> None:
-        """After a failure: continue where it stopped; after a cancel or an undo: start the plan again."""
+        """After a failure or a stop between steps: continue where it stopped; after an undo: start again."""
         out = self.state.install
         checks_failed = out is not None and out.failed_step == "preflight"  # nothing was changed: start again
-        self.start_install(resume=bool(out is not None and not out.cancelled and not self._undone and not checks_failed))
+        continue_it = out is not None and (out.stopped or not out.cancelled) and not self._undone and not checks_failed
+        self.start_install(resume=bool(continue_it and self._ran_any()))
 
     def change_choice(self) -> None:
         self.wiz.go_to(PAGE_CHOOSE)
@@ -259,21 +344,35 @@ class InstallPage(BasePage):
         self.state.plan = plan
         self.start_install(resume=False)
 
-    def start_install(self, resume: bool = False) -> None:
-        """Run the plan; ``resume`` continues the unfinished one instead (after a reboot or a failure)."""
+    def _show_rows(self, plan: Any) -> None:
+        clear_layout(self.steps_layout)
+        estimates = self.services.install_estimates(plan)
+        lang = current_language()
+        self.rows = [StepRow(i, s, estimate=render(estimates[s.id], lang) if s.id in estimates else "")
+                     for i, s in enumerate(plan.steps, start=1)]
+        for r in self.rows:
+            self.steps_layout.addWidget(r)
+
+    def start_install(self, resume: bool = False, repair: bool = False) -> None:
+        """Run the plan; ``resume`` continues the unfinished one instead (after a reboot, a failure or a stop
+        between steps); ``repair`` reinstalls what the checks found broken, then checks again."""
         resume = resume or self.state.resuming
         self.state.resuming = False
         self._undone = False
+        self._stop_choice = ""
         plan, target = self.state.plan, self.state.target
         if plan is None or target is None:
             self.status.set("fail", tr("There is no plan to install. Go back and choose again."))
             self.phase = "finished"
             self._buttons()
             return
-        clear_layout(self.steps_layout)
-        self.rows = [StepRow(i, s) for i, s in enumerate(plan.steps, start=1)]
-        for r in self.rows:
-            self.steps_layout.addWidget(r)
+        previous = {r.step.id: r.state for r in self.rows}
+        self._show_rows(plan)
+        if resume or repair:  # what finished before stays done; the rest runs now
+            for r in self.rows:
+                if previous.get(r.step.id) == DONE:
+                    r.set_state(DONE)
+        clear_layout(self.notes_box)
         self.state.install = None
         self.autostart_box.setVisible(False)
         self.next_card.setVisible(False)
@@ -283,19 +382,23 @@ class InstallPage(BasePage):
         except OSError as exc:
             self._append_log(tr("Could not save the resume file: {error}").format(error=exc))
         self.phase = "running"
-        self.status.set("busy", tr("Installing… ({n} steps)").format(n=len(plan.steps)))
+        self.status.set("busy", (tr("Repairing…") if repair else tr("Installing… ({n} steps)").format(n=len(plan.steps))))
         self.progress.update_progress(tr("Starting…"), 0.0)
         services = self.services
+        stop_after = self._stop_after = CancelToken()
 
         def body(ctx: JobContext) -> InstallOutcome:
+            if repair:
+                return services.repair(progress=ctx.progress, cancel=ctx.cancel, log_line=ctx.log)
             if resume:
-                return services.resume(progress=ctx.progress, cancel=ctx.cancel, log_line=ctx.log)
+                return services.resume(progress=ctx.progress, cancel=ctx.cancel, log_line=ctx.log, stop_after=stop_after)
             if services.unfinished_install():  # an earlier attempt stopped half-way: undo it, then this plan
                 ctx.log("An earlier installation did not finish; undoing it before this one starts.")
                 back = services.rollback(progress=ctx.progress, log_line=ctx.log)
                 if not back.ok:
                     return back
-            return services.execute(plan, progress=ctx.progress, cancel=ctx.cancel, log_line=ctx.log)
+            return services.execute(plan, progress=ctx.progress, cancel=ctx.cancel, log_line=ctx.log,
+                                    stop_after=stop_after)
 
         self._job = self.run_job(
             body,
@@ -307,6 +410,10 @@ class InstallPage(BasePage):
             on_cancelled=lambda: self._installed(InstallOutcome(ok=False, cancelled=True, message=tr("cancelled"))),
         )
         self._buttons()
+
+    def start_repair(self) -> None:
+        """The Repair button: reinstall what the check found broken, then check again (``install --repair``)."""
+        self.start_install(repair=True)
 
     def _on_progress(self, text: str, fraction: float) -> None:
         # the installer says its progress as data; the job worded it in this interface's language
@@ -325,6 +432,7 @@ class InstallPage(BasePage):
                     row.set_state(DONE)
                 elif i == hit:
                     row.set_state(RUNNING)
+            self.rows[hit].set_detail(text)
 
     def _append_log(self, lines: str) -> None:
         self.log.appendPlainText(lines)
@@ -334,15 +442,36 @@ class InstallPage(BasePage):
         text = self.unavailable_text(exc) if isinstance(exc, Unavailable) else message
         self._installed(InstallOutcome(ok=False, message=text))
 
+    def _show_notes(self, outcome: InstallOutcome) -> None:
+        clear_layout(self.notes_box)
+        lang = current_language()
+        for note in outcome.notes:
+            line = StatusLine()
+            line.set("info", render(note, lang))
+            self.notes_box.addWidget(line)
+
     def _installed(self, outcome: InstallOutcome) -> None:
         self._job = None
+        self._stop_after = None
+        answered_late = self._close_question()
         self.state.install = outcome
-        ilog.info("install outcome: ok=%s cancelled=%s failed_step=%s reboot=%s %s", outcome.ok, outcome.cancelled,
-                  outcome.failed_step, outcome.needs_reboot, outcome.message)
-        if outcome.cancelled or self.phase == "cancelling":
-            self.status.set("busy", tr("Stopped. Undoing the steps that were already done…"))
-            self.phase = "running"
-            self.start_rollback(after_cancel=True)
+        ilog.info("install outcome: ok=%s cancelled=%s stopped=%s failed_step=%s reboot=%s %s", outcome.ok,
+                  outcome.cancelled, outcome.stopped, outcome.failed_step, outcome.needs_reboot, outcome.message)
+        self._show_notes(outcome)
+        for r in self.rows:
+            r.set_detail("")
+        if outcome.cancelled and self._stop_choice == "undo":
+            self._mark_stopped(outcome)
+            if self._ran_any():
+                self.status.set("busy", tr("Stopped. Undoing the steps that ran…"))
+                self.start_rollback(after_cancel=True)
+                return
+            self.phase = "finished"
+            self._undone = True
+            self.services.clear_pending()
+            self.status.set("info", tr("Installation cancelled before any step ran: nothing was changed."))
+            self._buttons()
+            self._maybe_close()
             return
         self.phase = "finished"
         if outcome.ok:
@@ -359,19 +488,48 @@ class InstallPage(BasePage):
             else:
                 self.services.clear_pending()
                 self._installed_plan = self.state.plan
-                self.status.set("pass", tr("Installation finished. Press Next to prove it works."))
+                first = tr("The installation finished before you answered, so nothing was stopped.") if answered_late else ""
+                self.status.set("pass", sentences(first, tr("Installation finished and checked. Press Next to prove it works.")))
+        elif outcome.cancelled:
+            self._mark_stopped(outcome)
+            if outcome.failed_step is None and not self._ran_any():
+                self.status.set("info", tr("Installation cancelled before any step ran: nothing was changed."))
+            elif outcome.stopped:
+                self.status.set("info", tr("Stopped as you asked: the steps marked done are done, nothing after them ran. You can continue the installation or undo what was done."))
+            else:
+                self.status.set("info", tr("Installation stopped. You can continue it (the interrupted step is redone from the start) or undo what was done."))
         else:
             failed_i = self._mark_failed(outcome.failed_step)
             where = ""
             if failed_i is not None:
-                where = tr("Step {n} “{title}” failed.").format(n=failed_i + 1, title=self.rows[failed_i].display_title) + " "
-            self.status.set(
-                "fail",
-                where + (outcome_text(outcome, current_language()) or tr("The installation did not finish."))
-                + " " + tr("You can undo what was done, try again, or read the log below."),
-            )
+                where = tr("Step {n} “{title}” failed.").format(n=failed_i + 1, title=self.rows[failed_i].display_title)
+            if outcome.fix == "repair":
+                after = tr("The installation is not working as it is. Repair reinstalls what is broken and checks again; or undo what was done.")
+            elif self._ran_any():
+                after = tr("You can undo what was done, try again, or read the log below.")
+            else:
+                after = tr("Nothing was changed. You can try again, or read the log below.")
+            self.status.set("fail", sentences(where, outcome_text(outcome, current_language()) or tr("The installation did not finish."), after))
             self.log_section.set_expanded(True)
         self._buttons()
+        self._maybe_close()
+
+    def _mark_stopped(self, outcome: InstallOutcome) -> None:
+        """After a stop: the steps that finished are done, the one that was stopped half-way is marked failed
+        (it is redone from the start when the install continues), the rest did not run."""
+        stopped_at = None
+        for i, r in enumerate(self.rows):
+            if r.state == RUNNING:
+                stopped_at = i
+        for i, r in enumerate(self.rows):
+            if outcome.stopped and r.state == RUNNING:
+                r.set_state(DONE)  # it finished: the stop came after it
+            elif i == stopped_at and outcome.failed_step is not None:
+                r.set_state(FAILED)
+        if outcome.stopped and outcome.failed_step is not None:
+            for r in self.rows:
+                if r.step.id == outcome.failed_step:
+                    r.set_state(PENDING)
 
     def _autostart_changed(self, *_: object) -> None:
         """After a step that needs a restart: an entry that opens GPU Setup at the next login to continue."""
@@ -399,34 +557,100 @@ class InstallPage(BasePage):
             for i, r in enumerate(self.rows):
                 if i < idx:
                     r.set_state(DONE)
+                elif i > idx and r.state == RUNNING:
+                    r.set_state(PENDING)
             self.rows[idx].set_state(FAILED)
         return idx
 
     # ------------------------------------------------------------------------------- cancel
 
-    @classmethod
-    def confirm_cancel(cls, parent: QWidget) -> bool:
-        """Ask before stopping (a classmethod so tests can answer for the user)."""
-        answer = QMessageBox.question(
-            parent,
-            tr("Stop the installation?"),
-            tr("The installation will stop and the steps already done will be undone. Stop now?"),
-        )
-        return answer == QMessageBox.StandardButton.Yes
+    STOP_NOW, AFTER_STEP, KEEP = "stop-now", "after-step", "keep"
+
+    def ask_how_to_stop(self, closing: bool = False) -> QMessageBox | None:
+        """Ask how to stop: at once (Cancel: and undo what the install did; closing: and quit, to continue or
+        undo next time), or after the running step, or not at all. The question is not modal to the
+        installer: if the install ends while it is open, it closes itself and the page says so."""
+        if self._job is None or self.phase != "running":
+            return None
+        if self.question is not None:
+            self.question.raise_()
+            return self.question
+        box = QMessageBox(self)
+        box.setIcon(QMessageBox.Icon.Question)
+        if closing:
+            box.setWindowTitle(tr("Quit GPU Setup?"))
+            box.setText(tr("An installation is running. How should it stop?"))
+            box.setInformativeText(tr("Stop now: the running step is stopped at once and GPU Setup quits; the next time you open it you can continue (that step is redone from the start) or undo.\nFinish this step: the running step ends normally, nothing after it starts, then GPU Setup quits."))
+            now = box.addButton(tr("Stop now and quit"), QMessageBox.ButtonRole.DestructiveRole)
+            after = box.addButton(tr("Finish this step, then quit"), QMessageBox.ButtonRole.AcceptRole)
+        else:
+            box.setWindowTitle(tr("Stop the installation?"))
+            box.setText(tr("How should the installation stop?"))
+            box.setInformativeText(tr("Stop now and undo: the running step is stopped at once, then every step that ran is undone; your computer is as before.\nFinish this step: the running step ends normally and nothing after it starts; you can continue later or undo then."))
+            now = box.addButton(tr("Stop now and undo"), QMessageBox.ButtonRole.DestructiveRole)
+            after = box.addButton(tr("Finish this step, then stop"), QMessageBox.ButtonRole.AcceptRole)
+        keep = box.addButton(tr("Keep installing"), QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(keep)
+        box.setEscapeButton(keep)
+        self._answers: dict[object, str] = {now: self.STOP_NOW, after: self.AFTER_STEP, keep: self.KEEP}
+        self._closing_question = closing
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        box.finished.connect(lambda _code, box=box: self._answered(box))
+        self.question = box
+        box.open()
+        return box
 
     def request_cancel(self) -> None:
-        if self._job is None or self.phase != "running":
+        self.ask_how_to_stop(closing=False)
+
+    def _answered(self, box: QMessageBox) -> None:
+        if self.question is not box:  # closed by the page itself (the install ended meanwhile)
             return
-        if not self.confirm_cancel(self):
+        self.question = None
+        choice = self._answers.get(box.clickedButton(), self.KEEP)
+        self.stop(choice, closing=self._closing_question)
+
+    def stop(self, choice: str, closing: bool = False) -> None:
+        """Do exactly what was chosen: stop at once (the running step's whole process group), or let the
+        running step finish and start no other; or nothing."""
+        if choice == self.KEEP or self._job is None or self.phase != "running":
             return
-        self.phase = "cancelling"
-        self.cancel_button.setEnabled(False)
-        self.status.set("busy", tr("Stopping after the current step…"))
-        self._job.cancel()
+        self._close_when_done = closing and choice == self.AFTER_STEP
+        if choice == self.STOP_NOW:
+            self._stop_choice = "quit" if closing else "undo"
+            self.phase = "cancelling"
+            self.status.set("busy", tr("Stopping the running step now…"))
+            self._job.cancel()
+            if closing:
+                self.wiz.close_now()
+                return
+        else:
+            self._stop_choice = "after-step"
+            self.phase = "cancelling"
+            running = next((r.display_title for r in self.rows if r.state == RUNNING), "")
+            self.status.set("busy", tr("Finishing “{step}”; nothing after it will start…").format(step=running)
+                            if running else tr("Finishing the running step; nothing after it will start…"))
+            if self._stop_after is not None:
+                self._stop_after.cancel()
+        self._buttons()
+
+    def _close_question(self) -> bool:
+        """Close the open "how to stop" question (the install ended under it); True when one was open."""
+        box, self.question = self.question, None
+        if box is None:
+            return False
+        box.done(0)
+        box.deleteLater()
+        return True
+
+    def _maybe_close(self) -> None:
+        if self._close_when_done:
+            self._close_when_done = False
+            self.wiz.close_now()
 
     def start_rollback(self, after_cancel: bool = False) -> None:
         self.phase = "rolling-back"
-        self.status.set("busy", tr("Undoing the steps that were done…"))
+        self.status.set("busy", tr("Undoing the steps that ran…"))
         self.progress.update_progress(tr("Undoing…"), -1)
         services = self.services
         self.run_job(
@@ -441,7 +665,6 @@ class InstallPage(BasePage):
 
     def _rolled_back(self, out: InstallOutcome, after_cancel: bool) -> None:
         self.phase = "finished"
-        self.cancel_button.setEnabled(True)
         if out.ok:
             for r in self.rows:
                 if r.state in (DONE, FAILED, RUNNING):
@@ -449,7 +672,7 @@ class InstallPage(BasePage):
             self.services.clear_pending()
             self._undone = True
             first = tr("Installation cancelled.") if after_cancel else tr("The installation did not finish.")
-            self.status.set("info", first + " " + tr("Everything it changed was undone; your computer is as before."))
+            self.status.set("info", sentences(first, tr("Every step that ran was undone; your computer is as before.")))
         else:
             self.status.set(
                 "fail",
@@ -459,6 +682,7 @@ class InstallPage(BasePage):
         if self.state.install is not None:
             self.state.install.cancelled = self.state.install.cancelled or after_cancel
         self._buttons()
+        self._maybe_close()
 
     # ------------------------------------------------------------------------------- docker
 
