@@ -149,9 +149,6 @@ def test_every_demo_tells_one_story(qtbot, tmp_path: Path, kind: str, language: 
     w.stop_jobs()
 
 
-@pytest.mark.xfail(strict=True, reason="gui/pages/install.py (not this branch's file) marks the running row DONE when "
-                   "the install pauses for a restart (upto = running[-1]); the reboot row must stay pending: "
-                   "upto = reboots[0] - 1. Remove this mark when that lands.")
 def test_restart_is_not_done_before_any_restart(qtbot, tmp_path: Path) -> None:
     """no-driver installs the driver and pauses for the restart: "Restart the computer — done" was shown before
     the computer restarted."""

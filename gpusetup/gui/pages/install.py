@@ -477,9 +477,10 @@ class InstallPage(BasePage):
         if outcome.ok:
             upto = len(self.rows) - 1
             if outcome.needs_reboot:  # steps after the restart have not run yet
+                # the restart has not happened: its row (and everything after it) stays pending
                 running = [i for i, r in enumerate(self.rows) if r.state == RUNNING]
-                reboots = [i for i, r in enumerate(self.rows) if r.step.kind == "reboot"]
-                upto = running[-1] if running else (reboots[0] if reboots else upto)
+                reboots = [i for i, r in enumerate(self.rows) if r.step.kind == "reboot" and r.state != DONE]
+                upto = reboots[0] - 1 if reboots else (running[-1] if running else upto)
             for i, r in enumerate(self.rows):
                 r.set_state(DONE if i <= upto else PENDING)
             if outcome.needs_reboot:
