@@ -46,7 +46,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from gpusetup import resources
 from gpusetup.messages import msg
 from gpusetup.model import Message
-from gpusetup.versions import Version
+from gpusetup.versions import PythonVersion, Version, planned_python
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -65,11 +65,26 @@ _MANYLINUX_MINORS = range(40, 4, -1)  # manylinux_2_40 … manylinux_2_5, newest
 
 @dataclass(frozen=True)
 class Target:
-    """The interpreter and platform the install is for (they need not be this process's)."""
+    """The interpreter and platform the install is for (they need not be this process's).
 
-    python: str  # "3.12"
+    ``python`` is read as a plan writes it — "3.12", free-threaded "3.13t", or the range a GPU build needs
+    ("3.10–3.13": the lowest, the one the installer provides) — and kept as "X.Y" / "X.Yt"; "" when it names
+    no Python (then no wheel fits and the size stays an estimate). ``macos`` is the macOS release the wheels
+    must allow (macosx_14_0 wheels need 14 or newer); None: 15.
+    """
+
+    python: str  # "3.12", "3.13t"
     os: str = "linux"  # linux / windows / macos
     arch: str = "x86_64"  # x86_64 / aarch64 / arm64
+    macos: str | None = None  # "14.5"
+
+    def __post_init__(self) -> None:
+        py = planned_python(self.python)
+        object.__setattr__(self, "python", str(py) if py else "")
+
+    @property
+    def py(self) -> PythonVersion | None:
+        return PythonVersion.parse(self.python)
 
     def markers(self, extra: str = "") -> dict[str, str]:
         system = {"linux": "Linux", "windows": "Windows", "macos": "Darwin"}.get(self.os, "Linux")
@@ -77,27 +92,44 @@ class Target:
         return {
             "platform_machine": machine, "platform_system": system,
             "sys_platform": {"Linux": "linux", "Windows": "win32", "Darwin": "darwin"}[system],
-            "os_name": "nt" if system == "Windows" else "posix", "python_version": self.python,
-            "python_full_version": self.python + ".0", "implementation_name": "cpython",
+            "os_name": "nt" if system == "Windows" else "posix", "python_version": self.release,
+            "python_full_version": self.release + ".0", "implementation_name": "cpython",
             "platform_python_implementation": "CPython", "extra": extra,
         }
 
     def tags(self) -> dict[str, int]:
         """Wheel tags this target installs → rank (lower is preferred, as pip orders them)."""
-        major, minor = (int(x) for x in self.python.split(".")[:2])
+        py = self.py
+        if py is None:
+            return {}
+        major, minor = py.mm
         if self.os == "windows":
             plats = ["win_amd64"] if self.arch == "x86_64" else ["win_arm64"]
         elif self.os == "macos":
-            plats = list(mac_platforms((15, 0), "arm64" if self.arch in ("arm64", "aarch64") else "x86_64"))
+            plats = list(mac_platforms(macos_release(self.macos), "arm64" if self.arch in ("arm64", "aarch64") else "x86_64"))
         else:
             plats = [f"manylinux_2_{m}_{self.arch}" for m in _MANYLINUX_MINORS]
             plats += [f"manylinux2014_{self.arch}"]
             if self.arch == "x86_64":
                 plats += ["manylinux2010_x86_64", "manylinux1_x86_64"]
             plats.append(f"linux_{self.arch}")
-        ordered = [*cpython_tags((major, minor), platforms=plats),
+        ordered = [*cpython_tags((major, minor), abis=[py.abi], platforms=plats),
                    *compatible_tags((major, minor), interpreter=f"cp{major}{minor}", platforms=plats)]
         return {str(t): i for i, t in reversed(list(enumerate(ordered)))}
+
+    @property
+    def release(self) -> str:
+        """"3.13" for 3.13 and 3.13t (what markers and Requires-Python compare)."""
+        py = self.py
+        return py.release if py else self.python
+
+
+def macos_release(text: str | None) -> tuple[int, int]:
+    """(major, minor) of a macOS version for wheel tags: "14.5" → (14, 5); unknown → (15, 0)."""
+    v = Version.parse(text)
+    if v is None or v.major is None:
+        return (15, 0)
+    return (v.major, v.minor) if v.major >= 11 else (10, v.minor)
 
 
 @dataclass
@@ -245,7 +277,7 @@ class _Walk:
         if have is not None and have.packaging is not None and spec.contains(have.packaging, prereleases=True):
             return None
         best: tuple[Any, int, R.IndexFile] | None = None  # (version, -rank, file)
-        py = Version.parse(self.target.python + ".0")
+        py = Version.parse(self.target.release + ".0")
         for f in self._page(index, project):
             if f.yanked or not f.filename.endswith(".whl"):
                 continue
