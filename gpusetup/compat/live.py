@@ -147,16 +147,9 @@ def _matches(name: str, version: str, prefix: bool, local: str | None, python: s
 
 
 def _data_newest(db: Any, framework: str) -> str | None:
-    from gpusetup.compat import refresh as R  # lazy: see _Pages.files
+    from gpusetup.compat.resolver import family  # lazy: the resolver is loaded by every plan anyway
 
-    if framework == "pytorch":
-        rows = db.rows("pytorch", "releases")
-        vals = [r.get("latest_known") or r["version"] for r in rows]
-    elif framework == "tensorflow":
-        vals = [r.get("latest_known") or r["version"] for r in db.rows("tensorflow", "tested_configs")]
-    else:
-        vals = [r["version"] for r in db.rows("jax", "releases")]
-    return max(vals, key=R.version_key) if vals else None
+    return family(framework).newest_known(db)
 
 
 def _short(index: str, exc: Exception) -> str:

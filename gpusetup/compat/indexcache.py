@@ -1,0 +1,214 @@
+"""Package-index pages, read once and kept on disk as the parsed files list with the page's validators.
+
+One reader for every part of gpusetup that asks an index (the live check, the download-size walk, the
+maintainers' refresh tool):
+
+- **Kept on disk**, per page URL: the page's ``ETag`` / ``Last-Modified`` and the parsed files (file name,
+  URL, Requires-Python, size, upload time, yanked, PEP 658 flag) — not the page. A fresh entry (younger
+  than ``max_age``) is used as it is; an older one is revalidated with a conditional request (``If-None-Match``
+  / ``If-Modified-Since``), and a ``304 Not Modified`` costs a few hundred bytes and no parsing.
+- **Read concurrently**: :meth:`IndexCache.pages` asks for several pages at once.
+- **Private**: the folder is created 0700 and every file 0600 (:mod:`gpusetup.paths`); an index URL's
+  credentials never reach the disk or a message — entries are keyed by the URL with its user-info masked
+  (:func:`gpusetup.credentials.scrub`), and the file URLs are stored as the index wrote them minus user-info.
+- **Bounded**: every read has a size limit, a per-read timeout and a deadline for the whole download
+  (:class:`gpusetup.compat.refresh.Http`); a cache file larger than :data:`MAX_ENTRY_BYTES` is ignored.
+
+The folder comes from :func:`gpusetup.paths.cache_dir` (platformdirs; empty XDG variables are ignored).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpusetup import credentials
+from gpusetup.paths import PRIVATE_DIR, cache_dir, write_private
+
+MAX_ENTRY_BYTES = 16 << 20
+WORKERS = 8
+FORMAT = 2  # bump when the stored fields change (older entries are then read again)
+
+
+def default_folder() -> Path:
+    return cache_dir() / "index"
+
+
+@dataclass(frozen=True)
+class Page:
+    """One project page: its files (``refresh.IndexFile``) and how it was obtained."""
+
+    url: str  # the page URL with user-info masked
+    files: list[Any]
+    how: str  # "cache" (fresh, not asked) / "revalidated" (304) / "fetched" / "memory"
+    fetched: float  # when the index last confirmed it (epoch seconds)
+
+
+class IndexCache:
+    """Index pages for this process, backed by a private folder on disk (None: memory only)."""
+
+    def __init__(self, http: Any = None, folder: Path | None = None, *, max_age: float = 6 * 3600,
+                 timeout: float = 4.0, deadline: float | None = None, now: float | None = None) -> None:
+        self._http = http
+        self.folder = folder
+        self.max_age = max_age
+        self.timeout = timeout
+        self.deadline = deadline
+        self.now = now
+        self._mem: dict[str, Page] = {}
+        self._lock = threading.Lock()
+        self._dir_ready = False
+
+    # ------------------------------------------------------------------------------------ plumbing
+
+    @property
+    def http(self) -> Any:
+        with self._lock:
+            if self._http is None:
+                from gpusetup.compat import refresh  # lazy: requests is needed only when a page is read
+
+                self._http = refresh.Http(timeout=self.timeout, deadline=self.deadline)
+            return self._http
+
+    def _clock(self) -> float:
+        return time.time() if self.now is None else self.now
+
+    def _path(self, kind: str, key: str) -> Path | None:
+        if self.folder is None:
+            return None
+        digest = hashlib.sha256(f"{kind}\0{key}".encode()).hexdigest()[:32]
+        return self.folder / f"{kind}-{digest}.json"
+
+    def _ensure_dir(self) -> bool:
+        if self.folder is None:
+            return False
+        if not self._dir_ready:
+            try:
+                _private_tree(self.folder)
+                self._dir_ready = True
+            except OSError:
+                return False
+        return True
+
+    def load(self, kind: str, key: str) -> dict[str, Any] | None:
+        """A stored entry (a dict), or None when absent, unreadable, too large or of another format."""
+        path = self._path(kind, key)
+        if path is None:
+            return None
+        try:
+            st = path.stat()
+            if st.st_size > MAX_ENTRY_BYTES:
+                return None
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("key") != key:
+            return None
+        return doc
+
+    def store(self, kind: str, key: str, value: dict[str, Any]) -> None:
+        path = self._path(kind, key)
+        if path is None or not self._ensure_dir():
+            return
+        with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
+            write_private(path, json.dumps({"format": FORMAT, "key": key, **value}, separators=(",", ":")))
+
+    # -------------------------------------------------------------------------------------- pages
+
+    def page(self, index: str, project: str, *, max_age: float | None = None) -> Page:
+        """The files of ``project`` on ``index`` (raises ``refresh.RefreshError`` when it cannot be read)."""
+        from gpusetup.compat import refresh as R  # lazy: see http
+
+        url = R.project_url(index, project)
+        key = credentials.scrub(url)
+        with self._lock:
+            hit = self._mem.get(key)
+        if hit is not None:
+            return hit
+        age_limit = self.max_age if max_age is None else max_age
+        entry = self.load("page", key)
+        now = self._clock()
+        unmask = _unmasker(key, url)
+        if entry is not None and now - float(entry.get("fetched", 0)) < age_limit:
+            page = Page(key, [_file(f, unmask) for f in entry["files"]], "cache", float(entry["fetched"]))
+        else:
+            etag = entry.get("etag") if entry else None
+            modified = entry.get("last_modified") if entry else None
+            resp = self.http.request(url, accept=R.JSON_ACCEPT, etag=etag, last_modified=modified)
+            if resp.status == 304 and entry is not None:
+                files = [_file(f, unmask) for f in entry["files"]]
+                self.store("page", key, {**entry, "fetched": now})
+                page = Page(key, files, "revalidated", now)
+            else:
+                files = R.parse_index_page(resp.body, resp.url, resp.content_type)
+                headers = {k.lower(): v for k, v in resp.headers.items()}
+                self.store("page", key, {"url": key, "fetched": now, "etag": headers.get("etag"),
+                                         "last_modified": headers.get("last-modified"),
+                                         "files": [_row(f) for f in files]})
+                page = Page(key, files, "fetched", now)
+        with self._lock:
+            self._mem[key] = page
+        return page
+
+    def pages(self, wanted: Iterable[tuple[str, str]], *, max_age: float | None = None) -> dict[tuple[str, str], Page | Exception]:
+        """Several pages read side by side: (index, project) → Page, or the error that stopped it."""
+        todo = list(dict.fromkeys(wanted))
+
+        def one(item: tuple[str, str]) -> Page | Exception:
+            try:
+                return self.page(item[0], item[1], max_age=max_age)
+            except Exception as exc:  # noqa: BLE001 - handed back to the caller, per page
+                return exc
+
+        if len(todo) <= 1:
+            return {item: one(item) for item in todo}
+        with ThreadPoolExecutor(max_workers=min(WORKERS, len(todo))) as pool:
+            return dict(zip(todo, pool.map(one, todo), strict=True))
+
+    def forget(self) -> None:
+        """Drop what this process remembers (the disk entries stay)."""
+        with self._lock:
+            self._mem.clear()
+
+
+def _private_tree(folder: Path) -> None:
+    """Create ``folder`` 0700 (its missing parents too); tighten gpusetup's own folder if it was left open."""
+    folder.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+    if folder.stat().st_mode & 0o077:
+        os.chmod(folder, PRIVATE_DIR)
+
+
+def _row(f: Any) -> list[Any]:
+    """The fields of an IndexFile kept on disk (compact: a list, not the page)."""
+    return [f.filename, credentials.scrub(f.url), f.requires_python, f.size, f.upload_time, f.yanked,
+            f.metadata_url is not None]
+
+
+def _unmasker(masked: str, real: str) -> Any:
+    """Put the page's credentials back into the stored (masked) file URLs of the same host, in memory only."""
+    from urllib.parse import urlsplit
+
+    m, r = urlsplit(masked), urlsplit(real)
+    if m.netloc == r.netloc:
+        return lambda u: u
+    mp, rp = f"{m.scheme}://{m.netloc}", f"{r.scheme}://{r.netloc}"
+    return lambda u: rp + u[len(mp):] if u.startswith(mp) else u
+
+
+def _file(row: Sequence[Any], unmask: Any = None) -> Any:
+    from gpusetup.compat import refresh as R  # lazy: see IndexCache.http
+
+    name, url, requires_python, size, uploaded, yanked, meta = row
+    if unmask is not None:
+        url = unmask(url)
+    return R.IndexFile(filename=name, url=url, requires_python=requires_python, size=size, upload_time=uploaded,
+                       yanked=bool(yanked), metadata_url=url.split("#")[0] + ".metadata" if meta else None)
