@@ -37,6 +37,7 @@ __all__ = [
     "version_key",
     "PythonVersion",
     "planned_python",
+    "interpreter_version",
 ]
 
 # A leading dotted number with an optional pre-release tag, for texts packaging does not accept as a whole
@@ -352,6 +353,22 @@ class PythonVersion(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.major}.{self.minor}{'t' if self.free_threaded else ''}"
+
+
+def interpreter_version() -> str:
+    """This interpreter's version as the model stores it: "3.13.1", or "3.13.1t" for a free-threaded build
+    (``Py_GIL_DISABLED``), whose wheels are others (cp313t)."""
+    import platform
+    import sysconfig
+
+    return platform.python_version() + ("t" if sysconfig.get_config_var("Py_GIL_DISABLED") else "")
+
+
+# Run by another interpreter (gpusetup.probe.pyenv): the same, printed.
+INTERPRETER_VERSION_EXPR = (
+    "__import__('platform').python_version() + ('t' if __import__('sysconfig').get_config_var('Py_GIL_DISABLED') "
+    "else '')"
+)
 
 
 _FIRST_PY = re.compile(r"(\d+\.\d+t?)")

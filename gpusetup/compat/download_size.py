@@ -124,6 +124,36 @@ class Target:
         return py.release if py else self.python
 
 
+def pip_platforms(os_name: str, arch: str, macos: str | None = None) -> list[str]:
+    """The ``--platform`` values ``pip download`` needs for a machine that is not this one: manylinux tags
+    (glibc 2.28 and 2.17), ``win_amd64``, or the Mac's own release (``macosx_14_0_arm64`` — pip widens it to the
+    older releases, so wheels needing a newer macOS than the target's are never fetched; unknown: macOS 11, the
+    first Apple-silicon release)."""
+    arch = arch.lower().replace("amd64", "x86_64")
+    if os_name == "windows":
+        return ["win_amd64"] if arch == "x86_64" else ["win_arm64"]
+    if os_name == "macos":
+        mac_arm = arch in ("arm64", "aarch64")
+        major, minor = macos_release(macos) if macos else ((11, 0) if mac_arm else (10, 15))
+        if major >= 11:
+            minor = 0  # pip expands macOS 11+ tags by major release only
+        return [f"macosx_{major}_{minor}_{'arm64' if mac_arm else 'x86_64'}"]
+    arch = arch.replace("arm64", "aarch64")
+    return [f"manylinux_2_28_{arch}", f"manylinux_2_17_{arch}", f"manylinux2014_{arch}"]
+
+
+def pip_python(python: str | None) -> list[str]:
+    """``pip download`` options for a target Python: ``--python-version 3.13`` and, for a free-threaded build,
+    ``--abi cp313t`` (its wheels carry that ABI; pip would otherwise fetch the standard cp313 ones)."""
+    py = planned_python(python)
+    if py is None:
+        return []
+    out = ["--python-version", py.release]
+    if py.free_threaded:
+        out += ["--implementation", "cp", "--abi", py.abi]
+    return out
+
+
 def macos_release(text: str | None) -> tuple[int, int]:
     """(major, minor) of a macOS version for wheel tags: "14.5" → (14, 5); unknown → (15, 0)."""
     v = Version.parse(text)

@@ -66,10 +66,12 @@ def arch_row(db: CompatDB, version: str, variant: str, env: B.Env) -> dict[str, 
     return m[key]
 
 
-def _pairs(spec: str | None, torch_version: str) -> bool:
-    """Is a companion release (its Requires-Dist on torch: "2.12.0" or ">=2.14.0") made for this torch release?"""
+def _pairs(spec: str | None, torch_version: str, project: str = "", version: str = "") -> bool:
+    """Is a companion release (its Requires-Dist on torch: "2.12.0" or ">=2.14.0") made for this torch release?
+    torchaudio 2.11.0 declares no torch requirement; torchaudio's releases carry torch's own version numbers
+    (PyTorch's RELEASE.md compatibility matrix), so without a pin the same series pairs."""
     if not spec:
-        return False
+        return project == "torchaudio" and bool(version) and W.series_of(version) == W.series_of(torch_version)
     m = re.match(r"^\s*(?:==)?\s*(\d+(?:\.\d+)*)\s*$", spec)
     if m:
         return vkey(m.group(1)) == vkey(torch_version)
@@ -91,7 +93,7 @@ def packages(db: CompatDB, series: str, chosen: dict[str, Any] | None, env: B.En
         return pkgs, notes
     target = env.target()
     for proj in COMPANIONS:
-        made_for = [r for r in wh.releases(proj) if _pairs(r.get("torch"), torch_version)]
+        made_for = [r for r in wh.releases(proj) if _pairs(r.get("torch"), torch_version, proj, r["version"])]
         if not made_for:
             continue
         fit = next((r for r in made_for if W.fits(r, target)), None)

@@ -610,8 +610,7 @@ def _plan_download(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]
     plan.pip = pip
     extra: list[str] = []
     if foreign:
-        pyver = _target_python_version(machine)
-        extra = ["--only-binary=:all:"] + (["--python-version", pyver] if pyver else [])
+        extra = ["--only-binary=:all:", *download_size.pip_python(_target_python(machine))]
         for tag in _platform_tags(machine):
             extra += ["--platform", tag]
     _set_download(plan, download_size.offline(plan.download_mib))  # until add_download_size asks the index
@@ -629,13 +628,15 @@ def _plan_download(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]
 
 
 def _platform_tags(machine: Machine) -> list[str]:
-    arch = (machine.system.arch or "x86_64").lower().replace("amd64", "x86_64").replace("arm64", "aarch64")
-    os_name = (machine.system.os or "linux").lower()
-    if os_name == "windows":
-        return ["win_amd64"] if arch == "x86_64" else ["win_arm64"]
-    if os_name == "macos":
-        return ["macosx_11_0_arm64"] if arch == "aarch64" else ["macosx_10_15_x86_64"]
-    return [f"manylinux_2_28_{arch}", f"manylinux_2_17_{arch}", f"manylinux2014_{arch}"]
+    s = machine.system
+    return download_size.pip_platforms((s.os or "linux").lower(), s.arch or "x86_64",
+                                       s.os_version if (s.os or "").lower() == "macos" else None)
+
+
+def _target_python(machine: Machine) -> str | None:
+    """The target's Python as text, a free-threaded build's "t" kept ("3.13t")."""
+    v = machine.system.python or (machine.python_envs[0].version if machine.python_envs else None)
+    return str(v) if v else None
 
 
 def _pip_config(key: str) -> str | None:

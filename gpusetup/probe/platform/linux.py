@@ -20,7 +20,7 @@ from gpusetup import pcidb
 from gpusetup.model import Cpu, Evidence, KernelModule, PcieLink, PciInfo, System
 from gpusetup.probe import normalize_pci_address
 from gpusetup.probe.platform import LoginEntry
-from gpusetup.versions import as_version
+from gpusetup.versions import as_version, interpreter_version
 
 if TYPE_CHECKING:
     from gpusetup.probe import ProbeContext
@@ -391,7 +391,7 @@ class LinuxPlatform:
         s.hostname = read_first_line(ctx, "/proc/sys/kernel/hostname") or (
             _pyplatform.node() if ctx.root == Path("/") else None
         )
-        s.python = as_version(_pyplatform.python_version())
+        s.python = as_version(interpreter_version())
         s.wsl, s.wsl_version = detect_wsl(ctx)
         s.container = detect_container(ctx)
         s.secure_boot, s.secure_boot_source = self.secure_boot(ctx)
