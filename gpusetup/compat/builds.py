@@ -9,6 +9,7 @@ Each family (:mod:`.torch_builds`, :mod:`.tensorflow_builds`, :mod:`.jax_builds`
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -18,7 +19,7 @@ from gpusetup.compat.db import CompatDB, DataError
 from gpusetup.enrich import CHIP_RULE_SOURCE, NAME_MATCH_SOURCE
 from gpusetup.messages import msg
 from gpusetup.model import Gpu, Machine, Message
-from gpusetup.versions import ComputeCapability, PythonVersion, Version, planned_python
+from gpusetup.versions import ComputeCapability, PythonVersion, Version, kernel_coverage, planned_python
 from gpusetup.versions import version_key as vkey
 
 UNLIMITED = Version("9999")
@@ -351,39 +352,90 @@ _PYTHON_REASONS = frozenset({"reason.python-too-old", "reason.python-too-new", "
                              "reason.no-wheel-python-kind"})
 
 
-def wheel_check(c: Cand, env: Env, project: str, rows: list[dict[str, Any]], label: str) -> dict[str, Any] | None:
+def wheel_check(db: CompatDB, c: Cand, env: Env, project: str, rows: list[dict[str, Any]],
+                label: str) -> dict[str, Any] | None:
     """Check the candidate's release(s) against the derived wheels: the newest release row that installs on
     this machine (None when none does; then ``python_bad`` or ``platform_bad`` says why, as a fact of the
-    wheels). The Python range to switch to is the span of the Pythons with wheels for this platform."""
+    wheels). The Python range to switch to is the span of the Pythons with wheels for this platform.
+
+    The answer depends only on the rows and the machine's wheel target, so it is kept per database (a plan asks
+    the same question for every variant and every GPU subset)."""
     target = env.target()
+    where = env.where_machine()
+    key = ("wheel_check", project, label, tuple(id(r) for r in rows), target, where)
+    m = memo(db)
+    got = m.get(key)
+    if got is None:
+        got = m[key] = _wheel_check(project, rows, label, target, where)
+    chosen, python_bad, platform_bad, python_range = got
+    c.python_range = python_range
+    if python_bad is not None:
+        c.python_bad = python_bad
+    if platform_bad is not None:
+        c.platform_bad = platform_bad
+    return chosen
+
+
+def _wheel_check(project: str, rows: list[dict[str, Any]], label: str, target: W.Target,
+                 where: str) -> tuple[dict[str, Any] | None, Message | None, Message | None, tuple[str | None, str | None]]:
     lo, hi = W.python_span(rows, target)
-    if lo is None and env.python is not None and env.python.free_threaded:
+    if lo is None and target.python is not None and target.python.free_threaded:
         lo, hi = W.python_span(rows, W.Target(target.platform, PythonVersion(3, 0), target.os_release))
-    c.python_range = (lo, hi)
     for row in rows:
         if W.fits(row, target):
-            return row
+            return row, None, None, (lo, hi)
     if not rows:
-        c.platform_bad = msg("reason.no-wheel-platform", package=project, version=label, where=env.where_machine())
-        return None
-    reason = W.why_not(project, label, rows, target, env.where_machine())
-    if reason is None:  # pragma: no cover - fits() said no
-        return None
-    if reason.code in _PYTHON_REASONS:
+        return None, None, msg("reason.no-wheel-platform", package=project, version=label, where=where), (lo, hi)
+    reason = W.why_not(project, label, rows, target, where)
+    if reason is not None and reason.code in _PYTHON_REASONS:
         # changing Python helps only when some Python has a wheel here on this OS release
         relaxed = W.Target(target.platform, None, target.os_release)
         if any(W.fits(r, relaxed) for r in rows):
-            c.python_bad = reason
-            return None
-    c.platform_bad = reason
-    return None
+            return None, reason, None, (lo, hi)
+    return None, None, reason, (lo, hi)
 
 
 def highest_cc(db: CompatDB, cuda: str) -> str | None:
-    for row in db.rows("cuda_arch", "toolkit_targets"):
-        if vkey(row["cuda_min"]) <= vkey(cuda) <= vkey(row["cuda_max"]):
-            return str(row["highest_cc"])
-    return None
+    m = memo(db)
+    key = ("highest_cc", cuda)
+    if key not in m:
+        m[key] = next((str(row["highest_cc"]) for row in db.rows("cuda_arch", "toolkit_targets")
+                       if vkey(row["cuda_min"]) <= vkey(cuda) <= vkey(row["cuda_max"])), None)
+    return m[key]
+
+
+@functools.lru_cache(maxsize=65536)
+def _coverage(cc: ComputeCapability, sass: tuple[str, ...], ptx: str | None) -> str | None:
+    return kernel_coverage(cc, sass, ptx)
+
+
+def coverage(cc: ComputeCapability, sass: Sequence[str], ptx: str | None) -> str | None:
+    """:func:`gpusetup.versions.kernel_coverage`, kept per (GPU, arch list): asked for every build and GPU subset."""
+    return _coverage(cc, tuple(sass), ptx)
+
+
+def family_minimum(db: CompatDB, major: int, driver_os: str) -> str | None:
+    m = memo(db)
+    key = ("family_minimum", major, driver_os)
+    if key not in m:
+        m[key] = db.family_minimum(major, driver_os)
+    return m[key]
+
+
+def toolkit_driver(db: CompatDB, cuda: str, driver_os: str) -> str | None:
+    m = memo(db)
+    key = ("toolkit_driver", cuda, driver_os)
+    if key not in m:
+        m[key] = db.toolkit_driver(cuda, driver_os)
+    return m[key]
+
+
+def min_driver_for_cuda(db: CompatDB, cuda: str, driver_os: str) -> str | None:
+    m = memo(db)
+    key = ("min_driver_for_cuda", cuda, driver_os)
+    if key not in m:
+        m[key] = db.min_driver_for_cuda(cuda, driver_os)
+    return m[key]
 
 
 def cudnn_pin(db: CompatDB, c: Cand, framework: str, major: int, gpus: Sequence[GpuRef]) -> None:

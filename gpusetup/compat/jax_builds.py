@@ -8,6 +8,7 @@ on which GPUs in ``jax/platforms`` (its install page)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -28,18 +29,24 @@ _ROCM_EXTRA = re.compile(r"^rocm(\d*)(?:-local)?$")
 _ROCM_MAJOR = {"jax-rocm60-plugin": 6, "jax-rocm7-plugin": 7}
 
 
+@functools.lru_cache(maxsize=4096)
+def _req(spec: str) -> Requirement | None:
+    try:
+        return Requirement(spec)
+    except InvalidRequirement:
+        return None
+
+
 def _reqs(specs: Sequence[str]) -> list[Requirement]:
-    out = []
-    for s in specs:
-        try:
-            out.append(Requirement(s))
-        except InvalidRequirement:
-            continue
-    return out
+    return [r for r in (_req(s) for s in specs) if r is not None]
 
 
-def _matching(rows: list[dict[str, Any]], req: Requirement) -> list[dict[str, Any]]:
-    return [r for r in rows if req.specifier.contains(r["version"], prereleases=True)]
+def _matching(db: CompatDB, rows: list[dict[str, Any]], name: str, req: Requirement) -> list[dict[str, Any]]:
+    m = B.memo(db)
+    key = ("jax_matching", name, str(req.specifier))
+    if key not in m:
+        m[key] = [r for r in rows if req.specifier.contains(r["version"], prereleases=True)]
+    return m[key]
 
 
 class Jax:
@@ -56,13 +63,14 @@ class Jax:
         plat_os = "wsl2" if env.wsl else env.os
         return next((r for r in db.rows("jax", "platforms") if r["os"] == plat_os and r["machine"] == env.machine), None)
 
-    def _jaxlib(self, wh: W.Wheels, c: B.Cand, env: B.Env, version: str) -> dict[str, Any] | None:
+    def _jaxlib(self, db: CompatDB, wh: W.Wheels, c: B.Cand, env: B.Env, version: str) -> dict[str, Any] | None:
         """The jaxlib of the same release, checked against this machine (JAX pins jaxlib to its own version)."""
-        rows = [r for r in wh.releases("jaxlib") if vkey(r["version"]) == vkey(version)]
+        lib = wh.release("jaxlib", version)
+        rows = [lib] if lib is not None else []
         if not rows:
             c.platform_bad = msg("reason.jax-no-jaxlib", version=version)
             return None
-        return B.wheel_check(c, env, "jaxlib", rows, version)
+        return B.wheel_check(db, c, env, "jaxlib", rows, version)
 
     def candidates(self, db: CompatDB, env: B.Env, gpus: Sequence[B.GpuRef], kind: str) -> list[B.Cand]:
         wh = W.get(db)
@@ -95,8 +103,7 @@ class Jax:
                 if support == "experimental":
                     c.notes.append(msg("note.jax-wsl-experimental") if kind == "cuda"
                                    else msg("note.jax-amd-experimental", where=env.where()))
-                self._jaxlib(wh, c, env, rel["version"])
-                plugin = self._plugin(wh, c, env, declared[extra], extra, rel["version"])
+                plugin = self._installable(db, wh, c, env, rel, extra)
                 if kind == "cuda":
                     self._cuda(db, c, env, gpus, extra, extras_rows)
                 elif plugin is not None:
@@ -104,7 +111,24 @@ class Jax:
                 cands.append(c)
         return cands
 
-    def _plugin(self, wh: W.Wheels, c: B.Cand, env: B.Env, specs: Sequence[str], extra: str,
+    def _installable(self, db: CompatDB, wh: W.Wheels, c: B.Cand, env: B.Env, rel: dict[str, Any],
+                     extra: str) -> str | None:
+        """The GPU-independent checks of jax[extra]==version (jaxlib, plugin, wheels for this machine), kept per
+        database and machine target: a plan asks them again for every GPU subset."""
+        m = B.memo(db)
+        key = ("jax_installable", rel["version"], extra, env.target(), env.where_machine(), env.os, env.wsl)
+        if key not in m:
+            probe = B.Cand("jax", rel["version"], extra, c.kind)
+            self._jaxlib(db, wh, probe, env, rel["version"])
+            plugin = self._plugin(db, wh, probe, env, (rel.get("extras") or {})[extra], extra, rel["version"])
+            m[key] = (probe.platform_bad, probe.python_bad, probe.python_range, plugin)
+        platform_bad, python_bad, python_range, plugin = m[key]
+        c.platform_bad = c.platform_bad or platform_bad
+        c.python_bad = c.python_bad or python_bad
+        c.python_range = python_range
+        return plugin
+
+    def _plugin(self, db: CompatDB, wh: W.Wheels, c: B.Cand, env: B.Env, specs: Sequence[str], extra: str,
                 version: str) -> str | None:
         """Check every requirement of the extra that the data follows (jaxlib, the plugin): a local version is
         not on PyPI, a plugin release must exist and install here. Returns the plugin project's name."""
@@ -118,13 +142,13 @@ class Jax:
             if not re.match(r"^jax-(cuda|rocm)\d+-plugin$", name):
                 continue
             plugin = name
-            rows = _matching(wh.releases(name), req)
+            rows = _matching(db, wh.releases(name), name, req)
             if not rows:
                 c.platform_bad = c.platform_bad or msg("reason.jax-plugin-missing", version=version, extra=extra,
                                                        requirement=f"{name}{req.specifier}")
                 continue
             if c.platform_bad is None and c.python_bad is None:
-                B.wheel_check(c, env, name, rows, rows[0]["version"])
+                B.wheel_check(db, c, env, name, rows, rows[0]["version"])
         return plugin
 
     def _cuda(self, db: CompatDB, c: B.Cand, env: B.Env, gpus: Sequence[B.GpuRef], extra: str,
@@ -136,7 +160,7 @@ class Jax:
         for g in gpus:
             if B.cc_below(g.cc, ex["min_cc"]):
                 c.gpu_bad[g.index] = msg("reason.cc-too-low", min=ex["min_cc"], gpu=g.label, cc=str(g.cc))
-        base = ex["min_driver_linux"] if env.driver_os == "linux" else db.family_minimum(ex["cuda_major"], "windows")
+        base = ex["min_driver_linux"] if env.driver_os == "linux" else B.family_minimum(db, ex["cuda_major"], "windows")
         B.needed_driver(db, c, env, gpus, base, msg("why.jax-extra-driver", extra=extra))
         B.cudnn_pin(db, c, "jax", ex["cuda_major"], gpus)
 

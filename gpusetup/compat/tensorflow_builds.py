@@ -15,7 +15,6 @@ from gpusetup.compat import wheels as W
 from gpusetup.compat.db import CompatDB
 from gpusetup.messages import msg
 from gpusetup.model import Message
-from gpusetup.versions import kernel_coverage
 from gpusetup.versions import version_key as vkey
 
 
@@ -84,7 +83,7 @@ class TensorFlow:
                 if cfg is None:
                     continue
                 c = B.Cand("tensorflow", series, b["variant"], "cuda", order=order)
-                chosen = self._wheels(c, env, rows, cfg, series)
+                chosen = self._wheels(db, c, env, rows, cfg, series)
                 c.packages = [b["requirement"].format(version=B.series_pin("tensorflow", series, chosen,
                                                                           rows[0] if rows else None).split("==")[1])]
                 c.packages += list(b.get("packages", []))
@@ -111,10 +110,10 @@ class TensorFlow:
                 cands.append(c)
         return cands
 
-    def _wheels(self, c: B.Cand, env: B.Env, rows: list[dict[str, Any]], cfg: dict[str, Any],
+    def _wheels(self, db: CompatDB, c: B.Cand, env: B.Env, rows: list[dict[str, Any]], cfg: dict[str, Any],
                 series: str) -> dict[str, Any] | None:
         if rows:
-            return B.wheel_check(c, env, "tensorflow", rows, series)
+            return B.wheel_check(db, c, env, "tensorflow", rows, series)
         B.python_check(c, env, cfg.get("python_min"), cfg.get("python_max"))
         return None
 
@@ -152,7 +151,7 @@ class TensorFlow:
             elif B.cc_above(g.cc, highest):
                 c.gpu_bad[g.index] = msg("reason.tf-no-ptx-record", cc=str(g.cc), gpu=g.label, cuda=cuda,
                                          version=c.version)
-        base = db.min_driver_for_cuda(cuda, env.driver_os) if major < 11 else db.family_minimum(major, env.driver_os)
+        base = B.min_driver_for_cuda(db, cuda, env.driver_os) if major < 11 else B.family_minimum(db, major, env.driver_os)
         why = msg("why.cuda-family-driver", major=major)
         if env.wsl:
             wsl = db.rows("tensorflow", "wsl")[0]
@@ -169,7 +168,7 @@ class TensorFlow:
         for g in gpus:
             if not g.cc:
                 continue
-            how = kernel_coverage(g.cc, arch["cc"], arch.get("ptx"))
+            how = B.coverage(g.cc, arch["cc"], arch.get("ptx"))
             if how is None:
                 c.gpu_bad[g.index] = msg("reason.tf-no-kernels-cc", cc=str(g.cc), gpu=g.label, cubins=cubins, ptx=ptx)
             elif how == "ptx":

@@ -14,7 +14,6 @@ from gpusetup.compat import wheels as W
 from gpusetup.compat.db import CompatDB
 from gpusetup.messages import msg
 from gpusetup.model import Choice, Message, Rejected
-from gpusetup.versions import kernel_coverage
 from gpusetup.versions import version_key as vkey
 
 ROCM_WINDOWS_DOCS = ("https://rocm.docs.amd.com/projects/radeon-ryzen/en/latest/docs/install/installrad/windows/"
@@ -79,7 +78,25 @@ def _pairs(spec: str | None, torch_version: str, project: str = "", version: str
     return bool(low) and W.series_of(low.group(1)) == W.series_of(torch_version)  # type: ignore[union-attr]
 
 
+def _made_for(db: CompatDB, project: str, torch_version: str) -> list[dict[str, Any]]:
+    """The releases of a companion project made for this torch release, newest first (kept per database)."""
+    m = B.memo(db)
+    key = ("made_for", project, torch_version)
+    if key not in m:
+        m[key] = [r for r in W.get(db).releases(project) if _pairs(r.get("torch"), torch_version, project, r["version"])]
+    return m[key]
+
+
 def packages(db: CompatDB, series: str, chosen: dict[str, Any] | None, env: B.Env) -> tuple[list[str], list[Message]]:
+    """The pins for the series on this machine (kept per database and machine target; see :func:`_packages`)."""
+    m = B.memo(db)
+    key = ("torch_packages", series, chosen["version"] if chosen else None, env.target(), env.where_machine())
+    if key not in m:
+        m[key] = _packages(db, series, chosen, env)
+    return m[key]
+
+
+def _packages(db: CompatDB, series: str, chosen: dict[str, Any] | None, env: B.Env) -> tuple[list[str], list[Message]]:
     """torch's pin for the series (the exact release when a newer one of the series has no wheel here) and the
     torchvision / torchaudio releases made for it (Requires-Dist ``torch==X``) that have a wheel here."""
     wh = W.get(db)
@@ -93,7 +110,7 @@ def packages(db: CompatDB, series: str, chosen: dict[str, Any] | None, env: B.En
         return pkgs, notes
     target = env.target()
     for proj in COMPANIONS:
-        made_for = [r for r in wh.releases(proj) if _pairs(r.get("torch"), torch_version, proj, r["version"])]
+        made_for = _made_for(db, proj, torch_version)
         if not made_for:
             continue
         fit = next((r for r in made_for if W.fits(r, target)), None)
@@ -144,7 +161,7 @@ class Torch:
                 c.index_url = None if (kind == "mps" or from_pypi) else url.format(variant=variant)
                 chosen = self._wheels(db, c, env, rel, rows, series)
                 c.packages, notes = packages(db, series, chosen, env)
-                c.notes += notes
+                c.packages, c.notes = list(c.packages), c.notes + list(notes)
                 if rel and rel.get("verified") is False and rel.get("note"):
                     c.unverified.append(msg("unverified.release", package="torch", version=series, detail=rel["note"]))
                 if not (platform_ok(db, kind, env, series) or (from_pypi and pypi_build == variant)):
@@ -165,7 +182,7 @@ class Torch:
         """The release of the series this machine installs (from the wheels history), or the data's Python range
         when the history has no row for the series (an older data bundle)."""
         if rows:
-            return B.wheel_check(c, env, "torch", rows, series)
+            return B.wheel_check(db, c, env, "torch", rows, series)
         if rel is not None:
             B.python_check(c, env, rel.get("python_min"), rel.get("python_max"))
         return None
@@ -190,7 +207,7 @@ class Torch:
         for g in gpus:
             if not g.cc:
                 continue
-            how = kernel_coverage(g.cc, arch["cc"], arch.get("ptx"))
+            how = B.coverage(g.cc, arch["cc"], arch.get("ptx"))
             highest = B.highest_cc(db, cuda) if how == "ptx" else None
             if how is None:
                 c.gpu_bad[g.index] = msg("reason.no-kernels-cc", cc=str(g.cc), gpu=g.label)
@@ -201,10 +218,10 @@ class Torch:
             elif how == "ptx":
                 uses_ptx = True
                 c.notes.append(msg("note.ptx-jit", gpu=g.label, cc=str(g.cc)))
-        base = db.family_minimum(major, env.driver_os) if major >= 11 else db.toolkit_driver(cuda, env.driver_os)
+        base = B.family_minimum(db, major, env.driver_os) if major >= 11 else B.toolkit_driver(db, cuda, env.driver_os)
         why = msg("why.cuda-family-driver", major=major)
         if uses_ptx:
-            t3 = db.toolkit_driver(cuda, env.driver_os)
+            t3 = B.toolkit_driver(db, cuda, env.driver_os)
             if t3 and (base is None or vkey(t3) > vkey(base)):
                 base, why = t3, msg("why.ptx-jit-driver", cuda=cuda)
         B.needed_driver(db, c, env, gpus, base, why)
@@ -233,7 +250,8 @@ class Torch:
                 if rows and chosen is None and c.platform_bad:
                     continue  # no wheel for this OS release at all: another Python would not help
                 c.python_bad = c.platform_bad = None
-                c.packages, pnotes = packages(db, series, chosen, env)
+                pkgs, pnotes = packages(db, series, chosen, env)
+                c.packages = list(pkgs)
                 notes += pnotes
                 c.index_url = None if env.os == "macos" else db.rows("pytorch", "indexes")[0]["url"].format(variant="cpu")
                 if not strict:

@@ -170,8 +170,13 @@ class Wheels:
                 rows = []
             for row in rows:
                 self._by_project.setdefault(row["project"], []).append(row)
-        for rows in self._by_project.values():
+        self._series: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self._versions: dict[tuple[str, Version], dict[str, Any]] = {}
+        for project, rows in self._by_project.items():
             rows.sort(key=lambda r: version_key(r["version"]), reverse=True)
+            for r in rows:
+                self._series.setdefault((project, _series(r["version"])), []).append(r)
+                self._versions.setdefault((project, version_key(r["version"])), r)
 
     def releases(self, project: str) -> list[dict[str, Any]]:
         return self._by_project.get(project, [])
@@ -181,11 +186,10 @@ class Wheels:
 
     def series(self, project: str, series: str) -> list[dict[str, Any]]:
         """Releases of ``series`` ("2.12": 2.12.1, 2.12.0), newest first."""
-        return [r for r in self.releases(project) if _series(r["version"]) == series]
+        return self._series.get((project, series), [])
 
     def release(self, project: str, version: str) -> dict[str, Any] | None:
-        want = version_key(version)
-        return next((r for r in self.releases(project) if version_key(r["version"]) == want), None)
+        return self._versions.get((project, version_key(version)))
 
     def newest_fitting(self, project: str, rows: Iterable[dict[str, Any]] | None, target: Target) -> dict[str, Any] | None:
         for r in self.releases(project) if rows is None else rows:
