@@ -160,8 +160,12 @@ class Jax:
         for g in gpus:
             if B.cc_below(g.cc, ex["min_cc"]):
                 c.gpu_bad[g.index] = msg("reason.cc-too-low", min=ex["min_cc"], gpu=g.label, cc=str(g.cc))
-        base = ex["min_driver_linux"] if env.driver_os == "linux" else B.family_minimum(db, ex["cuda_major"], "windows")
-        B.needed_driver(db, c, env, gpus, base, msg("why.jax-extra-driver", extra=extra))
+        family = B.family_minimum(db, ex["cuda_major"], env.driver_os)
+        base, why = ex["min_driver_linux"] if env.driver_os == "linux" else family, msg("why.jax-extra-driver", extra=extra)
+        if family and (base is None or vkey(family) > vkey(base)):
+            # JAX's page rounds to the branch ("≥ 580"); the CUDA family's own minimum (13.0 GA: 580.65.06) is the floor
+            base, why = family, msg("why.cuda-family-driver", major=ex["cuda_major"])
+        B.needed_driver(db, c, env, gpus, base, why)
         B.cudnn_pin(db, c, "jax", ex["cuda_major"], gpus)
 
     def _rocm(self, db: CompatDB, c: B.Cand, gpus: Sequence[B.GpuRef], plugin: str) -> None:
