@@ -56,7 +56,8 @@ if TYPE_CHECKING:
 # compat.refresh (with packaging.requirements, ~74 ms) is imported where the index is asked: every plan builds
 # the offline estimate (gpusetup.install imports this module), only a live plan walks the index
 
-TIMEOUT = 6.0  # per request
+TIMEOUT = 6.0  # per read
+PAGE_SECONDS = 6 * 3600  # a page read within this is not asked again (a later one is revalidated)
 DEADLINE = 25.0  # the whole walk (the wizard waits on it); TensorFlow on PyPI: 32 files, 6.6 s with JAX here
 MAX_PROJECTS = 150
 WORKERS = 6
@@ -236,7 +237,10 @@ _CACHE = _Cache()
 
 def forget() -> None:
     """Drop what this process remembers of the indexes (a changed mirror; tests that change their index)."""
+    from gpusetup.compat import indexcache  # lazy: see _Walk
+
     _CACHE.clear()
+    indexcache.forget()
 
 
 class Unresolved(Exception):
@@ -257,12 +261,13 @@ class _Pick:
 
 class _Walk:
     def __init__(self, target: Target, installed: Mapping[str, str], http: Any, deadline: float,
-                 extra: Sequence[str] = ()) -> None:
+                 extra: Sequence[str] = (), cache: Any = None) -> None:
         # lazy: compat.refresh costs 28-74 ms (python -X importtime) of every plan and install; only a walk of
         # the index needs it
-        from gpusetup.compat import refresh
+        from gpusetup.compat import indexcache, refresh
 
         self.R = refresh
+        self.cache = cache if cache is not None else indexcache.shared()
         self.extra = list(extra)
         self.target = target
         self.tags = target.tags()
@@ -283,15 +288,13 @@ class _Walk:
                 raise Unresolved("unreachable", "the index did not answer in time")
             files: list[R.IndexFile] = []
             for n, url in enumerate([index, *self.extra]):  # pip reads its extra-index-url beside every index
-                got_page = _CACHE.get(("page", url, project))
-                if got_page is None:
-                    try:
-                        got_page = _CACHE.put(("page", url, project), self.R.list_files(self.http, url, project)[0])
-                    except self.R.RefreshError as exc:  # a project the index lacks (404) is not a network failure
-                        if n and "(404)" in str(exc):
-                            continue
-                        self.pages[key] = Unresolved("unresolved" if "(404)" in str(exc) else "unreachable", str(exc))
-                        break
+                try:
+                    got_page = self.cache.page(url, project, max_age=PAGE_SECONDS, http=self.http).files
+                except self.R.RefreshError as exc:  # a project the index lacks (404) is not a network failure
+                    if n and "(404)" in str(exc):
+                        continue
+                    self.pages[key] = Unresolved("unresolved" if "(404)" in str(exc) else "unreachable", str(exc))
+                    break
                 files += got_page
             else:
                 self.pages[key] = files
@@ -413,11 +416,16 @@ class _Walk:
             return None
         if time.monotonic() > self.deadline:
             raise Unresolved("unreachable", "the index did not answer in time")
-        cached = _CACHE.get(("metadata", pick.file.url))
+        cached = self.cache.metadata(pick.file.url)
         if cached is not None:
-            return cached
+            return self.R.Metadata(cached["name"], cached["version"], cached["requires_python"],
+                                   cached["requires_dist"], cached["provides_extra"], [], cached["how"])
         try:
-            return _CACHE.put(("metadata", pick.file.url), self.R.wheel_metadata(self.http, pick.file))
+            meta = self.R.wheel_metadata(self.http, pick.file)
+            self.cache.store_metadata(pick.file.url, {
+                "name": meta.name, "version": meta.version, "requires_python": meta.requires_python,
+                "requires_dist": meta.requires_dist, "provides_extra": meta.provides_extra, "how": meta.how})
+            return meta
         except self.R.RefreshError as exc:
             raise Unresolved("unresolved", f"the dependencies of {pick.file.filename} cannot be read: {exc}") from exc
 
@@ -454,7 +462,7 @@ def measure(groups: Sequence[tuple[str, Sequence[str]]], target: Target, *, esti
     from gpusetup.compat import refresh  # lazy: see _Walk
 
     if http is None:
-        http = refresh.Http(timeout=timeout)
+        http = refresh.Http(timeout=timeout, deadline=deadline)
         if proxy:  # pip's own proxy setting (the environment's HTTPS_PROXY is honoured by requests itself)
             http.session.proxies.update({"http": proxy, "https": proxy})
     walk = _Walk(target, installed or {}, http, time.monotonic() + deadline,

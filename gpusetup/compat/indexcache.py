@@ -65,6 +65,7 @@ class IndexCache:
         self.deadline = deadline
         self.now = now
         self._mem: dict[str, Page] = {}
+        self.meta: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._dir_ready = False
 
@@ -124,26 +125,27 @@ class IndexCache:
 
     # -------------------------------------------------------------------------------------- pages
 
-    def page(self, index: str, project: str, *, max_age: float | None = None) -> Page:
-        """The files of ``project`` on ``index`` (raises ``refresh.RefreshError`` when it cannot be read)."""
+    def page(self, index: str, project: str, *, max_age: float | None = None, http: Any = None) -> Page:
+        """The files of ``project`` on ``index`` (raises ``refresh.RefreshError`` when it cannot be read).
+        ``http``: the client to ask with when the page must be read (a caller's proxy and timeouts)."""
         from gpusetup.compat import refresh as R  # lazy: see http
 
         url = R.project_url(index, project)
         key = credentials.scrub(url)
+        age_limit = self.max_age if max_age is None else max_age
+        now = self._clock()
         with self._lock:
             hit = self._mem.get(key)
-        if hit is not None:
+        if hit is not None and now - hit.fetched < age_limit:
             return hit
-        age_limit = self.max_age if max_age is None else max_age
         entry = self.load("page", key)
-        now = self._clock()
         unmask = _unmasker(key, url)
         if entry is not None and now - float(entry.get("fetched", 0)) < age_limit:
             page = Page(key, [_file(f, unmask) for f in entry["files"]], "cache", float(entry["fetched"]))
         else:
             etag = entry.get("etag") if entry else None
             modified = entry.get("last_modified") if entry else None
-            resp = self.http.request(url, accept=R.JSON_ACCEPT, etag=etag, last_modified=modified)
+            resp = (http or self.http).request(url, accept=R.JSON_ACCEPT, etag=etag, last_modified=modified)
             if resp.status == 304 and entry is not None:
                 files = [_file(f, unmask) for f in entry["files"]]
                 self.store("page", key, {**entry, "fetched": now})
@@ -159,13 +161,14 @@ class IndexCache:
             self._mem[key] = page
         return page
 
-    def pages(self, wanted: Iterable[tuple[str, str]], *, max_age: float | None = None) -> dict[tuple[str, str], Page | Exception]:
+    def pages(self, wanted: Iterable[tuple[str, str]], *, max_age: float | None = None,
+              http: Any = None) -> dict[tuple[str, str], Page | Exception]:
         """Several pages read side by side: (index, project) → Page, or the error that stopped it."""
         todo = list(dict.fromkeys(wanted))
 
         def one(item: tuple[str, str]) -> Page | Exception:
             try:
-                return self.page(item[0], item[1], max_age=max_age)
+                return self.page(item[0], item[1], max_age=max_age, http=http)
             except Exception as exc:  # noqa: BLE001 - handed back to the caller, per page
                 return exc
 
@@ -178,6 +181,54 @@ class IndexCache:
         """Drop what this process remembers (the disk entries stay)."""
         with self._lock:
             self._mem.clear()
+            self.meta.clear()
+
+    # ----------------------------------------------------------------------------------- metadata
+
+    def metadata(self, url: str) -> dict[str, Any] | None:
+        """A wheel's parsed METADATA fields stored earlier (files on an index never change under one URL)."""
+        key = credentials.scrub(url.split("#")[0])
+        with self._lock:
+            hit = self.meta.get(key)
+        if hit is not None:
+            return hit
+        got = self.load("metadata", key)
+        if got is not None:
+            with self._lock:
+                self.meta[key] = got
+        return got
+
+    def store_metadata(self, url: str, fields: dict[str, Any]) -> None:
+        key = credentials.scrub(url.split("#")[0])
+        with self._lock:
+            if len(self.meta) > 4000:
+                self.meta.clear()
+            self.meta[key] = fields
+        self.store("metadata", key, fields)
+
+
+_SHARED: IndexCache | None = None
+_SHARED_LOCK = threading.Lock()
+
+
+def shared() -> IndexCache:
+    """The process's index cache (the live check and the download-size walk read the same pages once): on disk
+    in :func:`default_folder`, in memory only when the live index check is off (``GPUSETUP_LIVE=off``, as the
+    test suite runs)."""
+    global _SHARED
+    with _SHARED_LOCK:
+        live = os.environ.get("GPUSETUP_LIVE", "on").strip().lower() not in ("0", "off", "no", "false")
+        folder = default_folder() if live else None
+        if _SHARED is None or _SHARED.folder != folder:
+            _SHARED = IndexCache(folder=folder)
+        return _SHARED
+
+
+def forget() -> None:
+    """Drop the shared cache's memory (tests that change what their local index serves)."""
+    with _SHARED_LOCK:
+        if _SHARED is not None:
+            _SHARED.forget()
 
 
 def _private_tree(folder: Path) -> None:

@@ -10,8 +10,6 @@ that one, keeping the path (``/simple/``, ``/whl/cu130/``).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 import time
@@ -23,14 +21,16 @@ from urllib.parse import urlsplit, urlunsplit
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from gpusetup import credentials
 from gpusetup.compat.db import get_db
+from gpusetup.compat.indexcache import IndexCache
 from gpusetup.messages import add_note, msg, render
-from gpusetup.paths import cache_dir
 from gpusetup.versions import Version
 
 PYPI = "https://pypi.org/simple/"
 CACHE_SECONDS = 6 * 3600
-TIMEOUT = 4.0
+TIMEOUT = 4.0  # per read
+DEADLINE = 12.0  # per page, the whole download (a server that drips a byte a second is cut off here)
 MAX_CACHED_FILES = 20000
 _PROJECTS = {"pytorch": "torch", "tensorflow": "tensorflow", "jax": "jax"}
 
@@ -62,46 +62,50 @@ def _override(url: str, base: str | None) -> str:
 
 
 class _Pages:
-    """Index pages, read once per run and cached on disk (file names only) for CACHE_SECONDS."""
+    """Index pages for one check: the shared index cache (parsed files with their validators, on disk, private;
+    :mod:`gpusetup.compat.indexcache`), read side by side, each download bounded by a deadline."""
 
-    def __init__(self, timeout: float, cache: Path | None, now: float) -> None:
-        self.timeout = timeout
-        self.cache = cache
-        self.now = now
+    def __init__(self, timeout: float, cache: Path | None | IndexCache, now: float) -> None:
+        if isinstance(cache, IndexCache):
+            self.cache = cache
+        else:
+            self.cache = IndexCache(folder=cache, max_age=CACHE_SECONDS, now=now)
         self._http: Any = None
-        self._mem: dict[str, list[str]] = {}
+        self.timeout = timeout
+        self.got: dict[tuple[str, str], Any] = {}
+
+    def http(self) -> Any:
+        if self._http is None:
+            from gpusetup.compat import refresh as R  # lazy: only a page that must be read needs requests
+
+            self._http = R.Http(timeout=self.timeout, deadline=DEADLINE)
+        return self._http
+
+    def prefetch(self, wanted: list[tuple[str, str]]) -> None:
+        """Read the pages a check needs at once (a cold plan waits for the slowest, not for the sum)."""
+        todo = [w for w in dict.fromkeys(wanted) if w not in self.got]
+        if todo:
+            lazy = _LazyHttp(self)
+            self.got.update(self.cache.pages(todo, max_age=CACHE_SECONDS, http=lazy))
 
     def files(self, index: str, project: str) -> list[str]:
-        # lazy: compat.refresh costs 74 ms (python -X importtime, with packaging.requirements) of every plan;
-        # only a live index check needs it (not --offline, not GPUSETUP_LIVE=off)
-        from gpusetup.compat import refresh as R
+        key = (index, project)
+        if key not in self.got:
+            self.prefetch([key])
+        got = self.got[key]
+        if isinstance(got, Exception):
+            raise got
+        return [f.filename for f in got.files if not f.yanked][:MAX_CACHED_FILES]
 
-        url = R.project_url(index, project)
-        if url in self._mem:
-            return self._mem[url]
-        path = self.cache / (hashlib.sha256(url.encode()).hexdigest()[:24] + ".json") if self.cache else None
-        if path and path.is_file() and path.stat().st_size < (4 << 20):
-            try:
-                doc = json.loads(path.read_text(encoding="utf-8"))
-                if doc.get("url") == url and self.now - float(doc.get("fetched", 0)) < CACHE_SECONDS:
-                    self._mem[url] = [str(f) for f in doc["files"]][:MAX_CACHED_FILES]
-                    return self._mem[url]
-            except (OSError, ValueError, KeyError, TypeError):
-                pass
-        if self._http is None:
-            self._http = R.Http(timeout=self.timeout)
-        files, _page = R.list_files(self._http, index, project)
-        names = [f.filename for f in files if not f.yanked][:MAX_CACHED_FILES]
-        self._mem[url] = names
-        if path:
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(".tmp")
-                tmp.write_text(json.dumps({"url": url, "fetched": self.now, "files": names}), encoding="utf-8")
-                tmp.replace(path)
-            except OSError:
-                pass
-        return names
+
+class _LazyHttp:
+    """Creates the HTTP client (and imports requests) only when a page is really read."""
+
+    def __init__(self, pages: _Pages) -> None:
+        self.pages = pages
+
+    def request(self, *args: Any, **kwargs: Any) -> Any:
+        return self.pages.http().request(*args, **kwargs)
 
 
 def _platform(machine: Any) -> str | None:
@@ -160,6 +164,8 @@ def _short(index: str, exc: Exception) -> str:
         why = "the name does not resolve"
     elif "Timeout" in text or "timed out" in text:
         why = "timed out"
+    elif "did not finish in time" in text:
+        why = "the download did not finish in time"
     elif "404" in text:
         why = "not found (404)"
     elif "answered" in text:
@@ -186,19 +192,22 @@ def check(
     *,
     index: str | None = None,
     timeout: float = TIMEOUT,
-    cache: Path | None = None,
+    cache: Path | None | IndexCache = None,
     now: float | None = None,
 ) -> LiveCheck:
-    """Check each plan's chosen wheel and the newest release on the index. Never raises for network trouble."""
+    """Check each plan's chosen wheel and the newest release on the index. Never raises for network trouble.
+
+    ``cache``: a folder (tests), or the index cache to share; None: the process's shared cache
+    (:func:`gpusetup.compat.indexcache.shared`). Credentials in ``index`` are used, never shown or stored."""
     from gpusetup.compat import refresh as R  # lazy: see _Pages.files
+    from gpusetup.compat.indexcache import shared
 
     base = index or os.environ.get("GPUSETUP_LIVE_INDEX") or None
-    if cache is None:
-        cache = cache_dir() / "live-index"
-    pages = _Pages(timeout, cache, time.time() if now is None else now)
+    pages = _Pages(timeout, shared() if cache is None and now is None else cache, time.time() if now is None else now)
     db = get_db()
     pypi = _override(PYPI, base)
-    result = LiveCheck(status="checked", index=pypi)
+    result = LiveCheck(status="checked", index=credentials.scrub(pypi))
+    pages.prefetch(_wanted(plans, base, pypi))
     platform = _platform(machine)
     where = (platform or "this platform").replace("-", " ").replace("linux", "Linux").replace("windows", "Windows").replace("macos", "macOS")
     failures = 0
@@ -212,9 +221,10 @@ def check(
             idx = _override(choice.index_url, base) if choice.index_url else pypi
             idx = idx if idx.endswith("/") else idx + "/"
             local = choice.variant if (choice.index_url and re.match(r"^(cu\d+|rocm[\d.]+|xpu|cpu)$", choice.variant)) else None
-            python = choice.python if choice.python and re.fullmatch(r"\d+\.\d+", choice.python) else None
+            python = choice.python if choice.python and re.fullmatch(r"\d+\.\d+t?", choice.python) else None
             label = f"{version}{'.*' if prefix else ''}" + (f"+{local}" if local else "")
-            params = {"index": idx, "package": project, "version": label, "python": python or "any", "platform": where}
+            params = {"index": credentials.scrub(idx), "package": project, "version": label, "python": python or "any",
+                      "platform": where}
             reads += 1
             names: list[str] | None
             try:
@@ -232,7 +242,8 @@ def check(
                             on_pypi = []
                         same = sorted((n for n in on_pypi if _matches(n, version, prefix, None, python, platform)), key=len)
                         if same:
-                            notes.append(msg("live.wheel-found-pypi", **{**params, "index": pypi}, file=same[0]))
+                            notes.append(msg("live.wheel-found-pypi", **{**params, "index": credentials.scrub(pypi)},
+                                             file=same[0]))
             if names is not None:
                 found = sorted((n for n in names if _matches(n, version, prefix, local, python, platform)), key=len)
                 if found:
@@ -256,6 +267,26 @@ def check(
     if failures:
         result.status = "offline" if failures == reads else "partial"
     return result
+
+
+def _choice_page(choice: Any, base: str | None, pypi: str) -> tuple[str, str] | None:
+    if choice is None or not choice.packages:
+        return None
+    name, _version, _prefix = _spec(choice.packages[0])
+    project = "jaxlib" if name == "jax" else name
+    idx = _override(choice.index_url, base) if choice.index_url else pypi
+    return (idx if idx.endswith("/") else idx + "/", project)
+
+
+def _wanted(plans: Sequence[Any], base: str | None, pypi: str) -> list[tuple[str, str]]:
+    """Every page the check reads: each chosen wheel's index page and the framework's PyPI page."""
+    out: list[tuple[str, str]] = []
+    for p in plans:
+        page = _choice_page(p.choice if p.ok or p.gpu_choice is None else p.gpu_choice, base, pypi)
+        if page:
+            out.append(page)
+        out.append((pypi, _PROJECTS[p.framework]))
+    return out
 
 
 def apply(plans: Sequence[Any], live: LiveCheck) -> None:
