@@ -60,7 +60,7 @@ TIMEOUT = 6.0  # per read
 PAGE_SECONDS = 6 * 3600  # a page read within this is not asked again (a later one is revalidated)
 DEADLINE = 25.0  # the whole walk (the wizard waits on it); TensorFlow on PyPI: 32 files, 6.6 s with JAX here
 MAX_PROJECTS = 150
-WORKERS = 6
+WORKERS = 16  # pages and metadata read side by side (a CUDA build has ~20 nvidia-* dependencies)
 _MANYLINUX_MINORS = range(40, 4, -1)  # manylinux_2_40 … manylinux_2_5, newest first (pip's order)
 
 
@@ -311,22 +311,28 @@ class _Walk:
             return None
         best: tuple[Any, int, R.IndexFile] | None = None  # (version, -rank, file)
         py = Version.parse(self.target.release + ".0")
+        rp_ok: dict[str, bool] = {}
         for f in self._page(index, project):
             if f.yanked or not f.filename.endswith(".whl"):
                 continue
+            rank = _tag_rank(f.filename, self.tags)  # the cheap test first: most files are for other platforms
+            if rank is None:
+                continue
             try:
-                _name, ver, _build, tags = parse_wheel_filename(f.filename)
+                _name, ver, _build, _tags = parse_wheel_filename(f.filename)
             except InvalidWheelFilename:
                 continue
-            rank = min((self.tags[str(t)] for t in tags if str(t) in self.tags), default=None)
-            if rank is None or not spec.contains(ver):
+            if not spec.contains(ver):
                 continue
             if f.requires_python and py is not None and py.packaging is not None:
-                try:
-                    if not SpecifierSet(f.requires_python).contains(py.packaging, prereleases=True):
-                        continue
-                except InvalidSpecifier:
-                    pass
+                if f.requires_python not in rp_ok:
+                    try:
+                        rp_ok[f.requires_python] = SpecifierSet(f.requires_python).contains(py.packaging,
+                                                                                             prereleases=True)
+                    except InvalidSpecifier:
+                        rp_ok[f.requires_python] = True
+                if not rp_ok[f.requires_python]:
+                    continue
             if best is None or (ver, -rank) > (best[0], best[1]):
                 best = (ver, -rank, f)
         if best is None:
@@ -430,6 +436,17 @@ class _Walk:
             raise Unresolved("unresolved", f"the dependencies of {pick.file.filename} cannot be read: {exc}") from exc
 
 
+def _tag_rank(filename: str, ranks: Mapping[str, int]) -> int | None:
+    """The best rank of a wheel's tags (its compressed tag sets expanded, as PEP 425 writes them) for the target,
+    read from the file name alone; None when no tag fits."""
+    parts = filename[:-4].split("-")
+    if len(parts) not in (5, 6):
+        return None
+    pys, abis, plats = (x.split(".") for x in parts[-3:])
+    found = [r for i in pys for a in abis for p in plats if (r := ranks.get(f"{i}-{a}-{p}")) is not None]
+    return min(found) if found else None
+
+
 def _head_length(http: Any, url: str) -> int | None:
     """Content-Length of a HEAD (no body is read); None when the server does not say it."""
     import requests  # lazy: see _Walk (only a walk of the index asks servers)
@@ -459,21 +476,40 @@ def measure(groups: Sequence[tuple[str, Sequence[str]]], target: Target, *, esti
     Never raises for network trouble or an index without sizes: the answer is then the table estimate,
     labelled as one, with the reason.
     """
-    from gpusetup.compat import refresh  # lazy: see _Walk
+    from gpusetup.compat import indexcache  # lazy: see _Walk
 
-    if http is None:
-        http = refresh.Http(timeout=timeout, deadline=deadline)
-        if proxy:  # pip's own proxy setting (the environment's HTTPS_PROXY is honoured by requests itself)
-            http.session.proxies.update({"http": proxy, "https": proxy})
-    walk = _Walk(target, installed or {}, http, time.monotonic() + deadline,
-                 [u for u in extra_indexes if u.startswith(("http://", "https://"))])
+    extra = [u for u in extra_indexes if u.startswith(("http://", "https://"))]
+    cache = indexcache.shared()
+    # the answer (files and sizes), not the pages, is what a later plan needs: kept as long as the pages would be
+    question = [[[u, list(r)] for u, r in groups], [target.python, target.os, target.arch, target.macos],
+                sorted((installed or {}).items()), extra]
+    known = cache.recall("download-size", question, valid_for=PAGE_SECONDS)
+    if known is not indexcache.MISSING:
+        return DownloadSize("index", bytes=known["bytes"], files=known["files"], estimate_mib=estimate_mib)
+    from gpusetup.compat import refresh  # lazy: requests is imported only when the index is really asked
+
+    if http is None:  # pip's own proxy setting (the environment's HTTPS_PROXY is honoured by requests itself)
+        http = refresh.Http(timeout=timeout, deadline=deadline, proxies={"http": proxy, "https": proxy} if proxy else None)
+    walk = _Walk(target, installed or {}, http, time.monotonic() + deadline, extra, cache)
     try:
         picks = walk.run(groups)
     except Unresolved as exc:
         return DownloadSize("estimate", reason=exc.reason, detail=str(exc), estimate_mib=estimate_mib)
     files: list[dict[str, Any]] = [{"project": p.project, "version": str(p.version), "file": p.file.filename,
                                     "size": int(p.size or 0)} for p in sorted(picks, key=lambda p: p.project)]
-    return DownloadSize("index", bytes=sum(f["size"] for f in files), files=files, estimate_mib=estimate_mib)
+    size = DownloadSize("index", bytes=sum(f["size"] for f in files), files=files, estimate_mib=estimate_mib)
+    cache.remember("download-size", question, {"bytes": size.bytes, "files": files})
+    return size
+
+
+def measure_all(jobs: Mapping[str, tuple[Sequence[tuple[str, Sequence[str]]], Target, int]],
+                **kwargs: Any) -> dict[str, DownloadSize]:
+    """:func:`measure` for several installs at once (key → (groups, target, estimate MiB)), side by side."""
+    if len(jobs) <= 1:
+        return {k: measure(g, t, estimate_mib=e, **kwargs) for k, (g, t, e) in jobs.items()}
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        futures = {k: pool.submit(measure, g, t, estimate_mib=e, **kwargs) for k, (g, t, e) in jobs.items()}
+        return {k: f.result() for k, f in futures.items()}
 
 
 def table_estimate(choices: Iterable[tuple[str, str]]) -> tuple[int, int]:

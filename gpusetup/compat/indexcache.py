@@ -35,7 +35,9 @@ from gpusetup import credentials
 from gpusetup.paths import PRIVATE_DIR, cache_dir, write_private
 
 MAX_ENTRY_BYTES = 16 << 20
-WORKERS = 8
+MISSING = object()  # IndexCache.recall: no stored answer
+UNREACHABLE_SECONDS = 300.0  # an index that did not answer is not asked again for this long (a later plan)
+WORKERS = 16
 FORMAT = 2  # bump when the stored fields change (older entries are then read again)
 
 
@@ -66,6 +68,7 @@ class IndexCache:
         self.now = now
         self._mem: dict[str, Page] = {}
         self.meta: dict[str, dict[str, Any]] = {}
+        self._answers: dict[tuple[str, str], tuple[float, Any]] = {}
         self._lock = threading.Lock()
         self._dir_ready = False
 
@@ -138,6 +141,11 @@ class IndexCache:
             hit = self._mem.get(key)
         if hit is not None and now - hit.fetched < age_limit:
             return hit
+        failed = self.load("unreachable", key)
+        if failed is not None and now - float(failed.get("at", 0)) < (
+                age_limit if "(404)" in str(failed.get("error")) else UNREACHABLE_SECONDS):
+            # asked a moment ago and the index did not answer: say so again without waiting for it again
+            raise R.RefreshError(str(failed.get("error", f"{key}: unreachable")))
         entry = self.load("page", key)
         unmask = _unmasker(key, url)
         if entry is not None and now - float(entry.get("fetched", 0)) < age_limit:
@@ -145,7 +153,13 @@ class IndexCache:
         else:
             etag = entry.get("etag") if entry else None
             modified = entry.get("last_modified") if entry else None
-            resp = (http or self.http).request(url, accept=R.JSON_ACCEPT, etag=etag, last_modified=modified)
+            try:
+                resp = (http or self.http).request(url, accept=R.JSON_ACCEPT, etag=etag, last_modified=modified)
+            except R.RefreshError as exc:
+                # an index that did not answer is not asked again for a few minutes; one that has no such project
+                # (404: an answer, not a failure) for as long as a page would be kept
+                self.store("unreachable", key, {"at": now, "error": credentials.scrub(str(exc))})
+                raise
             if resp.status == 304 and entry is not None:
                 files = [_file(f, unmask) for f in entry["files"]]
                 self.store("page", key, {**entry, "fetched": now})
@@ -182,6 +196,49 @@ class IndexCache:
         with self._lock:
             self._mem.clear()
             self.meta.clear()
+            self._answers.clear()
+
+    # ------------------------------------------------------------------------------------ answers
+
+    def _answer_key(self, question: Any, page: Page | None) -> str:
+        # a question may hold index URLs with their credentials: the key (stored in the file) never does
+        return credentials.scrub(json.dumps([question, page.url if page else None, page.fetched if page else None],
+                                            sort_keys=True, default=str))
+
+    def recall(self, kind: str, question: Any, *, valid_for: float | None = None, page: Page | None = None) -> Any:
+        """An answer stored by :meth:`remember` (``MISSING`` when there is none, or it is older than ``valid_for``
+        seconds, or was derived from another version of ``page``)."""
+        key = self._answer_key(question, page)
+        now = self._clock()
+        with self._lock:
+            hit = self._answers.get((kind, key))
+        if hit is not None and (valid_for is None or now - hit[0] < valid_for):
+            return hit[1]
+        stored = self.load(kind, key)
+        if stored is None or (valid_for is not None and now - float(stored.get("at", 0)) >= valid_for):
+            return MISSING
+        with self._lock:
+            self._answers[(kind, key)] = (float(stored.get("at", now)), stored.get("value"))
+        return stored.get("value")
+
+    def remember(self, kind: str, question: Any, value: Any, *, page: Page | None = None) -> None:
+        key = self._answer_key(question, page)
+        now = self._clock()
+        with self._lock:
+            if len(self._answers) > 2000:
+                self._answers.clear()
+            self._answers[(kind, key)] = (now, value)
+        self.store(kind, key, {"at": now, "value": value})
+
+    def answer(self, kind: str, question: Any, compute: Any, *, valid_for: float | None = None,
+               page: Page | None = None) -> Any:
+        """An answer derived from pages (JSON-serialisable), kept so a warm plan does not derive it again: tied to
+        ``page`` (valid while the page is the one it was derived from) or to a lifetime ``valid_for`` seconds."""
+        got = self.recall(kind, question, valid_for=valid_for, page=page)
+        if got is MISSING:
+            got = compute()
+            self.remember(kind, question, got, page=page)
+        return got
 
     # ----------------------------------------------------------------------------------- metadata
 

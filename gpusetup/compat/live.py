@@ -88,14 +88,43 @@ class _Pages:
             lazy = _LazyHttp(self)
             self.got.update(self.cache.pages(todo, max_age=CACHE_SECONDS, http=lazy))
 
-    def files(self, index: str, project: str) -> list[str]:
+    def page(self, index: str, project: str) -> Any:
         key = (index, project)
         if key not in self.got:
             self.prefetch([key])
         got = self.got[key]
         if isinstance(got, Exception):
             raise got
-        return [f.filename for f in got.files if not f.yanked][:MAX_CACHED_FILES]
+        return got
+
+    def files(self, index: str, project: str) -> list[str]:
+        return [f.filename for f in self.page(index, project).files if not f.yanked][:MAX_CACHED_FILES]
+
+    def find(self, index: str, project: str, version: str, prefix: bool, local: str | None, python: str | None,
+             platform: str | None) -> str | None:
+        """The shortest file name on the page that is this build for this Python and platform (None: none is);
+        derived once per page version and kept with the cache."""
+        page = self.page(index, project)
+
+        def compute() -> str | None:
+            found = sorted((n for n in self.files(index, project)
+                            if _matches(n, version, prefix, local, python, platform)), key=len)
+            return found[0] if found else None
+
+        return self.cache.answer("live-find", [project, version, prefix, local, python, platform], compute, page=page)
+
+    def newest(self, index: str, project: str) -> str | None:
+        """The newest final release on the page (kept with the cache, per page version)."""
+        from gpusetup.compat import refresh as R  # lazy: see _Pages.http
+
+        page = self.page(index, project)
+
+        def compute() -> str | None:
+            versions = {w.version for w in (R.parse_wheel(R.IndexFile(n, "")) for n in self.files(index, project))
+                        if w and not w.prerelease}
+            return max(versions, key=R.version_key) if versions else None
+
+        return self.cache.answer("live-newest", [project], compute, page=page)
 
 
 class _LazyHttp:
@@ -226,40 +255,37 @@ def check(
             params = {"index": credentials.scrub(idx), "package": project, "version": label, "python": python or "any",
                       "platform": where}
             reads += 1
-            names: list[str] | None
+            reachable = True
+            found: str | None = None
             try:
-                names = pages.files(idx, project)
+                found = pages.find(idx, project, version, prefix, local, python, platform)
             except R.RefreshError as exc:
-                names = [] if "(404)" in str(exc) else None  # an index without the project simply lacks the wheel
-                if names is None:
+                reachable = "(404)" in str(exc)  # an index without the project simply lacks the wheel
+                if not reachable:
                     failures += 1
                     notes.append(msg("live.offline", detail=_short(idx, exc), checked=db.checked))
                     if idx != pypi and _pypi_same_build(db, p.framework, version, choice.variant, platform):
                         # PyPI carries the very same build (the release's PyPI default variant): check it there
                         try:
-                            on_pypi = pages.files(pypi, project)
+                            same = pages.find(pypi, project, version, prefix, None, python, platform)
                         except R.RefreshError:
-                            on_pypi = []
-                        same = sorted((n for n in on_pypi if _matches(n, version, prefix, None, python, platform)), key=len)
+                            same = None
                         if same:
                             notes.append(msg("live.wheel-found-pypi", **{**params, "index": credentials.scrub(pypi)},
-                                             file=same[0]))
-            if names is not None:
-                found = sorted((n for n in names if _matches(n, version, prefix, local, python, platform)), key=len)
+                                             file=same))
+            if reachable:
                 if found:
-                    notes.append(msg("live.wheel-found", **params, file=found[0]))
+                    notes.append(msg("live.wheel-found", **params, file=found))
                 else:
                     notes.append(msg("live.wheel-missing", **params, checked=db.checked))
         project = _PROJECTS[p.framework]
         reads += 1
         try:
-            names = pages.files(pypi, project)
+            newest = pages.newest(pypi, project)
         except R.RefreshError as exc:
             failures += 1
             notes.append(msg("live.offline", detail=_short(pypi, exc), checked=db.checked))
             continue
-        versions = {w.version for w in (R.parse_wheel(R.IndexFile(n, "")) for n in names) if w and not w.prerelease}
-        newest = max(versions, key=R.version_key) if versions else None
         known = _data_newest(db, p.framework)
         if newest and known and R.version_key(newest) > R.version_key(known):
             result.newer[p.framework] = newest

@@ -58,17 +58,31 @@ class Http:
     *and* a deadline for the whole download (a server that drips a byte a second is cut off at ``deadline``
     seconds, not kept alive read after read)."""
 
-    def __init__(self, timeout: float = 30.0, session: Any = None, deadline: float | None = None) -> None:
-        import requests  # lazy: 82-185 ms (python -X importtime); only a refresh downloads
-
+    def __init__(self, timeout: float = 30.0, session: Any = None, deadline: float | None = None,
+                 proxies: dict[str, str] | None = None) -> None:
         self.timeout = timeout
         self.deadline = deadline if deadline is not None else max(timeout * 4, 20.0)
-        self.session = session or requests.Session()
-        self.session.headers.setdefault("User-Agent", "gpusetup-compat-refresh")
+        self._session = session
+        self.proxies = dict(proxies or {})
         self.requests = 0
         self.bytes = 0
         self.not_modified = 0
         self._lock = threading.Lock()
+
+    @property
+    def session(self) -> Any:
+        """The requests session, made on first use (importing requests costs 82-185 ms, python -X importtime; a
+        plan whose pages are all cached never needs it)."""
+        with self._lock:
+            if self._session is None:
+                import requests
+
+                session = requests.Session()
+                session.headers.setdefault("User-Agent", "gpusetup-compat-refresh")
+                if self.proxies:
+                    session.proxies.update(self.proxies)
+                self._session = session
+            return self._session
 
     def _count(self, requests_: int = 0, bytes_: int = 0, not_modified: int = 0) -> None:
         with self._lock:

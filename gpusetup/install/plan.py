@@ -475,6 +475,7 @@ def framework_download_sizes(fplans: list[FrameworkPlan], machine: Machine, pyth
     platform = live_platform(machine)
     base = index or os.environ.get("GPUSETUP_LIVE_INDEX") or None
     out: dict[str, download_size.DownloadSize] = {}
+    jobs: dict[str, Any] = {}
     for fp in fplans:
         ch = download_size.install_choice(fp)
         if ch is None:
@@ -491,9 +492,13 @@ def framework_download_sizes(fplans: list[FrameworkPlan], machine: Machine, pyth
             out[fp.framework] = download_size.offline(estimate, "unreachable")
             continue
         os_name, _, arch = platform.partition("-")
-        out[fp.framework] = download_size.measure([(real, list(ch.packages))], download_size.Target(py, os_name, arch),
-                                                  estimate_mib=estimate, **_pip_network())
-        out[fp.framework].detail = credentials.scrub(out[fp.framework].detail)
+        mac = machine.system.os_version if os_name == "macos" else None
+        jobs[fp.framework] = ([(real, list(ch.packages))], download_size.Target(py, os_name, arch, macos=mac), estimate)
+    network = _pip_network() if jobs else {}
+    # the frameworks' indexes are asked side by side: a cold plan waits for the slowest walk, not for their sum
+    for framework, size in download_size.measure_all(jobs, **network).items():
+        size.detail = credentials.scrub(size.detail)
+        out[framework] = size
     return out
 
 

@@ -64,10 +64,12 @@ class LocalIndex:
         self.inflight = 0
         self.max_inflight = 0  # the most requests answered at the same time
         self.auth: list[str | None] = []  # Authorization headers received
+        self.bodies: dict[tuple[str, bool, bool], tuple[bytes, str]] = {}  # pages built once (add() clears them)
 
     def add(self, project: str, wheel: Path, requires_python: str | None = None, layout: str = "simple") -> None:
         """Serve ``wheel`` on /simple/<project>/ (PyPI) or, with ``layout="cu130"``, /whl/cu130/<project>/."""
         self.projects.setdefault(project if layout == "simple" else f"{layout}/{project}", []).append(wheel)
+        self.bodies.clear()
         if requires_python:
             self.requires_python[wheel.name] = requires_python
 
@@ -150,6 +152,10 @@ def _handler(index: LocalIndex) -> type[BaseHTTPRequestHandler]:
                 return
             accept = self.headers.get("Accept", "")
             as_json = index.force == "json" or (index.force is None and "vnd.pypi.simple.v1+json" in accept)
+            cached = index.bodies.get((project, as_json, index.pep658))
+            if cached is not None:
+                self._page_body(*cached)
+                return
             if as_json:
                 files = []
                 for w in wheels:
@@ -161,6 +167,7 @@ def _handler(index: LocalIndex) -> type[BaseHTTPRequestHandler]:
                         entry["core-metadata"] = True
                     files.append(entry)
                 body = json.dumps({"meta": {"api-version": "1.1"}, "name": project, "files": files}).encode()
+                index.bodies[(project, as_json, index.pep658)] = (body, "application/vnd.pypi.simple.v1+json")
                 self._page_body(body, "application/vnd.pypi.simple.v1+json")
                 return
             links = []
@@ -171,6 +178,7 @@ def _handler(index: LocalIndex) -> type[BaseHTTPRequestHandler]:
                     attrs += ' data-core-metadata="true"'
                 links.append(f'<a href="/files/{urllib.parse.quote(w.name)}"{attrs}>{html.escape(w.name)}</a><br/>')
             body = ("<!DOCTYPE html><html><body>\n" + "\n".join(links) + "\n</body></html>\n").encode()
+            index.bodies[(project, as_json, index.pep658)] = (body, "text/html")
             self._page_body(body, "text/html")
 
         def _page_body(self, body: bytes, ctype: str) -> None:
