@@ -79,9 +79,10 @@ class TensorFlow:
             for b in builds:
                 if not B.in_range(vkey(series), b["tf_min"], b.get("tf_max")):
                     continue
-                cfg = configs[series].get(b["os"])
-                if cfg is None:
+                tested = configs[series].get(b["os"])
+                if tested is None:
                     continue
+                cfg = tested
                 c = B.Cand("tensorflow", series, b["variant"], "cuda", order=order)
                 chosen = self._wheels(db, c, env, rows, cfg, series)
                 c.packages = [b["requirement"].format(version=B.series_pin("tensorflow", series, chosen,
