@@ -18,7 +18,9 @@ Everything that compares versions or compute capabilities (rules, resolver, gene
 from __future__ import annotations
 
 import functools
+import platform
 import re
+import sysconfig
 from collections.abc import Iterable
 from typing import Literal, NamedTuple
 
@@ -358,8 +360,6 @@ class PythonVersion(NamedTuple):
 def interpreter_version() -> str:
     """This interpreter's version as the model stores it: "3.13.1", or "3.13.1t" for a free-threaded build
     (``Py_GIL_DISABLED``), whose wheels are others (cp313t)."""
-    import platform
-    import sysconfig
 
     return platform.python_version() + ("t" if sysconfig.get_config_var("Py_GIL_DISABLED") else "")
 

@@ -9,11 +9,11 @@ Each family (:mod:`.torch_builds`, :mod:`.tensorflow_builds`, :mod:`.jax_builds`
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from gpusetup import versions
 from gpusetup.compat import wheels as W
 from gpusetup.compat.db import CompatDB, DataError
 from gpusetup.enrich import CHIP_RULE_SOURCE, NAME_MATCH_SOURCE
@@ -404,14 +404,22 @@ def highest_cc(db: CompatDB, cuda: str) -> str | None:
     return m[key]
 
 
-@functools.lru_cache(maxsize=65536)
-def _coverage(cc: ComputeCapability, sass: tuple[str, ...], ptx: str | None) -> str | None:
-    return kernel_coverage(cc, sass, ptx)
+_COVERAGE: dict[Any, str | None] = {}
 
 
 def coverage(cc: ComputeCapability, sass: Sequence[str], ptx: str | None) -> str | None:
-    """:func:`gpusetup.versions.kernel_coverage`, kept per (GPU, arch list): asked for every build and GPU subset."""
-    return _coverage(cc, tuple(sass), ptx)
+    """:func:`gpusetup.versions.kernel_coverage`, kept per (GPU, arch list) — asked for every build and GPU subset —
+    and per rule: the answers are the rule's (``versions.cubin_runs``/``ptx_runs``), so a changed rule is asked again."""
+    key = (cc, tuple(sass), ptx, versions.cubin_runs, versions.ptx_runs)
+    got = _COVERAGE.get(key, _UNSET)
+    if got is _UNSET:
+        if len(_COVERAGE) > 65536:
+            _COVERAGE.clear()
+        got = _COVERAGE[key] = kernel_coverage(cc, sass, ptx)
+    return got  # type: ignore[return-value]
+
+
+_UNSET = object()
 
 
 def family_minimum(db: CompatDB, major: int, driver_os: str) -> str | None:

@@ -30,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from gpusetup import credentials
 from gpusetup.paths import PRIVATE_DIR, cache_dir, write_private
@@ -282,10 +283,15 @@ def shared() -> IndexCache:
 
 
 def forget() -> None:
-    """Drop the shared cache's memory (tests that change what their local index serves)."""
+    """Forget what the shared cache holds, in memory and on disk (a changed index; tests that change what their
+    local index serves under the same URL)."""
     with _SHARED_LOCK:
         if _SHARED is not None:
             _SHARED.forget()
+            if _SHARED.folder is not None and _SHARED.folder.is_dir():
+                for f in _SHARED.folder.glob("*-*.json"):
+                    with contextlib.suppress(OSError):
+                        f.unlink()
 
 
 def _private_tree(folder: Path) -> None:
@@ -303,7 +309,6 @@ def _row(f: Any) -> list[Any]:
 
 def _unmasker(masked: str, real: str) -> Any:
     """Put the page's credentials back into the stored (masked) file URLs of the same host, in memory only."""
-    from urllib.parse import urlsplit
 
     m, r = urlsplit(masked), urlsplit(real)
     if m.netloc == r.netloc:

@@ -108,6 +108,8 @@ class Jax:
                     self._cuda(db, c, env, gpus, extra, extras_rows)
                 elif plugin is not None:
                     self._rocm(db, c, gpus, plugin)
+                else:  # an extra whose requirements name no ROCm plugin: nothing says which GPUs it serves
+                    c.platform_bad = c.platform_bad or msg("reason.jax-extra-unknown", extra=extra, version=rel["version"])
                 cands.append(c)
         return cands
 

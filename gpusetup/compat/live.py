@@ -229,7 +229,7 @@ def check(
     ``cache``: a folder (tests), or the index cache to share; None: the process's shared cache
     (:func:`gpusetup.compat.indexcache.shared`). Credentials in ``index`` are used, never shown or stored."""
     from gpusetup.compat import refresh as R  # lazy: see _Pages.files
-    from gpusetup.compat.indexcache import shared
+    from gpusetup.compat.indexcache import shared  # lazy: with refresh above, only a live check needs it
 
     base = index or os.environ.get("GPUSETUP_LIVE_INDEX") or None
     pages = _Pages(timeout, shared() if cache is None and now is None else cache, time.time() if now is None else now)

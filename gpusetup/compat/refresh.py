@@ -75,7 +75,7 @@ class Http:
         plan whose pages are all cached never needs it)."""
         with self._lock:
             if self._session is None:
-                import requests
+                import requests  # lazy: 82-185 ms (python -X importtime); only a page that must be read
 
                 session = requests.Session()
                 session.headers.setdefault("User-Agent", "gpusetup-compat-refresh")

@@ -304,7 +304,7 @@ def jetson_block(db: CompatDB, env: B.Env, gpus: Sequence[B.GpuRef]) -> Message 
 
 def directml(db: CompatDB, kind: str, env: B.Env) -> Choice | Rejected | None:
     """DirectML for AMD and Intel GPUs on native Windows when no native build works: the Choice, or why not."""
-    from gpusetup.compat.resolver import rejected  # the one maker of Rejected
+    from gpusetup.compat.resolver import rejected  # lazy: a cycle (the resolver imports this module)
 
     if kind not in ("rocm", "xpu") or env.os != "windows" or env.wsl:
         return None

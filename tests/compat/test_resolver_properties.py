@@ -199,8 +199,12 @@ def _kernels(plan: Any, machine: Any) -> None:
             gfx_rows = db.rows("rocm", "index_gfx")
             if plan.framework == "pytorch":
                 row = next(r for r in gfx_rows if r["index"] == choice.variant)
-            else:
-                row = max((r for r in gfx_rows if r["index"].startswith("rocm7.")), key=lambda r: Version(r["index"][4:]))
+            else:  # JAX: the ROCm major of the plugin the extra pulls (jax-rocm7-plugin → the newest rocm7.x list)
+                rel = W.get(db).release("jax", choice.version)
+                plugin = next(s for s in rel["extras"][choice.variant] if s.startswith("jax-rocm"))
+                major = "6" if plugin.startswith("jax-rocm60") else re.match(r"jax-rocm(\d+)", plugin).group(1)
+                row = max((r for r in gfx_rows if r["index"].startswith(f"rocm{major}.")),
+                          key=lambda r: Version(r["index"][4:]))
             assert g.gfx_target in row["gfx"] or choice.env.get("HSA_OVERRIDE_GFX_VERSION") == "10.3.0", (choice, g)
 
 
