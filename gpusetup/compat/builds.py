@@ -9,7 +9,7 @@ Each family (:mod:`.torch_builds`, :mod:`.tensorflow_builds`, :mod:`.jax_builds`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -226,7 +226,10 @@ class Family(Protocol):
     package: str  # "torch"
     kinds: frozenset[str]  # GPU backends it has builds for: cuda / rocm / xpu / mps
 
-    def candidates(self, db: CompatDB, env: Env, gpus: Sequence[GpuRef], kind: str) -> list[Cand]: ...
+    def candidates(self, db: CompatDB, env: Env, gpus: Sequence[GpuRef], kind: str) -> Iterator[Cand]:
+        """Its builds for these GPUs, newest (most preferred) first: made as they are asked for, so a search
+        that finds a working build early does not check the older ones."""
+        ...
 
     def cpu_choice(self, db: CompatDB, env: Env) -> tuple[Cand | None, list[Message]]: ...
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -72,13 +72,12 @@ class Jax:
             return None
         return B.wheel_check(db, c, env, "jaxlib", rows, version)
 
-    def candidates(self, db: CompatDB, env: B.Env, gpus: Sequence[B.GpuRef], kind: str) -> list[B.Cand]:
+    def candidates(self, db: CompatDB, env: B.Env, gpus: Sequence[B.GpuRef], kind: str) -> Iterator[B.Cand]:
         wh = W.get(db)
         extras_rows = {r["extra"]: r for r in db.rows("jax", "extras")}
         plat = self._platform(db, env)
         vendor_col = "nvidia" if kind == "cuda" else "amd"
         support = (plat or {}).get(vendor_col, "no")
-        cands: list[B.Cand] = []
         for order, rel in enumerate(wh.releases("jax")):
             declared = rel.get("extras") or {}
             pattern = _CUDA_EXTRA if kind == "cuda" else _ROCM_EXTRA
@@ -94,11 +93,11 @@ class Jax:
                         msg("reason.jax-native-windows") if env.os == "windows" and not env.wsl
                         else msg("reason.jax-no-platform-build", where=env.where(), machine=env.machine)
                     )
-                    cands.append(c)
+                    yield c
                     continue
                 if env.jetson and kind == "cuda":
                     c.platform_bad = msg("reason.jax-jetson")
-                    cands.append(c)
+                    yield c
                     continue
                 if support == "experimental":
                     c.notes.append(msg("note.jax-wsl-experimental") if kind == "cuda"
@@ -110,8 +109,7 @@ class Jax:
                     self._rocm(db, c, gpus, plugin)
                 else:  # an extra whose requirements name no ROCm plugin: nothing says which GPUs it serves
                     c.platform_bad = c.platform_bad or msg("reason.jax-extra-unknown", extra=extra, version=rel["version"])
-                cands.append(c)
-        return cands
+                yield c
 
     def _installable(self, db: CompatDB, wh: W.Wheels, c: B.Cand, env: B.Env, rel: dict[str, Any],
                      extra: str) -> str | None:

@@ -15,9 +15,9 @@ WSL2) that would make a GPU build work, returning the CPU build as the choice fo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from itertools import combinations
+from itertools import combinations, takewhile
 from typing import Any
 
 from gpusetup.compat import builds as B
@@ -67,6 +67,33 @@ def family(framework: str) -> B.Family:
     return FAMILIES[framework]
 
 
+class _Lazy:
+    """Candidates made as they are asked for (families yield them newest first), kept once made."""
+
+    def __init__(self, made: Iterable[Cand]) -> None:
+        self._it: Iterator[Cand] | None = iter(made)
+        self._seen: list[Cand] = []
+
+    def __iter__(self) -> Iterator[Cand]:
+        i = 0
+        while True:
+            if i < len(self._seen):
+                yield self._seen[i]
+                i += 1
+                continue
+            if self._it is None:
+                return
+            nxt = next(self._it, None)
+            if nxt is None:
+                self._it = None
+                return
+            self._seen.append(nxt)
+
+    def until(self, keep: Callable[[Cand], bool]) -> list[Cand]:
+        """The candidates from the first while ``keep`` holds (every one when it always does)."""
+        return list(takewhile(keep, self))
+
+
 def _gpus(machine: Machine) -> list[GpuRef]:
     return [GpuRef(i, g) for i, g in enumerate(machine.gpus)]
 
@@ -83,7 +110,7 @@ class _Found:
 
 
 def _search(
-    make: Callable[[Env, Sequence[GpuRef]], list[Cand]],
+    make: Callable[[Env, Sequence[GpuRef]], Iterable[Cand]],
     db: CompatDB,
     env: Env,
     gpus: list[GpuRef],
@@ -98,7 +125,7 @@ def _search(
             for keep in combinations(newest_first, len(gpus) - drop):
                 subsets.append(sorted(keep, key=lambda g: g.index))
     nvidia = bool(gpus) and all(g.vendor == "nvidia" for g in gpus)
-    cache: dict[tuple[bool, tuple[int, ...]], list[Cand]] = {}
+    cache: dict[tuple[bool, tuple[int, ...]], _Lazy] = {}
     for relax in relaxations:
         if "wsl" in relax and not (env.os == "windows" and not env.wsl and nvidia):
             continue  # WSL2 is offered for NVIDIA GPUs on native Windows only (CUDA on WSL)
@@ -109,7 +136,7 @@ def _search(
             es = replace(e, driver_cap=B.ceiling(db, subset, e.driver_os))
             key = ("wsl" in relax, tuple(g.index for g in subset))
             if key not in cache:
-                cache[key] = sorted(make(es, subset), key=lambda c: c.order)
+                cache[key] = _Lazy(make(es, subset))
             for c in cache[key]:
                 if not B.problems(c, es, subset, relax):
                     return _Found(c, relax, subset, es)
@@ -286,7 +313,12 @@ def _decide(
         return notes
 
     now = _search(make, db, env, selected, _RELAXATIONS[:1])
-    full_cands = sorted(make(env, selected), key=lambda c: c.order)
+    made = _Lazy(make(env, selected))
+    if now is not None:  # only the builds at least as new as the choice are listed against it
+        newest_first = vkey(now.cand.version)
+        full_cands = made.until(lambda c: vkey(c.version) >= newest_first)
+    else:
+        full_cands = list(made)
     dml = torch_builds.directml(db, kind, env) if framework == "pytorch" and now is None else None
     if now is not None:
         plan.ok = True
@@ -377,7 +409,7 @@ def _backend_kind(selected: Sequence[GpuRef]) -> str:
     return {"nvidia": "cuda", "amd": "rocm", "intel": "xpu", "apple": "mps"}.get(selected[0].vendor, "none")
 
 
-def _maker(db: CompatDB, framework: str, kind: str) -> Callable[[Env, Sequence[GpuRef]], list[Cand]] | None:
+def _maker(db: CompatDB, framework: str, kind: str) -> Callable[[Env, Sequence[GpuRef]], Iterable[Cand]] | None:
     fam = family(framework)
     if kind not in fam.kinds:
         return None

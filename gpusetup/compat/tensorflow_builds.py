@@ -7,7 +7,7 @@ from conda or the system before it, native Windows up to 2.10); the wheels each 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from gpusetup.compat import builds as B
@@ -66,8 +66,7 @@ class TensorFlow:
         vals = [r.get("latest_known") or r["version"] for r in db.rows("tensorflow", "tested_configs")]
         return max(vals, key=vkey) if vals else None
 
-    def candidates(self, db: CompatDB, env: B.Env, gpus: Sequence[B.GpuRef], kind: str) -> list[B.Cand]:
-        cands: list[B.Cand] = []
+    def candidates(self, db: CompatDB, env: B.Env, gpus: Sequence[B.GpuRef], kind: str) -> Iterator[B.Cand]:
         wh = W.get(db)
         builds = db.rows("tensorflow", "gpu_builds")
         configs: dict[str, dict[str, dict[str, Any]]] = {}
@@ -104,12 +103,11 @@ class TensorFlow:
                     if b["os"] == "windows":
                         continue  # the Windows-only build is not an option elsewhere
                     c.platform_bad = self._platform_reason(env)
-                    cands.append(c)
+                    yield c
                     continue
                 built = ((chosen or (rows[0] if rows else {})).get("builds") or {}).get(env.platform)
                 self._gpu_checks(db, c, cfg, env, gpus, built)
-                cands.append(c)
-        return cands
+                yield c
 
     def _wheels(self, db: CompatDB, c: B.Cand, env: B.Env, rows: list[dict[str, Any]], cfg: dict[str, Any],
                 series: str) -> dict[str, Any] | None:

@@ -6,7 +6,7 @@ of the ROCm indexes, Jetson's separate wheels and DirectML for AMD/Intel GPUs on
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from gpusetup.compat import builds as B
@@ -135,11 +135,10 @@ class Torch:
         vals = [r.get("latest_known") or r["version"] for r in db.rows("pytorch", "releases")]
         return max(vals, key=vkey) if vals else None
 
-    def candidates(self, db: CompatDB, env: B.Env, gpus: Sequence[B.GpuRef], kind: str) -> list[B.Cand]:
+    def candidates(self, db: CompatDB, env: B.Env, gpus: Sequence[B.GpuRef], kind: str) -> Iterator[B.Cand]:
         url = db.rows("pytorch", "indexes")[0]["url"]
         rels = _release_rows(db)
         wh = W.get(db)
-        cands: list[B.Cand] = []
         for order, series in enumerate(series_list(db)):
             rel = rels.get(series)
             rows = wh.series("torch", series)
@@ -174,8 +173,7 @@ class Torch:
                 elif kind == "mps":
                     c.env["PYTORCH_ENABLE_MPS_FALLBACK"] = "1"
                     c.notes.append(msg("note.env-mps-fallback"))
-                cands.append(c)
-        return cands
+                yield c
 
     def _wheels(self, db: CompatDB, c: B.Cand, env: B.Env, rel: dict[str, Any] | None, rows: list[dict[str, Any]],
                 series: str) -> dict[str, Any] | None:
