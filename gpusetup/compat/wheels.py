@@ -22,17 +22,6 @@ from gpusetup.messages import msg
 from gpusetup.model import Message
 from gpusetup.versions import PythonVersion, Version, version_key
 
-# Which compat file holds which project's rows.
-FILE_OF = {
-    "torch": "pytorch", "torchvision": "pytorch", "torchaudio": "pytorch",
-    "tensorflow": "tensorflow", "tensorflow-cpu": "tensorflow", "tensorflow-gpu": "tensorflow",
-    "tensorflow-macos": "tensorflow", "tensorflow-metal": "tensorflow",
-}
-
-
-def file_of(project: str) -> str:
-    return FILE_OF.get(project, "jax")
-
 
 @dataclass(frozen=True)
 class Target:
