@@ -1,7 +1,10 @@
-"""How long the resolver takes to plan PyTorch, TensorFlow and JAX for one machine (target: < 50 ms), and how
-long a whole ``gpusetup plan -f pytorch -f tensorflow -f jax --offline`` takes as a command (target: < 0.15 s).
+"""How long the resolver takes to plan PyTorch, TensorFlow and JAX for one machine (target: < 50 ms), how long a
+whole ``gpusetup plan -f pytorch -f tensorflow -f jax --offline`` takes as a command (target: < 0.15 s), and what
+the plan costs online, A/B against ``--offline`` (targets: a warm online plan ≤ 2× the CPU of an offline one; a cold
+one ≤ 2 s wall), against a package index on 127.0.0.1 that answers each request after a delay (a distant index).
 
     .venv/bin/python benchmarks/resolver_bench.py
+    .venv/bin/python benchmarks/resolver_bench.py --online-only --latency 0.08
 
 Loads the compat data once (as the CLI does), then times resolve(machine, all three frameworks) over a set of
 representative machines (mixed GPUs, no driver, Windows, WSL2, AMD, macOS) and prints median and worst.
@@ -17,6 +20,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -98,5 +102,100 @@ def plan_command(runs: int = 11) -> float:
     return med
 
 
+# ------------------------------------------------------------------------------------------ online
+
+
+def _synthetic_index(root: Path, latency: float) -> Any:
+    """An index shaped like PyPI for the three frameworks: torch (download.pytorch.org layout too) with 20
+    CUDA library dependencies of 40 releases each, TensorFlow with 15, jax/jaxlib with 6 — real wheels, PEP 658
+    metadata, ETags — every answer after ``latency`` seconds."""
+    from tests.compat.index_server import LocalIndex, build_wheel, metadata
+
+    idx = LocalIndex(root)
+    idx.pep658 = True
+    idx.validators = True
+    idx.latency = latency
+
+    def deps(prefix: str, n: int, layouts: tuple[str, ...] = ("simple",)) -> list[str]:
+        for i in range(n):
+            name = f"{prefix}-lib{i}"
+            for v in range(40):
+                wheel = build_wheel(root, f"{name.replace('-', '_')}-1.{v}.0-py3-none-manylinux_2_28_x86_64.whl",
+                                    metadata(name, f"1.{v}.0"))
+                for layout in layouts:  # download.pytorch.org serves torch's dependencies beside it
+                    idx.add(name, wheel, layout=layout)
+        return [f"{prefix}-lib{i}==1.39.0" for i in range(n)]
+
+    torch_deps = deps("nvidia", 20, ("simple", "cu132"))
+    for layout in ("simple", "cu132"):
+        idx.add("torch", build_wheel(root, "torch-2.15.0-cp312-cp312-manylinux_2_28_x86_64.whl",
+                                     metadata("torch", "2.15.0", ">=3.11", tuple(torch_deps))), layout=layout)
+    # the cuDNN pin gpusetup adds for GPUs below compute capability 7.5 (cudnn/legacy_pins)
+    idx.add("nvidia-cudnn-cu12", build_wheel(root, "nvidia_cudnn_cu12-9.10.2.21-py3-none-manylinux_2_27_x86_64.whl",
+                                             metadata("nvidia-cudnn-cu12", "9.10.2.21")))
+    tf = build_wheel(root, "tensorflow-2.21.0-cp312-cp312-manylinux_2_27_x86_64.whl",
+                     metadata("tensorflow", "2.21.0", ">=3.10", tuple(deps("tfdep", 15)), ("and-cuda",)))
+    idx.add("tensorflow", tf)
+    idx.add("jaxlib", build_wheel(root, "jaxlib-0.12.0.1-cp312-cp312-manylinux_2_27_x86_64.whl",
+                                  metadata("jaxlib", "0.12.0.1", ">=3.12", tuple(deps("jaxdep", 6)))))
+    idx.add("jax", build_wheel(root, "jax-0.12.0.1-py3-none-any.whl",
+                               metadata("jax", "0.12.0.1", ">=3.12", ("jaxlib==0.12.0.1",))))
+    return idx
+
+
+def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the child: user + system)."""
+    import resource
+    import subprocess
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    res = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, check=False)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert res.returncode in (0, 1), res.stderr[-2000:]
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def online_vs_offline(latency: float = 0.05, runs: int = 5) -> bool:
+    """Cold and warm online plans against a local index with latency, and offline plans, as commands."""
+    from tests.compat.index_server import serve
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "wheels").mkdir()
+        idx = _synthetic_index(root / "wheels", latency)
+        prof = root / "machine.json"
+        prof.write_text(json.dumps({**MACHINES["mixed-1080ti-5090"], "arch": "x86_64"}), encoding="utf-8")
+        base = [sys.executable, "-m", "gpusetup", "plan", "--for", str(prof), "-f", "pytorch", "-f", "tensorflow",
+                "-f", "jax"]
+        env = {**os.environ, "GPUSETUP_LIVE": "on", "XDG_CACHE_HOME": str(root / "cache"), "GPUSETUP_HOME": ""}
+        env.pop("GPUSETUP_HOME")
+        with serve(idx):
+            online = [*base, "--live-index", idx.url]
+            _timed([*base, "--offline"], env)  # bytecode caches, as a user's second run has them
+            cold = []
+            for i in range(runs):
+                env_i = {**env, "XDG_CACHE_HOME": str(root / f"cache-{i}")}
+                cold.append(_timed(online, env_i))
+            warm = [_timed(online, env) for _ in range(runs + 1)][1:]
+            offline = [_timed([*base, "--offline"], env) for _ in range(runs)]
+            requests = len(idx.requests)
+    med = statistics.median
+    c_wall, w_cpu, o_cpu = med(w for w, _ in cold), med(c for _, c in warm), med(c for _, c in offline)
+    print(f"online plan against 127.0.0.1 with {latency * 1000:.0f} ms per request ({requests} requests in all):")
+    print(f"  cold  median wall {c_wall:.2f} s, CPU {med(c for _, c in cold):.2f} s (target ≤ 2 s wall) "
+          f"{'OK' if c_wall <= 2 else 'TOO SLOW'}")
+    print(f"  warm  median wall {med(w for w, _ in warm):.2f} s, CPU {w_cpu:.2f} s")
+    print(f"  offline median wall {med(w for w, _ in offline):.2f} s, CPU {o_cpu:.2f} s")
+    ratio = w_cpu / o_cpu if o_cpu else float("inf")
+    print(f"  warm online / offline CPU: {ratio:.2f}× (target ≤ 2×) {'OK' if ratio <= 2 else 'TOO SLOW'}")
+    return c_wall <= 2 and ratio <= 2
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    if "--online-only" in sys.argv:
+        lat = float(sys.argv[sys.argv.index("--latency") + 1]) if "--latency" in sys.argv else 0.05
+        raise SystemExit(0 if online_vs_offline(lat) else 1)
+    code = main()
+    raise SystemExit(code if online_vs_offline() else 1)

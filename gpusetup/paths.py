@@ -56,7 +56,14 @@ def data_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    return _base("cache")
+    """Index pages and wheel metadata gpusetup read (``<cache>/index``): ``GPUSETUP_HOME/cache``, else the
+    platform's cache folder from platformdirs (``$XDG_CACHE_HOME/gpusetup``, ``~/.cache/gpusetup`` when it is
+    unset *or empty*, as the XDG spec says; ``~/Library/Caches/gpusetup``; ``%LOCALAPPDATA%\\gpusetup\\Cache``)."""
+    if os.environ.get("GPUSETUP_HOME"):
+        return _base("cache")
+    import platformdirs  # lazy: only a live index check or a refresh reads the cache
+
+    return Path(platformdirs.user_cache_dir("gpusetup", appauthor=False))
 
 
 PRIVATE_DIR = 0o700

@@ -8,6 +8,9 @@
 - :func:`kernel_coverage` — the one rule for "does a build carrying these sm_XY cubins / compute_XY PTX run on
   a GPU of this compute capability", resting on :func:`cubin_runs` and :func:`ptx_runs`.
 - :func:`as_version` — how the model stores a version fact (None stays None; the text is kept).
+- :class:`PythonVersion` — a CPython feature release as wheels see it: "3.13" or the free-threaded "3.13t"
+  (wheel ABI ``cp313t``), read from "3.13.1", "3.13t", "cp313t" or "3.14.0 experimental free-threading build";
+  :func:`planned_python` reads the Python a plan's text names, ranges included ("3.10–3.13" → 3.10).
 
 Everything that compares versions or compute capabilities (rules, resolver, generators, installer) uses these.
 """
@@ -15,7 +18,9 @@ Everything that compares versions or compute capabilities (rules, resolver, gene
 from __future__ import annotations
 
 import functools
+import platform
 import re
+import sysconfig
 from collections.abc import Iterable
 from typing import Literal, NamedTuple
 
@@ -32,6 +37,9 @@ __all__ = [
     "arch_list_coverage",
     "as_version",
     "version_key",
+    "PythonVersion",
+    "planned_python",
+    "interpreter_version",
 ]
 
 # A leading dotted number with an optional pre-release tag, for texts packaging does not accept as a whole
@@ -294,3 +302,85 @@ def arch_list_coverage(
         sass=[a for a in arches if not a.startswith("compute_")],
         ptx=[a for a in arches if a.startswith("compute_")],
     )
+
+
+# ---------------------------------------------------------------------------------------------- Python
+
+_PY_TEXT = re.compile(
+    r"^\s*(?:python\s*|cp|py)?(\d)\.?(\d{1,2})(?:\.\d+)?(?:(?:a|b|rc)\d+)?(t|\s.*free-?threading.*|\+?\s.*)?\s*$", re.IGNORECASE)
+
+
+class PythonVersion(NamedTuple):
+    """A CPython feature release as wheel tags see it: 3.13 (ABI cp313) or free-threaded 3.13t (ABI cp313t).
+
+    Ordered by (major, minor) first; a free-threaded build sorts right after the standard one of its release.
+    """
+
+    major: int
+    minor: int
+    free_threaded: bool = False
+
+    @classmethod
+    def parse(cls, text: str | Version | PythonVersion | tuple[int, int] | None) -> PythonVersion | None:
+        """"3.13", "3.13.1", "3.13t", "3.13.0t", "cp313t", "py3.12", "3.14.0 experimental free-threading build";
+        None for anything else (a range such as "3.10–3.13" is not one Python: see :func:`planned_python`)."""
+        if text is None:
+            return None
+        if isinstance(text, PythonVersion):
+            return text
+        if isinstance(text, tuple):
+            return cls(int(text[0]), int(text[1])) if len(text) >= 2 else None
+        s = str(text)
+        m = _PY_TEXT.match(s)
+        if m is None:
+            return None
+        tail = (m.group(3) or "").lower()
+        return cls(int(m.group(1)), int(m.group(2)), tail == "t" or "free" in tail)
+
+    @property
+    def mm(self) -> tuple[int, int]:
+        return (self.major, self.minor)
+
+    @property
+    def abi(self) -> str:
+        """The wheel ABI tag: "cp313" / "cp313t" ("cp37m" before 3.8, when pymalloc builds were tagged m)."""
+        if self.mm < (3, 8):
+            return f"cp{self.major}{self.minor}m"
+        return f"cp{self.major}{self.minor}{'t' if self.free_threaded else ''}"
+
+    @property
+    def release(self) -> str:
+        """"3.13" (without the free-threading mark: what ``python_version`` markers and Requires-Python see)."""
+        return f"{self.major}.{self.minor}"
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}{'t' if self.free_threaded else ''}"
+
+
+def interpreter_version() -> str:
+    """This interpreter's version as the model stores it: "3.13.1", or "3.13.1t" for a free-threaded build
+    (``Py_GIL_DISABLED``), whose wheels are others (cp313t)."""
+
+    return platform.python_version() + ("t" if sysconfig.get_config_var("Py_GIL_DISABLED") else "")
+
+
+# Run by another interpreter (gpusetup.probe.pyenv): the same, printed.
+INTERPRETER_VERSION_EXPR = (
+    "__import__('platform').python_version() + ('t' if __import__('sysconfig').get_config_var('Py_GIL_DISABLED') "
+    "else '')"
+)
+
+
+_FIRST_PY = re.compile(r"(\d+\.\d+t?)")
+
+
+def planned_python(text: str | Version | None) -> PythonVersion | None:
+    """The Python a plan's text names: the version itself ("3.12", "3.13t"), else the lowest of a range
+    ("3.10–3.13" → 3.10, "≥ 3.12" → 3.12, as the installer provides it); None when it names none."""
+    if text is None:
+        return None
+    exact = PythonVersion.parse(str(text))
+    if exact is not None:
+        return exact
+    m = _FIRST_PY.search(str(text))
+    return PythonVersion.parse(m.group(1)) if m else None

@@ -132,7 +132,8 @@ def live_check(plans: list[Any], machine: Any, *, offline: bool, index: str | No
 
 
 def _python_ok(v: str) -> bool:
-    parts = v.split(".")
+    """"3.12", "3.12.1", or a free-threaded build "3.13t"."""
+    parts = v.removesuffix("t").split(".")
     return len(parts) in (2, 3) and all(x.isdigit() for x in parts) and parts[0] == "3"
 
 

@@ -275,8 +275,7 @@ def derive_tensorflow(ctx: Context) -> list[Fact]:
 
 
 def derive_jax(ctx: Context) -> list[Fact]:
-    jax_wheels, page = _wheels(ctx, "jax")
-    jaxlib, lib_page = _wheels(ctx, "jaxlib")
+    jax_wheels, _page = _wheels(ctx, "jax")
     facts: list[Fact] = []
     d = ctx.options.today
     versions = sorted({w.version for w in jax_wheels}, key=R.version_key)
@@ -295,16 +294,8 @@ def derive_jax(ctx: Context) -> list[Fact]:
         except R.RefreshError as exc:
             ctx.problems.append(str(exc))
             continue
-        lo, hi, ft = _py_range(w for w in jaxlib if w.version == v and "linux-x86_64" in w.platforms)
+        # the releases themselves (Python tags, extras, plugins) are the wheels table (--history)
         extras = sorted((e for e in meta.provides_extra if re.fullmatch(r"cuda\d+", e)), key=_skey, reverse=True)
-        facts.append(Fact(
-            "jax", "releases", {"version": v},
-            {"python_min": lo, "python_max": hi, "extras": extras},
-            lib_page,
-            f"Python tags of the Linux x86_64 jaxlib {v} wheels (free-threaded: {', '.join(ft) or 'none'}); "
-            f"extras from Provides-Extra of {jw.file.filename} ({meta.how})",
-            d, new_row={"version": v, "note": "added by the refresh tool from the index"},
-        ))
         for extra in extras:
             plugin = f"jax-{extra}-plugin"
             try:

@@ -46,7 +46,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from gpusetup import resources
 from gpusetup.messages import msg
 from gpusetup.model import Message
-from gpusetup.versions import Version
+from gpusetup.versions import PythonVersion, Version, planned_python
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -56,20 +56,36 @@ if TYPE_CHECKING:
 # compat.refresh (with packaging.requirements, ~74 ms) is imported where the index is asked: every plan builds
 # the offline estimate (gpusetup.install imports this module), only a live plan walks the index
 
-TIMEOUT = 6.0  # per request
+TIMEOUT = 6.0  # per read
+PAGE_SECONDS = 6 * 3600  # a page read within this is not asked again (a later one is revalidated)
 DEADLINE = 25.0  # the whole walk (the wizard waits on it); TensorFlow on PyPI: 32 files, 6.6 s with JAX here
 MAX_PROJECTS = 150
-WORKERS = 6
+WORKERS = 16  # pages and metadata read side by side (a CUDA build has ~20 nvidia-* dependencies)
 _MANYLINUX_MINORS = range(40, 4, -1)  # manylinux_2_40 … manylinux_2_5, newest first (pip's order)
 
 
 @dataclass(frozen=True)
 class Target:
-    """The interpreter and platform the install is for (they need not be this process's)."""
+    """The interpreter and platform the install is for (they need not be this process's).
 
-    python: str  # "3.12"
+    ``python`` is read as a plan writes it — "3.12", free-threaded "3.13t", or the range a GPU build needs
+    ("3.10–3.13": the lowest, the one the installer provides) — and kept as "X.Y" / "X.Yt"; "" when it names
+    no Python (then no wheel fits and the size stays an estimate). ``macos`` is the macOS release the wheels
+    must allow (macosx_14_0 wheels need 14 or newer); None: 15.
+    """
+
+    python: str  # "3.12", "3.13t"
     os: str = "linux"  # linux / windows / macos
     arch: str = "x86_64"  # x86_64 / aarch64 / arm64
+    macos: str | None = None  # "14.5"
+
+    def __post_init__(self) -> None:
+        py = planned_python(self.python)
+        object.__setattr__(self, "python", str(py) if py else "")
+
+    @property
+    def py(self) -> PythonVersion | None:
+        return PythonVersion.parse(self.python)
 
     def markers(self, extra: str = "") -> dict[str, str]:
         system = {"linux": "Linux", "windows": "Windows", "macos": "Darwin"}.get(self.os, "Linux")
@@ -77,27 +93,74 @@ class Target:
         return {
             "platform_machine": machine, "platform_system": system,
             "sys_platform": {"Linux": "linux", "Windows": "win32", "Darwin": "darwin"}[system],
-            "os_name": "nt" if system == "Windows" else "posix", "python_version": self.python,
-            "python_full_version": self.python + ".0", "implementation_name": "cpython",
+            "os_name": "nt" if system == "Windows" else "posix", "python_version": self.release,
+            "python_full_version": self.release + ".0", "implementation_name": "cpython",
             "platform_python_implementation": "CPython", "extra": extra,
         }
 
     def tags(self) -> dict[str, int]:
         """Wheel tags this target installs → rank (lower is preferred, as pip orders them)."""
-        major, minor = (int(x) for x in self.python.split(".")[:2])
+        py = self.py
+        if py is None:
+            return {}
+        major, minor = py.mm
         if self.os == "windows":
             plats = ["win_amd64"] if self.arch == "x86_64" else ["win_arm64"]
         elif self.os == "macos":
-            plats = list(mac_platforms((15, 0), "arm64" if self.arch in ("arm64", "aarch64") else "x86_64"))
+            plats = list(mac_platforms(macos_release(self.macos), "arm64" if self.arch in ("arm64", "aarch64") else "x86_64"))
         else:
             plats = [f"manylinux_2_{m}_{self.arch}" for m in _MANYLINUX_MINORS]
             plats += [f"manylinux2014_{self.arch}"]
             if self.arch == "x86_64":
                 plats += ["manylinux2010_x86_64", "manylinux1_x86_64"]
             plats.append(f"linux_{self.arch}")
-        ordered = [*cpython_tags((major, minor), platforms=plats),
+        ordered = [*cpython_tags((major, minor), abis=[py.abi], platforms=plats),
                    *compatible_tags((major, minor), interpreter=f"cp{major}{minor}", platforms=plats)]
         return {str(t): i for i, t in reversed(list(enumerate(ordered)))}
+
+    @property
+    def release(self) -> str:
+        """"3.13" for 3.13 and 3.13t (what markers and Requires-Python compare)."""
+        py = self.py
+        return py.release if py else self.python
+
+
+def pip_platforms(os_name: str, arch: str, macos: str | None = None) -> list[str]:
+    """The ``--platform`` values ``pip download`` needs for a machine that is not this one: manylinux tags
+    (glibc 2.28 and 2.17), ``win_amd64``, or the Mac's own release (``macosx_14_0_arm64`` — pip widens it to the
+    older releases, so wheels needing a newer macOS than the target's are never fetched; unknown: macOS 11, the
+    first Apple-silicon release)."""
+    arch = arch.lower().replace("amd64", "x86_64")
+    if os_name == "windows":
+        return ["win_amd64"] if arch == "x86_64" else ["win_arm64"]
+    if os_name == "macos":
+        mac_arm = arch in ("arm64", "aarch64")
+        major, minor = macos_release(macos) if macos else ((11, 0) if mac_arm else (10, 15))
+        if major >= 11:
+            minor = 0  # pip expands macOS 11+ tags by major release only
+        return [f"macosx_{major}_{minor}_{'arm64' if mac_arm else 'x86_64'}"]
+    arch = arch.replace("arm64", "aarch64")
+    return [f"manylinux_2_28_{arch}", f"manylinux_2_17_{arch}", f"manylinux2014_{arch}"]
+
+
+def pip_python(python: str | None) -> list[str]:
+    """``pip download`` options for a target Python: ``--python-version 3.13`` and, for a free-threaded build,
+    ``--abi cp313t`` (its wheels carry that ABI; pip would otherwise fetch the standard cp313 ones)."""
+    py = planned_python(python)
+    if py is None:
+        return []
+    out = ["--python-version", py.release]
+    if py.free_threaded:
+        out += ["--implementation", "cp", "--abi", py.abi]
+    return out
+
+
+def macos_release(text: str | None) -> tuple[int, int]:
+    """(major, minor) of a macOS version for wheel tags: "14.5" → (14, 5); unknown → (15, 0)."""
+    v = Version.parse(text)
+    if v is None or v.major is None:
+        return (15, 0)
+    return (v.major, v.minor) if v.major >= 11 else (10, v.minor)
 
 
 @dataclass
@@ -174,7 +237,10 @@ _CACHE = _Cache()
 
 def forget() -> None:
     """Drop what this process remembers of the indexes (a changed mirror; tests that change their index)."""
+    from gpusetup.compat import indexcache  # lazy: see _Walk
+
     _CACHE.clear()
+    indexcache.forget()
 
 
 class Unresolved(Exception):
@@ -195,12 +261,13 @@ class _Pick:
 
 class _Walk:
     def __init__(self, target: Target, installed: Mapping[str, str], http: Any, deadline: float,
-                 extra: Sequence[str] = ()) -> None:
+                 extra: Sequence[str] = (), cache: Any = None) -> None:
         # lazy: compat.refresh costs 28-74 ms (python -X importtime) of every plan and install; only a walk of
         # the index needs it
-        from gpusetup.compat import refresh
+        from gpusetup.compat import indexcache, refresh
 
         self.R = refresh
+        self.cache = cache if cache is not None else indexcache.shared()
         self.extra = list(extra)
         self.target = target
         self.tags = target.tags()
@@ -221,15 +288,13 @@ class _Walk:
                 raise Unresolved("unreachable", "the index did not answer in time")
             files: list[R.IndexFile] = []
             for n, url in enumerate([index, *self.extra]):  # pip reads its extra-index-url beside every index
-                got_page = _CACHE.get(("page", url, project))
-                if got_page is None:
-                    try:
-                        got_page = _CACHE.put(("page", url, project), self.R.list_files(self.http, url, project)[0])
-                    except self.R.RefreshError as exc:  # a project the index lacks (404) is not a network failure
-                        if n and "(404)" in str(exc):
-                            continue
-                        self.pages[key] = Unresolved("unresolved" if "(404)" in str(exc) else "unreachable", str(exc))
-                        break
+                try:
+                    got_page = self.cache.page(url, project, max_age=PAGE_SECONDS, http=self.http).files
+                except self.R.RefreshError as exc:  # a project the index lacks (404) is not a network failure
+                    if n and "(404)" in str(exc):
+                        continue
+                    self.pages[key] = Unresolved("unresolved" if "(404)" in str(exc) else "unreachable", str(exc))
+                    break
                 files += got_page
             else:
                 self.pages[key] = files
@@ -245,23 +310,29 @@ class _Walk:
         if have is not None and have.packaging is not None and spec.contains(have.packaging, prereleases=True):
             return None
         best: tuple[Any, int, R.IndexFile] | None = None  # (version, -rank, file)
-        py = Version.parse(self.target.python + ".0")
+        py = Version.parse(self.target.release + ".0")
+        rp_ok: dict[str, bool] = {}
         for f in self._page(index, project):
             if f.yanked or not f.filename.endswith(".whl"):
                 continue
+            rank = _tag_rank(f.filename, self.tags)  # the cheap test first: most files are for other platforms
+            if rank is None:
+                continue
             try:
-                _name, ver, _build, tags = parse_wheel_filename(f.filename)
+                _name, ver, _build, _tags = parse_wheel_filename(f.filename)
             except InvalidWheelFilename:
                 continue
-            rank = min((self.tags[str(t)] for t in tags if str(t) in self.tags), default=None)
-            if rank is None or not spec.contains(ver):
+            if not spec.contains(ver):
                 continue
             if f.requires_python and py is not None and py.packaging is not None:
-                try:
-                    if not SpecifierSet(f.requires_python).contains(py.packaging, prereleases=True):
-                        continue
-                except InvalidSpecifier:
-                    pass
+                if f.requires_python not in rp_ok:
+                    try:
+                        rp_ok[f.requires_python] = SpecifierSet(f.requires_python).contains(py.packaging,
+                                                                                             prereleases=True)
+                    except InvalidSpecifier:
+                        rp_ok[f.requires_python] = True
+                if not rp_ok[f.requires_python]:
+                    continue
             if best is None or (ver, -rank) > (best[0], best[1]):
                 best = (ver, -rank, f)
         if best is None:
@@ -351,13 +422,29 @@ class _Walk:
             return None
         if time.monotonic() > self.deadline:
             raise Unresolved("unreachable", "the index did not answer in time")
-        cached = _CACHE.get(("metadata", pick.file.url))
+        cached = self.cache.metadata(pick.file.url)
         if cached is not None:
-            return cached
+            return self.R.Metadata(cached["name"], cached["version"], cached["requires_python"],
+                                   cached["requires_dist"], cached["provides_extra"], [], cached["how"])
         try:
-            return _CACHE.put(("metadata", pick.file.url), self.R.wheel_metadata(self.http, pick.file))
+            meta = self.R.wheel_metadata(self.http, pick.file)
+            self.cache.store_metadata(pick.file.url, {
+                "name": meta.name, "version": meta.version, "requires_python": meta.requires_python,
+                "requires_dist": meta.requires_dist, "provides_extra": meta.provides_extra, "how": meta.how})
+            return meta
         except self.R.RefreshError as exc:
             raise Unresolved("unresolved", f"the dependencies of {pick.file.filename} cannot be read: {exc}") from exc
+
+
+def _tag_rank(filename: str, ranks: Mapping[str, int]) -> int | None:
+    """The best rank of a wheel's tags (its compressed tag sets expanded, as PEP 425 writes them) for the target,
+    read from the file name alone; None when no tag fits."""
+    parts = filename[:-4].split("-")
+    if len(parts) not in (5, 6):
+        return None
+    pys, abis, plats = (x.split(".") for x in parts[-3:])
+    found = [r for i in pys for a in abis for p in plats if (r := ranks.get(f"{i}-{a}-{p}")) is not None]
+    return min(found) if found else None
 
 
 def _head_length(http: Any, url: str) -> int | None:
@@ -389,21 +476,40 @@ def measure(groups: Sequence[tuple[str, Sequence[str]]], target: Target, *, esti
     Never raises for network trouble or an index without sizes: the answer is then the table estimate,
     labelled as one, with the reason.
     """
-    from gpusetup.compat import refresh  # lazy: see _Walk
+    from gpusetup.compat import indexcache  # lazy: see _Walk
 
-    if http is None:
-        http = refresh.Http(timeout=timeout)
-        if proxy:  # pip's own proxy setting (the environment's HTTPS_PROXY is honoured by requests itself)
-            http.session.proxies.update({"http": proxy, "https": proxy})
-    walk = _Walk(target, installed or {}, http, time.monotonic() + deadline,
-                 [u for u in extra_indexes if u.startswith(("http://", "https://"))])
+    extra = [u for u in extra_indexes if u.startswith(("http://", "https://"))]
+    cache = indexcache.shared()
+    # the answer (files and sizes), not the pages, is what a later plan needs: kept as long as the pages would be
+    question = [[[u, list(r)] for u, r in groups], [target.python, target.os, target.arch, target.macos],
+                sorted((installed or {}).items()), extra]
+    known = cache.recall("download-size", question, valid_for=PAGE_SECONDS)
+    if known is not indexcache.MISSING:
+        return DownloadSize("index", bytes=known["bytes"], files=known["files"], estimate_mib=estimate_mib)
+    from gpusetup.compat import refresh  # lazy: requests is imported only when the index is really asked
+
+    if http is None:  # pip's own proxy setting (the environment's HTTPS_PROXY is honoured by requests itself)
+        http = refresh.Http(timeout=timeout, deadline=deadline, proxies={"http": proxy, "https": proxy} if proxy else None)
+    walk = _Walk(target, installed or {}, http, time.monotonic() + deadline, extra, cache)
     try:
         picks = walk.run(groups)
     except Unresolved as exc:
         return DownloadSize("estimate", reason=exc.reason, detail=str(exc), estimate_mib=estimate_mib)
     files: list[dict[str, Any]] = [{"project": p.project, "version": str(p.version), "file": p.file.filename,
                                     "size": int(p.size or 0)} for p in sorted(picks, key=lambda p: p.project)]
-    return DownloadSize("index", bytes=sum(f["size"] for f in files), files=files, estimate_mib=estimate_mib)
+    size = DownloadSize("index", bytes=sum(f["size"] for f in files), files=files, estimate_mib=estimate_mib)
+    cache.remember("download-size", question, {"bytes": size.bytes, "files": files})
+    return size
+
+
+def measure_all(jobs: Mapping[str, tuple[Sequence[tuple[str, Sequence[str]]], Target, int]],
+                **kwargs: Any) -> dict[str, DownloadSize]:
+    """:func:`measure` for several installs at once (key → (groups, target, estimate MiB)), side by side."""
+    if len(jobs) <= 1:
+        return {k: measure(g, t, estimate_mib=e, **kwargs) for k, (g, t, e) in jobs.items()}
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        futures = {k: pool.submit(measure, g, t, estimate_mib=e, **kwargs) for k, (g, t, e) in jobs.items()}
+        return {k: f.result() for k, f in futures.items()}
 
 
 def table_estimate(choices: Iterable[tuple[str, str]]) -> tuple[int, int]:

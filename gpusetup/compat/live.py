@@ -10,8 +10,6 @@ that one, keeping the path (``/simple/``, ``/whl/cu130/``).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 import time
@@ -25,15 +23,16 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from gpusetup import credentials
 from gpusetup.compat.db import get_db
+from gpusetup.compat.indexcache import IndexCache
 from gpusetup.messages import add_note, msg, render
 from gpusetup.mirrors import through
 from gpusetup.model import Message
-from gpusetup.paths import cache_dir
 from gpusetup.versions import Version
 
 PYPI = "https://pypi.org/simple/"
 CACHE_SECONDS = 6 * 3600
-TIMEOUT = 4.0
+TIMEOUT = 4.0  # per read
+DEADLINE = 12.0  # per page, the whole download (a server that drips a byte a second is cut off here)
 MAX_CACHED_FILES = 20000
 _PROJECTS = {"pytorch": "torch", "tensorflow": "tensorflow", "jax": "jax"}
 
@@ -65,46 +64,79 @@ def _override(url: str, base: str | None) -> str:
 
 
 class _Pages:
-    """Index pages, read once per run and cached on disk (file names only) for CACHE_SECONDS."""
+    """Index pages for one check: the shared index cache (parsed files with their validators, on disk, private;
+    :mod:`gpusetup.compat.indexcache`), read side by side, each download bounded by a deadline."""
 
-    def __init__(self, timeout: float, cache: Path | None, now: float) -> None:
-        self.timeout = timeout
-        self.cache = cache
-        self.now = now
+    def __init__(self, timeout: float, cache: Path | None | IndexCache, now: float) -> None:
+        if isinstance(cache, IndexCache):
+            self.cache = cache
+        else:
+            self.cache = IndexCache(folder=cache, max_age=CACHE_SECONDS, now=now)
         self._http: Any = None
-        self._mem: dict[str, list[str]] = {}
+        self.timeout = timeout
+        self.got: dict[tuple[str, str], Any] = {}
+
+    def http(self) -> Any:
+        if self._http is None:
+            from gpusetup.compat import refresh as R  # lazy: only a page that must be read needs requests
+
+            self._http = R.Http(timeout=self.timeout, deadline=DEADLINE)
+        return self._http
+
+    def prefetch(self, wanted: list[tuple[str, str]]) -> None:
+        """Read the pages a check needs at once (a cold plan waits for the slowest, not for the sum)."""
+        todo = [w for w in dict.fromkeys(wanted) if w not in self.got]
+        if todo:
+            lazy = _LazyHttp(self)
+            self.got.update(self.cache.pages(todo, max_age=CACHE_SECONDS, http=lazy))
+
+    def page(self, index: str, project: str) -> Any:
+        key = (index, project)
+        if key not in self.got:
+            self.prefetch([key])
+        got = self.got[key]
+        if isinstance(got, Exception):
+            raise got
+        return got
 
     def files(self, index: str, project: str) -> list[str]:
-        # lazy: compat.refresh costs 74 ms (python -X importtime, with packaging.requirements) of every plan;
-        # only a live index check needs it (not --offline, not GPUSETUP_LIVE=off)
-        from gpusetup.compat import refresh as R
+        return [f.filename for f in self.page(index, project).files if not f.yanked][:MAX_CACHED_FILES]
 
-        url = R.project_url(index, project)
-        if url in self._mem:
-            return self._mem[url]
-        path = self.cache / (hashlib.sha256(url.encode()).hexdigest()[:24] + ".json") if self.cache else None
-        if path and path.is_file() and path.stat().st_size < (4 << 20):
-            try:
-                doc = json.loads(path.read_text(encoding="utf-8"))
-                if doc.get("url") == url and self.now - float(doc.get("fetched", 0)) < CACHE_SECONDS:
-                    self._mem[url] = [str(f) for f in doc["files"]][:MAX_CACHED_FILES]
-                    return self._mem[url]
-            except (OSError, ValueError, KeyError, TypeError):
-                pass
-        if self._http is None:
-            self._http = R.Http(timeout=self.timeout)
-        files, _page = R.list_files(self._http, index, project)
-        names = [f.filename for f in files if not f.yanked][:MAX_CACHED_FILES]
-        self._mem[url] = names
-        if path:
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(".tmp")
-                tmp.write_text(json.dumps({"url": url, "fetched": self.now, "files": names}), encoding="utf-8")
-                tmp.replace(path)
-            except OSError:
-                pass
-        return names
+    def find(self, index: str, project: str, version: str, prefix: bool, local: str | None, python: str | None,
+             platform: str | None) -> str | None:
+        """The shortest file name on the page that is this build for this Python and platform (None: none is);
+        derived once per page version and kept with the cache."""
+        page = self.page(index, project)
+
+        def compute() -> str | None:
+            found = sorted((n for n in self.files(index, project)
+                            if _matches(n, version, prefix, local, python, platform)), key=len)
+            return found[0] if found else None
+
+        return self.cache.answer("live-find", [project, version, prefix, local, python, platform], compute, page=page)
+
+    def newest(self, index: str, project: str) -> str | None:
+        """The newest final release on the page (kept with the cache, per page version)."""
+        from gpusetup.compat import refresh as R  # lazy: see _Pages.http
+
+        page = self.page(index, project)
+
+        def compute() -> str | None:
+            versions = {w.version for w in (R.parse_wheel(R.IndexFile(n, "")) for n in self.files(index, project))
+                        if w and not w.prerelease}
+            return max(versions, key=R.version_key) if versions else None
+
+        return self.cache.answer("live-newest", [project], compute, page=page)
+
+
+class _LazyHttp:
+    """Creates the HTTP client (and imports requests) only when a page is really read."""
+
+    def __init__(self, pages: _Pages) -> None:
+        self.pages = pages
+
+    def request(self, *args: Any, **kwargs: Any) -> Any:
+        return self.pages.http().request(*args, **kwargs)
 
 
 def _platform(machine: Any) -> str | None:
@@ -150,16 +182,9 @@ def _matches(name: str, version: str, prefix: bool, local: str | None, python: s
 
 
 def _data_newest(db: Any, framework: str) -> str | None:
-    from gpusetup.compat import refresh as R  # lazy: see _Pages.files
+    from gpusetup.compat.resolver import family  # lazy: the resolver is loaded by every plan anyway
 
-    if framework == "pytorch":
-        rows = db.rows("pytorch", "releases")
-        vals = [r.get("latest_known") or r["version"] for r in rows]
-    elif framework == "tensorflow":
-        vals = [r.get("latest_known") or r["version"] for r in db.rows("tensorflow", "tested_configs")]
-    else:
-        vals = [r["version"] for r in db.rows("jax", "releases")]
-    return max(vals, key=R.version_key) if vals else None
+    return family(framework).newest_known(db)
 
 
 def _short(index: str, exc: Exception) -> str:
@@ -170,6 +195,8 @@ def _short(index: str, exc: Exception) -> str:
         why = "the name does not resolve"
     elif "Timeout" in text or "timed out" in text:
         why = "timed out"
+    elif "did not finish in time" in text:
+        why = "the download did not finish in time"
     elif "404" in text:
         why = "not found (404)"
     elif "answered" in text:
@@ -196,23 +223,27 @@ def check(
     *,
     index: str | None = None,
     timeout: float = TIMEOUT,
-    cache: Path | None = None,
+    cache: Path | None | IndexCache = None,
     now: float | None = None,
     pypi_mirror: str | None = None,
     pytorch_mirror: str | None = None,
 ) -> LiveCheck:
     """Check each plan's chosen wheel and the newest release on the index the install will use (the user's
     mirrors applied, gpusetup.mirrors.through). Never raises for network trouble: an index that cannot be
-    reached is a note, ``live.offline-index`` for the one that holds the chosen build (:func:`unreachable`)."""
+    reached is a note, ``live.offline-index`` for the one that holds the chosen build (:func:`unreachable`).
+
+    ``cache``: a folder (tests), or the index cache to share; None: the process's shared cache
+    (:func:`gpusetup.compat.indexcache.shared`). Credentials in ``index`` are used, never shown or stored."""
     from gpusetup.compat import refresh as R  # lazy: see _Pages.files
+    from gpusetup.compat.indexcache import shared  # lazy: with refresh above, only a live check needs it
 
     base = index or os.environ.get("GPUSETUP_LIVE_INDEX") or None
-    if cache is None:
-        cache = cache_dir() / "live-index"
-    pages = _Pages(timeout, cache, time.time() if now is None else now)
+    pages = _Pages(timeout, shared() if cache is None and now is None else cache, time.time() if now is None else now)
     db = get_db()
     pypi = _override(_slash(_real(pypi_mirror)) if pypi_mirror else PYPI, base)
+    torch_mirror = _real(pytorch_mirror) if pytorch_mirror else None
     result = LiveCheck(status="checked", index=credentials.mask_url(pypi))
+    pages.prefetch(_wanted(plans, base, pypi, torch_mirror))
     platform = _platform(machine)
     where = (platform or "this platform").replace("-", " ").replace("linux", "Linux").replace("windows", "Windows").replace("macos", "macOS")
     failures = 0
@@ -223,48 +254,45 @@ def check(
         if choice is not None and choice.packages:
             name, version, prefix = _spec(choice.packages[0])
             project = "jaxlib" if name == "jax" else name  # jax is pure Python; jaxlib carries the platform
-            upstream = through(choice.index_url, None, _real(pytorch_mirror) if pytorch_mirror else None)
-            idx = _slash(_override(upstream, base) if upstream else pypi)
+            idx = _index_of(choice, base, pypi, torch_mirror)
             local = choice.variant if (choice.index_url and re.match(r"^(cu\d+|rocm[\d.]+|xpu|cpu)$", choice.variant)) else None
-            python = choice.python if choice.python and re.fullmatch(r"\d+\.\d+", choice.python) else None
+            python = choice.python if choice.python and re.fullmatch(r"\d+\.\d+t?", choice.python) else None
             label = f"{version}{'.*' if prefix else ''}" + (f"+{local}" if local else "")
-            params = {"index": credentials.mask_url(idx), "package": project, "version": label, "python": python or "any", "platform": where}
+            params = {"index": credentials.mask_url(idx), "package": project, "version": label, "python": python or "any",
+                      "platform": where}
             reads += 1
-            names: list[str] | None
+            reachable = True
+            found: str | None = None
             try:
-                names = pages.files(idx, project)
+                found = pages.find(idx, project, version, prefix, local, python, platform)
             except R.RefreshError as exc:
-                names = [] if "(404)" in str(exc) else None  # an index without the project simply lacks the wheel
-                if names is None:
+                reachable = "(404)" in str(exc)  # an index without the project simply lacks the wheel
+                if not reachable:
                     failures += 1
                     notes.append(msg("live.offline-index", index=credentials.mask_url(idx), detail=_short(idx, exc),
                                      checked=db.checked))
                     if idx != pypi and _pypi_same_build(db, p.framework, version, choice.variant, platform):
                         # PyPI carries the very same build (the release's PyPI default variant): check it there
                         try:
-                            on_pypi = pages.files(pypi, project)
+                            same = pages.find(pypi, project, version, prefix, None, python, platform)
                         except R.RefreshError:
-                            on_pypi = []
-                        same = sorted((n for n in on_pypi if _matches(n, version, prefix, None, python, platform)), key=len)
+                            same = None
                         if same:
                             notes.append(msg("live.wheel-found-pypi", **{**params, "index": credentials.mask_url(pypi)},
-                                             file=same[0]))
-            if names is not None:
-                found = sorted((n for n in names if _matches(n, version, prefix, local, python, platform)), key=len)
+                                             file=same))
+            if reachable:
                 if found:
-                    notes.append(msg("live.wheel-found", **params, file=found[0]))
+                    notes.append(msg("live.wheel-found", **params, file=found))
                 else:
                     notes.append(msg("live.wheel-missing", **params, checked=db.checked))
         project = _PROJECTS[p.framework]
         reads += 1
         try:
-            names = pages.files(pypi, project)
+            newest = pages.newest(pypi, project)
         except R.RefreshError as exc:
             failures += 1
             notes.append(msg("live.offline", detail=_short(pypi, exc), checked=db.checked))
             continue
-        versions = {w.version for w in (R.parse_wheel(R.IndexFile(n, "")) for n in names) if w and not w.prerelease}
-        newest = max(versions, key=R.version_key) if versions else None
         known = _data_newest(db, p.framework)
         if newest and known and R.version_key(newest) > R.version_key(known):
             result.newer[p.framework] = newest
@@ -295,6 +323,31 @@ def unreachable(plan: Any) -> list[str]:
         params = m.params if isinstance(m, Message) else (m.get("params") or {} if isinstance(m, dict) else {})
         if code == "live.offline-index" and params.get("index") and params["index"] not in out:
             out.append(str(params["index"]))
+    return out
+
+
+def _index_of(choice: Any, base: str | None, pypi: str, torch_mirror: str | None) -> str:
+    """The index a chosen build is read from: its own (through the user's PyTorch mirror), else PyPI's."""
+    upstream = through(choice.index_url, None, torch_mirror)
+    return _slash(_override(upstream, base) if upstream else pypi)
+
+
+def _choice_page(choice: Any, base: str | None, pypi: str, torch_mirror: str | None = None) -> tuple[str, str] | None:
+    if choice is None or not choice.packages:
+        return None
+    name, _version, _prefix = _spec(choice.packages[0])
+    project = "jaxlib" if name == "jax" else name
+    return (_index_of(choice, base, pypi, torch_mirror), project)
+
+
+def _wanted(plans: Sequence[Any], base: str | None, pypi: str, torch_mirror: str | None = None) -> list[tuple[str, str]]:
+    """Every page the check reads: each chosen wheel's index page and the framework's PyPI page."""
+    out: list[tuple[str, str]] = []
+    for p in plans:
+        page = _choice_page(p.choice if p.ok or p.gpu_choice is None else p.gpu_choice, base, pypi, torch_mirror)
+        if page:
+            out.append(page)
+        out.append((pypi, _PROJECTS[p.framework]))
     return out
 
 

@@ -24,7 +24,7 @@ from gpusetup.pcidb import lookup
 from gpusetup.versions import ComputeCapability, as_version
 
 PROFILE_KEYS = {"os", "wsl", "arch", "python", "driver", "gpus", "jetson", "distro", "os_release", "kernel",
-                "secure_boot", "nvswitches"}
+                "secure_boot", "nvswitches", "macos"}
 # what a hand-written "distro": "ID VERSION" implies, so installer previews see the os-release the machine has
 # (ID_LIKE from the distributions' os-release files; codenames of their releases)
 _DISTRO_LIKE = {"ubuntu": "debian", "rhel": "fedora", "rocky": "rhel centos fedora", "almalinux": "rhel centos fedora",
@@ -40,7 +40,8 @@ VENDORS = ("nvidia", "amd", "intel", "apple", "other")
 _PCI_VENDORS = {"10de": "nvidia", "1002": "amd", "1022": "amd", "8086": "intel", "106b": "apple"}
 _PCI_ID = re.compile(r"^([0-9a-fA-F]{4}):([0-9a-fA-F]{4})$")
 _CC = re.compile(r"^\d{1,2}\.\d$")
-_PY = re.compile(r"^3\.\d{1,2}(\.\d+)?$")
+_PY = re.compile(r"^3\.\d{1,2}(\.\d+)?t?$")  # "3.13t": a free-threaded build
+_MACOS = re.compile(r"^\d{2}(\.\d{1,2}){0,2}$")
 _DRIVER = re.compile(r"^\d{3}(\.\d{1,3}){0,2}$")
 _GFX = re.compile(r"^gfx[0-9a-f]{3,4}$")
 
@@ -132,6 +133,11 @@ def _from_profile(data: dict[str, Any], where: str) -> Machine:
     python = data.get("python")
     if python is not None and (not isinstance(python, str) or not _PY.match(python)):
         raise ProfileError(msg("profile.field.python", path=where, value=repr(python)))
+    macos = data.get("macos")
+    if macos is not None and (not isinstance(macos, str) or not _MACOS.match(macos)):
+        raise ProfileError(msg("profile.field.macos", path=where, value=repr(macos)))
+    if macos is not None and os_name != "macos":
+        raise ProfileError(msg("profile.field.macos-only", path=where, os=os_name))
     driver = data.get("driver")
     if driver is not None and (not isinstance(driver, str) or not _DRIVER.match(driver)):
         raise ProfileError(msg("profile.field.driver", path=where, value=repr(driver)))
@@ -146,6 +152,7 @@ def _from_profile(data: dict[str, Any], where: str) -> Machine:
         wsl_version=2 if wsl else None,
         python=as_version(python),
         is_jetson=jetson,
+        os_version=macos,
     )
     _linux_facts(system, data, where)
     return Machine(system=system, gpus=gpus, driver=Driver(version=as_version(driver)))

@@ -25,6 +25,8 @@ import json
 import re
 import struct
 import sys
+import threading
+import time
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -35,7 +37,7 @@ from urllib.parse import urljoin
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from gpusetup import versions
+from gpusetup import credentials, versions
 from gpusetup.versions import Version
 
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
@@ -52,20 +54,47 @@ class RefreshError(Exception):
 
 
 class Http:
-    """A small bounded HTTP client (requests) with a timeout; every read has a size limit."""
+    """A small bounded HTTP client (requests): every read has a size limit, every request a per-read timeout
+    *and* a deadline for the whole download (a server that drips a byte a second is cut off at ``deadline``
+    seconds, not kept alive read after read)."""
 
-    def __init__(self, timeout: float = 30.0, session: Any = None) -> None:
-        import requests  # lazy: 82-185 ms (python -X importtime); only a refresh downloads
-
+    def __init__(self, timeout: float = 30.0, session: Any = None, deadline: float | None = None,
+                 proxies: dict[str, str] | None = None) -> None:
         self.timeout = timeout
-        self.session = session or requests.Session()
-        self.session.headers.setdefault("User-Agent", "gpusetup-compat-refresh")
+        self.deadline = deadline if deadline is not None else max(timeout * 4, 20.0)
+        self._session = session
+        self.proxies = dict(proxies or {})
         self.requests = 0
         self.bytes = 0
+        self.not_modified = 0
+        self._lock = threading.Lock()
 
-    def get(self, url: str, *, accept: str | None = None, limit: int = MAX_PAGE_BYTES,
-            byte_range: tuple[int, int] | None = None) -> tuple[bytes, str, str]:
-        """(body, final URL, content type). ``byte_range`` is inclusive (start, end)."""
+    @property
+    def session(self) -> Any:
+        """The requests session, made on first use (importing requests costs 82-185 ms, python -X importtime; a
+        plan whose pages are all cached never needs it)."""
+        with self._lock:
+            if self._session is None:
+                import requests  # lazy: 82-185 ms (python -X importtime); only a page that must be read
+
+                session = requests.Session()
+                session.headers.setdefault("User-Agent", "gpusetup-compat-refresh")
+                if self.proxies:
+                    session.proxies.update(self.proxies)
+                self._session = session
+            return self._session
+
+    def _count(self, requests_: int = 0, bytes_: int = 0, not_modified: int = 0) -> None:
+        with self._lock:
+            self.requests += requests_
+            self.bytes += bytes_
+            self.not_modified += not_modified
+
+    def request(self, url: str, *, accept: str | None = None, limit: int = MAX_PAGE_BYTES,
+                byte_range: tuple[int, int] | None = None, etag: str | None = None,
+                last_modified: str | None = None) -> Response:
+        """GET ``url``: status 200/206 with the body, or 304 (empty body) when ``etag``/``last_modified`` still
+        hold. Raises :class:`RefreshError` for anything else, a body over ``limit``, or the deadline passing."""
         import requests  # lazy: 82-185 ms (python -X importtime); only a refresh downloads
 
         headers = {}
@@ -73,40 +102,83 @@ class Http:
             headers["Accept"] = accept
         if byte_range is not None:
             headers["Range"] = f"bytes={byte_range[0]}-{byte_range[1]}"
-        self.requests += 1
+        if etag:
+            headers["If-None-Match"] = etag
+        if last_modified:
+            headers["If-Modified-Since"] = last_modified
+        self._count(requests_=1)
+        end = time.monotonic() + self.deadline
+        where = scrub(url)
         try:
             with self.session.get(url, headers=headers, stream=True, timeout=self.timeout) as r:
+                if r.status_code == 304 and (etag or last_modified):
+                    self._count(not_modified=1)
+                    return Response(304, b"", r.url, r.headers.get("Content-Type", ""), dict(r.headers))
                 if r.status_code == 404:
-                    raise RefreshError(f"{url}: not found (404)")
+                    raise RefreshError(f"{where}: not found (404)")
                 if r.status_code not in (200, 206):
-                    raise RefreshError(f"{url}: the server answered {r.status_code}")
+                    raise RefreshError(f"{where}: the server answered {r.status_code}")
                 if byte_range is not None and r.status_code != 206:
-                    raise RefreshError(f"{url}: the server does not answer range requests")
-                chunks, total = [], 0
-                for chunk in r.iter_content(1 << 16):
-                    total += len(chunk)
-                    if total > limit:
-                        raise RefreshError(f"{url}: larger than {limit} bytes, refused")
-                    chunks.append(chunk)
-                self.bytes += total
-                return b"".join(chunks), r.url, r.headers.get("Content-Type", "")
+                    raise RefreshError(f"{where}: the server does not answer range requests")
+                body = _read_bounded(r, limit, end, where)
+                self._count(bytes_=len(body))
+                return Response(r.status_code, body, r.url, r.headers.get("Content-Type", ""), dict(r.headers))
         except requests.exceptions.RequestException as exc:
-            raise RefreshError(f"{url}: {type(exc).__name__}: {exc}") from exc
+            raise RefreshError(f"{where}: {type(exc).__name__}: {scrub(str(exc))}") from exc
+
+    def get(self, url: str, *, accept: str | None = None, limit: int = MAX_PAGE_BYTES,
+            byte_range: tuple[int, int] | None = None) -> tuple[bytes, str, str]:
+        """(body, final URL, content type). ``byte_range`` is inclusive (start, end)."""
+        r = self.request(url, accept=accept, limit=limit, byte_range=byte_range)
+        return r.body, r.url, r.content_type
 
     def size(self, url: str) -> int:
         """The length of a remote file, from a one-byte range request."""
         import requests  # lazy: 82-185 ms (python -X importtime); only a refresh downloads
 
-        self.requests += 1
+        self._count(requests_=1)
         try:
             with self.session.get(url, headers={"Range": "bytes=0-0"}, stream=True, timeout=self.timeout) as r:
                 rng = r.headers.get("Content-Range", "")
                 m = re.search(r"/(\d+)$", rng)
                 if r.status_code == 206 and m:
                     return int(m.group(1))
-                raise RefreshError(f"{url}: the server does not say the file size (no range support)")
+                raise RefreshError(f"{scrub(url)}: the server does not say the file size (no range support)")
         except requests.exceptions.RequestException as exc:
-            raise RefreshError(f"{url}: {type(exc).__name__}: {exc}") from exc
+            raise RefreshError(f"{scrub(url)}: {type(exc).__name__}: {scrub(str(exc))}") from exc
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    body: bytes
+    url: str
+    content_type: str
+    headers: dict[str, str]
+
+
+def _read_bounded(r: Any, limit: int, end: float, where: str) -> bytes:
+    """The body, read as it arrives (``read1``: whatever one socket read gives) so the deadline is checked
+    between reads: a per-read timeout alone lets a server that sends a byte a second hold the read forever."""
+    chunks, total = [], 0
+    raw = r.raw
+    reader = getattr(raw, "read1", None)
+    while True:
+        if time.monotonic() > end:
+            raise RefreshError(f"{where}: the download did not finish in time (deadline passed)")
+        chunk = reader(1 << 16) if reader is not None else raw.read(1 << 16, decode_content=True)
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > limit:
+            raise RefreshError(f"{where}: larger than {limit} bytes, refused")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def scrub(text: str) -> str:
+    """The text with any credential in a URL replaced (one scrubber: gpusetup.credentials)."""
+    return credentials.scrub(text)
 
 
 # ------------------------------------------------------------------------------------------ index

@@ -478,6 +478,7 @@ def framework_download_sizes(fplans: list[FrameworkPlan], machine: Machine, pyth
     platform = live_platform(machine)
     base = index or os.environ.get("GPUSETUP_LIVE_INDEX") or None
     out: dict[str, download_size.DownloadSize] = {}
+    jobs: dict[str, Any] = {}
     for fp in fplans:
         ch = download_size.install_choice(fp, wsl=bool(machine.system.wsl))
         if ch is None:
@@ -494,9 +495,13 @@ def framework_download_sizes(fplans: list[FrameworkPlan], machine: Machine, pyth
             out[fp.framework] = download_size.offline(estimate, "unreachable")
             continue
         os_name, _, arch = platform.partition("-")
-        out[fp.framework] = download_size.measure([(real, list(ch.packages))], download_size.Target(py, os_name, arch),
-                                                  estimate_mib=estimate, **_pip_network())
-        out[fp.framework].detail = credentials.scrub(out[fp.framework].detail)
+        mac = machine.system.os_version if os_name == "macos" else None
+        jobs[fp.framework] = ([(real, list(ch.packages))], download_size.Target(py, os_name, arch, macos=mac), estimate)
+    network = _pip_network() if jobs else {}
+    # the frameworks' indexes are asked side by side: a cold plan waits for the slowest walk, not for their sum
+    for framework, size in download_size.measure_all(jobs, **network).items():
+        size.detail = credentials.scrub(size.detail)
+        out[framework] = size
     return out
 
 
@@ -625,8 +630,7 @@ def _plan_download(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]
     plan.pip = pip
     extra: list[str] = []
     if foreign:
-        pyver = _target_python_version(machine)
-        extra = ["--only-binary=:all:"] + (["--python-version", pyver] if pyver else [])
+        extra = ["--only-binary=:all:", *download_size.pip_python(_target_python(machine))]
         for tag in _platform_tags(machine):
             extra += ["--platform", tag]
     _set_download(plan, download_size.offline(plan.download_mib))  # until add_download_size asks the index
@@ -644,13 +648,15 @@ def _plan_download(plan: InstallPlan, choices: list[tuple[FrameworkPlan, Choice]
 
 
 def _platform_tags(machine: Machine) -> list[str]:
-    arch = (machine.system.arch or "x86_64").lower().replace("amd64", "x86_64").replace("arm64", "aarch64")
-    os_name = (machine.system.os or "linux").lower()
-    if os_name == "windows":
-        return ["win_amd64"] if arch == "x86_64" else ["win_arm64"]
-    if os_name == "macos":
-        return ["macosx_11_0_arm64"] if arch == "aarch64" else ["macosx_10_15_x86_64"]
-    return [f"manylinux_2_28_{arch}", f"manylinux_2_17_{arch}", f"manylinux2014_{arch}"]
+    s = machine.system
+    return download_size.pip_platforms((s.os or "linux").lower(), s.arch or "x86_64",
+                                       s.os_version if (s.os or "").lower() == "macos" else None)
+
+
+def _target_python(machine: Machine) -> str | None:
+    """The target's Python as text, a free-threaded build's "t" kept ("3.13t")."""
+    v = machine.system.python or (machine.python_envs[0].version if machine.python_envs else None)
+    return str(v) if v else None
 
 
 def _pip_config(key: str) -> str | None:

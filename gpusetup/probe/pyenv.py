@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpusetup.versions import INTERPRETER_VERSION_EXPR, interpreter_version
+
 if TYPE_CHECKING:
     from gpusetup.probe import ProbeContext
 
 _INFO_SCRIPT = (
     "import sys, json, platform; print(json.dumps({'executable': sys.executable, "
-    "'version': platform.python_version(), 'prefix': sys.prefix, "
+    f"'version': {INTERPRETER_VERSION_EXPR}, 'prefix': sys.prefix, "
     "'base_prefix': getattr(sys, 'base_prefix', sys.prefix), 'path': sys.path}))"
 )
 
@@ -127,7 +129,7 @@ def python_info(ctx: ProbeContext) -> PyInfo:
     if is_current(ctx):
         info = PyInfo(
             executable=sys.executable,
-            version=".".join(str(v) for v in sys.version_info[:3]),
+            version=interpreter_version(),
             prefix=sys.prefix,
             base_prefix=getattr(sys, "base_prefix", sys.prefix),
             site_dirs=_site_dirs(sys.path),

@@ -12,6 +12,7 @@ import html
 import json
 import re
 import threading
+import time
 import urllib.parse
 import zipfile
 from collections.abc import Iterator
@@ -56,10 +57,19 @@ class LocalIndex:
         self.ranges = True
         self.requests: list[tuple[str, str | None]] = []  # (path, Range header)
         self.server: ThreadingHTTPServer | None = None
+        self.validators = False  # pages carry ETag and Last-Modified and answer conditional requests with 304
+        self.not_modified = 0
+        self.latency = 0.0  # seconds before every answer (a distant index)
+        self.drip: float | None = None  # pages sent one byte per this many seconds (a stalling server)
+        self.inflight = 0
+        self.max_inflight = 0  # the most requests answered at the same time
+        self.auth: list[str | None] = []  # Authorization headers received
+        self.bodies: dict[tuple[str, bool, bool], tuple[bytes, str]] = {}  # pages built once (add() clears them)
 
     def add(self, project: str, wheel: Path, requires_python: str | None = None, layout: str = "simple") -> None:
         """Serve ``wheel`` on /simple/<project>/ (PyPI) or, with ``layout="cu130"``, /whl/cu130/<project>/."""
         self.projects.setdefault(project if layout == "simple" else f"{layout}/{project}", []).append(wheel)
+        self.bodies.clear()
         if requires_python:
             self.requires_python[wheel.name] = requires_python
 
@@ -67,6 +77,9 @@ class LocalIndex:
     def url(self) -> str:
         assert self.server is not None
         return f"http://127.0.0.1:{self.server.server_address[1]}/simple/"
+
+
+_LOCK = threading.Lock()
 
 
 def _handler(index: LocalIndex) -> type[BaseHTTPRequestHandler]:
@@ -84,7 +97,20 @@ def _handler(index: LocalIndex) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(body)
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            with _LOCK:
+                index.inflight += 1
+                index.max_inflight = max(index.max_inflight, index.inflight)
+            try:
+                self._get()
+            finally:
+                with _LOCK:
+                    index.inflight -= 1
+
+        def _get(self) -> None:
             index.requests.append((self.path, self.headers.get("Range")))
+            index.auth.append(self.headers.get("Authorization"))
+            if index.latency:
+                time.sleep(index.latency)
             parts = [urllib.parse.unquote(p) for p in self.path.split("?")[0].split("/") if p]
             if parts[:1] == ["files"] and len(parts) == 2:
                 self._file(parts[1])
@@ -126,6 +152,10 @@ def _handler(index: LocalIndex) -> type[BaseHTTPRequestHandler]:
                 return
             accept = self.headers.get("Accept", "")
             as_json = index.force == "json" or (index.force is None and "vnd.pypi.simple.v1+json" in accept)
+            cached = index.bodies.get((project, as_json, index.pep658))
+            if cached is not None:
+                self._page_body(*cached)
+                return
             if as_json:
                 files = []
                 for w in wheels:
@@ -137,7 +167,8 @@ def _handler(index: LocalIndex) -> type[BaseHTTPRequestHandler]:
                         entry["core-metadata"] = True
                     files.append(entry)
                 body = json.dumps({"meta": {"api-version": "1.1"}, "name": project, "files": files}).encode()
-                self._send(200, body, "application/vnd.pypi.simple.v1+json")
+                index.bodies[(project, as_json, index.pep658)] = (body, "application/vnd.pypi.simple.v1+json")
+                self._page_body(body, "application/vnd.pypi.simple.v1+json")
                 return
             links = []
             for w in wheels:
@@ -147,7 +178,35 @@ def _handler(index: LocalIndex) -> type[BaseHTTPRequestHandler]:
                     attrs += ' data-core-metadata="true"'
                 links.append(f'<a href="/files/{urllib.parse.quote(w.name)}"{attrs}>{html.escape(w.name)}</a><br/>')
             body = ("<!DOCTYPE html><html><body>\n" + "\n".join(links) + "\n</body></html>\n").encode()
-            self._send(200, body, "text/html")
+            index.bodies[(project, as_json, index.pep658)] = (body, "text/html")
+            self._page_body(body, "text/html")
+
+        def _page_body(self, body: bytes, ctype: str) -> None:
+            extra: dict[str, str] = {}
+            if index.validators:
+                etag = '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
+                extra = {"ETag": etag, "Last-Modified": "Fri, 20 Nov 2026 10:00:00 GMT"}
+                if self.headers.get("If-None-Match") == etag:
+                    index.not_modified += 1
+                    self.send_response(304)
+                    for k, v in extra.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    return
+            if index.drip is None:
+                self._send(200, body, ctype, extra)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            try:
+                for b in body:
+                    self.wfile.write(bytes([b]))
+                    self.wfile.flush()
+                    time.sleep(index.drip)
+            except OSError:
+                pass  # the client gave up
 
     return H
 

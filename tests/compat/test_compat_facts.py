@@ -66,11 +66,14 @@ def test_tensorflow_ptx_jit_failures_reject_the_gpu_and_cite_the_issue() -> None
     assert "could not verify these reports" in rej.reason
 
 
-def test_tensorflow_release_without_a_record_of_its_ptx_is_not_offered_above_its_cuda() -> None:
-    """TF 2.15 (CUDA 12.2; tested_configs) has no arch_lists row: on a GPU newer than CUDA 12.2 knows (12.0 >
-    cuda_arch/toolkit_targets 12.0–12.6 highest 9.0) nothing says its PTX runs, so it is not offered."""
+def test_tensorflow_release_whose_pinned_cuda_predates_the_gpu_is_not_offered_through_its_ptx() -> None:
+    """TF 2.15's wheel records its GPU code (tensorflow/wheels 2.15.1 builds: build_info.py sm_50…compute_80, so
+    PTX 8.0), but its [and-cuda] pins CUDA 12.2 exactly (nvidia-cuda-runtime-cu12==12.2.140): CUDA 12.2's
+    libraries know no GPU above 9.0 (cuda_arch/toolkit_targets), so a 12.0 GPU gets no build from it."""
+    wheel = next(r for r in _rows("tensorflow", "wheels") if r["project"] == "tensorflow" and r["version"] == "2.15.1")
+    assert wheel["builds"]["linux-x86_64"]["arch"][-1] == "compute_80" and wheel["and_cuda"]["cuda"] == "12.2.140"
     plan = _plan("tensorflow", [nv("NVIDIA GeForce RTX 5090", "12.0")], python="3.11")
-    assert any(r.option.startswith("and-cuda (tensorflow 2.15") and "no record of this wheel's PTX" in r.reason
+    assert any(r.option.startswith("and-cuda (tensorflow 2.15") and r.code == "reason.ptx-libraries-too-old"
                for r in plan.rejected), plan.rejected
 
 

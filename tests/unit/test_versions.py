@@ -131,3 +131,24 @@ def test_the_sass_and_ptx_rules_that_kernel_coverage_rests_on() -> None:
     assert not cubin_runs(ComputeCapability(8, 6), ComputeCapability(8, 0))
     assert not cubin_runs(ComputeCapability(8, 0), ComputeCapability(9, 0))  # SASS never crosses a major
     assert ptx_runs(ComputeCapability(8, 0), ComputeCapability(9, 0)) and not ptx_runs((9, 0), (8, 6))
+
+
+@pytest.mark.parametrize(("text", "expected", "abi"), [
+    ("3.13", "3.13", "cp313"), ("3.13.1", "3.13", "cp313"), ("3.13t", "3.13t", "cp313t"),
+    ("3.13.0t", "3.13t", "cp313t"), ("cp314t", "3.14t", "cp314t"), ("cp37", "3.7", "cp37m"),
+    ("3.14.0 experimental free-threading build", "3.14t", "cp314t"), ("3.12.0rc1", "3.12", "cp312"),
+])
+def test_python_version_reads_free_threaded_builds(text: str, expected: str, abi: str) -> None:
+    from gpusetup.versions import PythonVersion
+
+    py = PythonVersion.parse(text)
+    assert py is not None and str(py) == expected and py.abi == abi
+    assert py.release == expected.rstrip("t")
+
+
+def test_planned_python_reads_ranges_as_their_lowest_release() -> None:
+    from gpusetup.versions import PythonVersion, planned_python
+
+    assert str(planned_python("3.10–3.13")) == "3.10" and str(planned_python("≥ 3.12")) == "3.12"
+    assert planned_python("any") is None and PythonVersion.parse("3.10–3.13") is None
+    assert PythonVersion.parse("3.13") < PythonVersion.parse("3.13t") < PythonVersion.parse("3.14")

@@ -20,7 +20,7 @@ from gpusetup import pcidb
 from gpusetup.model import Cpu, Evidence, KernelModule, PcieLink, PciInfo, System
 from gpusetup.probe import normalize_pci_address
 from gpusetup.probe.platform import LoginEntry
-from gpusetup.versions import as_version
+from gpusetup.versions import as_version, interpreter_version
 
 if TYPE_CHECKING:
     from gpusetup.probe import ProbeContext
@@ -392,7 +392,7 @@ class LinuxPlatform:
         s.hostname = read_first_line(ctx, "/proc/sys/kernel/hostname") or (
             _pyplatform.node() if ctx.root == Path("/") else None
         )
-        s.python = as_version(_pyplatform.python_version())
+        s.python = as_version(interpreter_version())
         s.wsl, s.wsl_version = detect_wsl(ctx)
         s.nvswitches = count_nvswitches(ctx.path("/sys/bus/pci/devices"))
         s.init_system = "systemd" if ctx.path("/run/systemd/system").is_dir() else (

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from gpusetup.model import Cpu, Evidence, KernelModule, PcieLink, PciInfo, System
 from gpusetup.probe.platform import LoginEntry
 from gpusetup.probe.platform.linux import disk_free, unix_python_candidates
-from gpusetup.versions import as_version
+from gpusetup.versions import as_version, interpreter_version
 
 if TYPE_CHECKING:
     from gpusetup.probe import ProbeContext
@@ -84,7 +84,7 @@ class MacPlatform:
 
     def system(self, ctx: ProbeContext) -> System:
         s = System(os="macos", wsl=False, container=None)
-        s.python = as_version(_pyplatform.python_version())
+        s.python = as_version(interpreter_version())
         s.arch = _pyplatform.machine() or None
         ver = ctx.runner.run(["sw_vers", "-productVersion"], timeout=min(ctx.timeout, 3.0))
         s.os_version = ver.stdout.strip() or None

@@ -20,7 +20,7 @@ from gpusetup.model import Cpu, Evidence, KernelModule, PcieLink, PciInfo, Syste
 from gpusetup.probe import normalize_pci_address
 from gpusetup.probe.platform import LoginEntry
 from gpusetup.probe.platform.linux import disk_free
-from gpusetup.versions import as_version
+from gpusetup.versions import as_version, interpreter_version
 
 if TYPE_CHECKING:
     from gpusetup.probe import ProbeContext
@@ -193,7 +193,7 @@ class WindowsPlatform:
         arch = osrec.get("OSArchitecture") or _pyplatform.machine() or ctx.env.get("PROCESSOR_ARCHITECTURE")
         s.arch = {"AMD64": "x86_64", "64-bit": "x86_64", "ARM64": "arm64"}.get(str(arch), arch or None)
         s.hostname = ctx.env.get("COMPUTERNAME") or None
-        s.python = as_version(_pyplatform.python_version())
+        s.python = as_version(interpreter_version())
         s.wsl = False
         s.container = "windows-container" if ctx.env.get("CONTAINER_SANDBOX_MOUNT_POINT") else None
         total_kib = _to_int(osrec.get("TotalVisibleMemorySize"))
