@@ -345,6 +345,16 @@ def parse_sheet(text: str, default_date: str | None = None) -> list[Query]:
     return queries
 
 
+def clip_signature(line: str, limit: int = 200) -> str:
+    """A long error line cut to a verbatim prefix of at most ``limit`` characters, ending at a word boundary."""
+    line = line.strip()
+    if len(line) <= limit:
+        return line
+    cut = line[:limit]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip()
+
+
 def block_entry(block: Block, query: Query) -> dict[str, Any]:
     f = block.fields
     entry: dict[str, Any] = {
@@ -355,7 +365,7 @@ def block_entry(block: Block, query: Query) -> dict[str, Any]:
     if f.get("k"):
         entry["component"] = f["k"]
     entry.update({
-        "signature": block.signature,
+        "signature": [clip_signature(x) for x in block.signature],
         "cause": {"en": f.get("c", ""), "zh_CN": f.get("cz", "")},
         "fix": {"en": f.get("x", ""), "zh_CN": f.get("xz", "")},
         "evidence": f.get("e", ""),
