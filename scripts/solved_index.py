@@ -515,6 +515,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{len(problems)} problems; nothing written", file=sys.stderr)
             return 1
         print(f"{'would add' if a.dry_run else 'added'} {added}, rejected {rejected}", file=sys.stderr)
+        split = SOLVED / "split.json"
+        if added and not a.dry_run and split.exists():
+            import split_eval  # the frozen dev/eval split records every later thread with its hash-derived part
+
+            new = split_eval.update(split)
+            print(f"split: {len(new)} later threads recorded", file=sys.stderr)
         return 0
     return 2
 
