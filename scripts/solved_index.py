@@ -15,6 +15,9 @@ Sub-commands::
                               signature candidates; the curator marks each block accepted (+) or rejected (-)
     ingest SHEET…             add the accepted blocks of curated sheets to the index (all or nothing), record every query
                               with its accepted and rejected threads in scripts/solved_sources/queries.jsonl
+    drop URL REASON           take an accepted thread out again after a second look (e.g. its signature is prose, not an
+                              error line): removed from its family file, recorded as rejected with REASON in the manifest;
+                              its dev/eval part in split.json stays, so the split never moves
 
 The sheet format (one block per thread; blank lines and ``#`` comments ignored)::
 
@@ -436,6 +439,26 @@ def ingest(sheets: Sequence[Path], solved: Path = SOLVED, manifest_path: Path = 
     return len(new), n_rej, warnings, []
 
 
+def drop(url: str, reason: str, solved: Path = SOLVED, manifest_path: Path = MANIFEST) -> str:
+    """Remove the entry for ``url``; the manifest records it as rejected (``reason``) under the query that found it.
+    Returns the family it was in. Raises KeyError when no entry has that URL."""
+    key = canonical_url(url)
+    entries = load_entries(solved)
+    hit = [e for e in entries if canonical_url(e["url"]) == key]
+    if not hit:
+        raise KeyError(url)
+    fam = hit[0]["family"]
+    _write_family(solved / f"{fam}.jsonl", [e for e in entries if e["family"] == fam and canonical_url(e["url"]) != key])
+    recs = load_manifest(manifest_path)
+    for rec in recs:
+        kept = [u for u in rec.get("accepted", []) if canonical_url(u) != key]
+        if len(kept) != len(rec.get("accepted", [])):
+            rec["accepted"] = kept
+            rec.setdefault("rejected", []).append({"url": hit[0]["url"], "why": reason})
+    manifest_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs), encoding="utf-8")
+    return fam
+
+
 def candidates(result_files: Sequence[Path], solved: Path = SOLVED, manifest_path: Path = MANIFEST) -> str:
     """A curation sheet for the threads in saved search results that are neither in the index nor reviewed."""
     known = {canonical_url(e["url"]) for e in load_entries(solved)} | reviewed_urls(load_manifest(manifest_path))
@@ -489,6 +512,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = sub.add_parser("ingest")
     p.add_argument("sheets", nargs="+", type=Path)
     p.add_argument("--dry-run", action="store_true")
+    p = sub.add_parser("drop")
+    p.add_argument("url")
+    p.add_argument("reason")
     a = ap.parse_args(argv)
     if a.cmd == "check":
         problems = check()
@@ -506,6 +532,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if a.cmd == "candidates":
         sys.stdout.write(candidates(a.results))
+        return 0
+    if a.cmd == "drop":
+        try:
+            fam = drop(a.url, a.reason)
+        except KeyError:
+            print(f"{a.url}: not in the index", file=sys.stderr)
+            return 1
+        print(f"dropped {a.url} from {fam}", file=sys.stderr)
         return 0
     if a.cmd == "ingest":
         added, rejected, warnings, problems = ingest(a.sheets, dry_run=a.dry_run)

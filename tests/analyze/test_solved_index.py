@@ -239,6 +239,21 @@ def test_ingest_writes_nothing_when_an_entry_breaks_a_rule(tmp_path: Path) -> No
     assert not manifest.exists() and not list(solved.glob("*.jsonl"))
 
 
+def test_drop_takes_an_entry_out_and_records_why(tmp_path: Path) -> None:
+    solved, manifest = _tmp_index(tmp_path)
+    path = tmp_path / "sheet.txt"
+    path.write_text(SHEET, encoding="utf-8")
+    si.ingest([path], solved, manifest)
+    url = "https://github.com/NVIDIA/open-gpu-kernel-modules/issues/387"
+    assert si.drop(url.upper().replace("HTTPS://GITHUB.COM", "https://github.com"), "weak-signature", solved,
+                   manifest) == "xid-hardware"
+    assert si.load_entries(solved) == []
+    (record,) = si.load_manifest(manifest)
+    assert record["accepted"] == [] and {"url": url, "why": "weak-signature"} in record["rejected"]
+    with pytest.raises(KeyError):
+        si.drop(url, "again", solved, manifest)
+
+
 def test_a_malformed_sheet_names_its_line() -> None:
     with pytest.raises(ValueError, match="line 2"):
         si.parse_sheet("@query issues: q\nthis is not a field\n")
