@@ -207,6 +207,10 @@ def _validator() -> Any:
     return jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text(encoding="utf-8")))
 
 
+# "RuntimeError:", "Traceback (most recent call last):", "ERROR:" -- a line that names no failure
+_BARE_LABEL = re.compile(r"^\s*(?:[\w.]+(?:Error|Exception|Warning)|ERROR|Error|Traceback \(most recent call last\)):?\s*$")
+
+
 def entry_problems(entry: dict[str, Any], families: dict[str, Any], validator: Any | None = None) -> list[str]:
     """What is wrong with one entry (empty when nothing)."""
     validator = validator or _validator()
@@ -221,6 +225,8 @@ def entry_problems(entry: dict[str, Any], families: dict[str, Any], validator: A
     for sig in entry.get("signature", []):
         if isinstance(sig, str) and not normalise_signature(sig).strip("<>nv "):
             problems.append(f"signature line says nothing once normalised: {sig!r}")
+        elif isinstance(sig, str) and _BARE_LABEL.match(sig):
+            problems.append(f"signature line is only a label, not the error: {sig!r}")
     for part in ("cause", "fix"):
         texts = entry.get(part) or {}
         if isinstance(texts, dict):

@@ -254,6 +254,15 @@ def test_drop_takes_an_entry_out_and_records_why(tmp_path: Path) -> None:
         si.drop(url, "again", solved, manifest)
 
 
+@pytest.mark.parametrize("line", ["RuntimeError:", "RuntimeError: ", "Traceback (most recent call last):",
+                                  "torch.cuda.OutOfMemoryError:", "ERROR"])
+def test_a_bare_label_is_not_a_signature(line: str) -> None:
+    entry = next(e for e in si.load_entries() if e["family"] == "xid-hardware")
+    entry = {**entry, "signature": [line]}
+    assert any("only a label" in p or "says nothing" in p
+               for p in si.entry_problems(entry, si.load_families()))
+
+
 def test_a_malformed_sheet_names_its_line() -> None:
     with pytest.raises(ValueError, match="line 2"):
         si.parse_sheet("@query issues: q\nthis is not a field\n")
