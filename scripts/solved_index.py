@@ -112,7 +112,8 @@ _SIZE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:[KMGT]i?B|bytes|[KMGT]iB/s|MHz|GHz|W)\
 _FILE_LINE = re.compile(r"(\.(?:c|cc|cpp|cu|cuh|h|hpp|py|pyx|rs|go|js|ts|java)):\d+(?::\d+)?\b")
 _LINE_WORD = re.compile(r"\b(line|Line|LINE)\s+\d+\b")
 _VERSION = re.compile(r"(?<![\w])v?\d+(?:\.\d+)+(?:\+[0-9A-Za-z.]+|(?:rc|a|b|post|dev)\d+)?\b")
-_BIG_NUMBER = re.compile(r"(?<![\w])\d{4,}\b")
+# a number of four or more digits, unless it names the failure: "WinError 1455", "error 1455", "code 1455"
+_BIG_NUMBER = re.compile(r"(?<![\w])(?<!error )(?<!Error )(?<!ERROR )(?<!code )(?<!Code )\d{4,}\b")
 _SPACES = re.compile(r"\s+")
 
 
@@ -121,8 +122,8 @@ def normalise_signature(line: str) -> str:
     leading timestamp, a path kept as its last part (``/usr/lib/x86_64-linux-gnu/libcuda.so.1`` → ``libcuda.so.<v>``
     once versions go), and these replaced by a placeholder: URLs ``<url>``, PCI addresses ``<pci>``, UUIDs
     ``<uuid>``, addresses and hashes ``<hex>``, sizes ``<size>``, source line numbers ``<n>``, dotted versions
-    ``<v>``, numbers of four or more digits ``<n>``. Short numbers stay: they are error codes (35, 999, Xid 79)
-    and architectures (sm_86)."""
+    ``<v>``, numbers of four or more digits ``<n>`` (unless they follow "error" or "code": ``WinError 1455``
+    stays). Short numbers stay: they are error codes (35, 999, Xid 79) and architectures (sm_86)."""
     s = _ANSI.sub("", line)
     for stamp in _LEADING_STAMPS:
         s = stamp.sub("", s, count=1)

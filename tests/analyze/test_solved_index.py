@@ -123,6 +123,9 @@ def test_canonical_url_is_the_thread(url: str, key: str) -> None:
          "ptxas fatal : Value 'sm_121a' is not defined for option 'gpu-name'"),
         ("Cuda failure: 222 the provided PTX was compiled with an unsupported toolchain.",
          "Cuda failure: 222 the provided PTX was compiled with an unsupported toolchain."),
+        # a long Windows error code names the failure too; a pid does not
+        ("OSError: [WinError 1455] The paging file is too small (pid 48213)",
+         "OSError: [WinError 1455] The paging file is too small (pid <n>)"),
     ],
 )
 def test_normalise_signature_keeps_what_identifies_the_failure(line: str, normal: str) -> None:
