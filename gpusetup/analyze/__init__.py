@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,9 +24,11 @@ from gpusetup.analyze.recognisers import (
     merge_machines,
     recogniser,
 )
+from gpusetup.analyze.similar import SimilarReport, query_lines, similar_reports
 from gpusetup.messages import msg, render
 from gpusetup.model import Finding, Machine, Message, Severity, to_dict
 from gpusetup.rules import evaluate
+from gpusetup.rules._util import text_lines
 from gpusetup.rules.unrecognised import not_recognised
 
 __all__ = [
@@ -63,6 +66,7 @@ class Analysis:
     inputs: list[AnalyzedInput]
     machine: Machine
     findings: list[Finding]
+    similar: list[SimilarReport] = field(default_factory=list)  # closest solved reports: similar, not certain
 
     @property
     def worst(self) -> Severity:
@@ -88,6 +92,8 @@ class Analysis:
             "missing": missing_facts(self.machine, self.has_report),
             # the report's Finding objects, whole (gpu_index included): resources/schema/analyze.schema.json
             "findings": [to_dict(f) for f in self.findings],
+            # the closest threads of the solved-report index (resources/solved), best first: similar, not certain
+            "similar": [s.to_dict() for s in self.similar],
         }
 
 
@@ -155,7 +161,10 @@ def extract(part: InputPart) -> tuple[Extraction, AnalyzedInput]:
     return ex, info
 
 
-def analyze_parts(parts: list[InputPart], unreadable: list[AnalyzedInput] | None = None) -> Analysis:
+def analyze_parts(parts: list[InputPart], unreadable: list[AnalyzedInput] | None = None, *,
+                  exclude_similar: Iterable[str] = ()) -> Analysis:
+    """Recognise, merge, run the rules; then, for an input that shows a problem, the closest solved reports
+    (``exclude_similar``: thread URLs left out of that search, as the evaluation does for a thread's own)."""
     inputs: list[AnalyzedInput] = list(unreadable or [])
     machine = Machine(tool_version=None)
     for part in parts:
@@ -166,11 +175,26 @@ def analyze_parts(parts: list[InputPart], unreadable: list[AnalyzedInput] | None
     silent = not_recognised(machine, findings, {k for i in inputs for k in i.kinds})
     if silent is not None:
         findings.append(silent)
-    return Analysis(inputs=inputs, machine=machine, findings=findings)
+    texts = any(part.text is not None and not {"gpusetup-report", "gpusetup-plan"} & set(info.kinds)
+                for part, info in zip(parts, inputs[len(inputs) - len(parts):], strict=True))
+    similar = find_similar(machine, exclude_similar) if texts else []
+    return Analysis(inputs=inputs, machine=machine, findings=findings, similar=similar)
 
 
-def analyze_text(text: str, name: str = "text") -> Analysis:
-    return analyze_parts([InputPart(name, text)])
+def find_similar(machine: Machine, exclude: Iterable[str] = ()) -> list[SimilarReport]:
+    """Similar solved reports for text that shows a problem (error, failure or warning lines); none for text
+    without such lines, which never loads the index. Whole-machine reports are not searched (the caller)."""
+    lines = query_lines(text_lines(machine))
+    if not lines:
+        return []
+    try:
+        return similar_reports(lines, exclude=exclude)
+    except ImportError:  # a build without the retrieval package (bm25s, numpy): no similar reports, no failure
+        return []
+
+
+def analyze_text(text: str, name: str = "text", *, exclude_similar: Iterable[str] = ()) -> Analysis:
+    return analyze_parts([InputPart(name, text)], exclude_similar=exclude_similar)
 
 
 def analyze_paths(paths: list[str], stdin: io.BufferedIOBase | None = None) -> Analysis:

@@ -256,6 +256,10 @@ def _replaced_from_facts(machine: Machine) -> list[Finding]:
 _MISSING = re.compile(r"(lib[\w.+-]+?\.so(?:\.\d+)*): cannot open shared object file", re.IGNORECASE)
 _COULD_NOT_LOAD = re.compile(r"Could not load (?:dynamic )?library '?(lib[\w.+-]+?\.so(?:\.\d+)*)'?", re.IGNORECASE)
 _DRIVER_LIBS = ("libcuda.so", "libnvidia-ml", "libnvcuvid")
+# TensorFlow looks for TensorRT at import and only warns when it is absent ("TF-TRT Warning: Cannot dlopen some
+# TensorRT libraries"): the GPU works without it (https://github.com/DeepLabCut/DeepLabCut/issues/2115).
+_TF_TRT = re.compile(r"TF-TRT Warning|Cannot dlopen some TensorRT libraries", re.IGNORECASE)
+_TENSORRT_LIBS = ("libnvinfer", "libnvonnxparser", "libnvparsers")
 _WHEELS = {
     "libcudnn": "nvidia-cudnn-cu{cu}",
     "libcublas": "nvidia-cublas-cu{cu}",
@@ -272,13 +276,14 @@ _WHEELS = {
 
 def missing_cuda_libs(machine: Machine) -> list[str]:
     found: list[str] = []
+    optional = _DRIVER_LIBS + (_TENSORRT_LIBS if search(machine, _TF_TRT) else ())
     for rx in (_MISSING, _COULD_NOT_LOAD):
         for ln in grep(machine, rx, 40):
             for m in rx.finditer(ln):
                 lib = m.group(1)
                 if rx is _COULD_NOT_LOAD and _MISSING.search(ln):
                     continue  # the dlerror part names the library that is really missing
-                if not lib.lower().startswith(_DRIVER_LIBS) and lib not in found:
+                if not lib.lower().startswith(optional) and lib not in found:
                     found.append(lib)
     return found
 
