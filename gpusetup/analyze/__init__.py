@@ -15,16 +15,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpusetup.analyze import prose as _prose  # noqa: F401 - registers the recognisers of facts written in prose
 from gpusetup.analyze.readers import InputPart, UnreadableInput, read_bytes, read_path, register_reader
 from gpusetup.analyze.recognisers import (
     RECOGNISER_LABELS_EXTRA,
     RECOGNISERS,
     Extraction,
+    FactLine,
     labels,
     merge_machines,
     recogniser,
 )
-from gpusetup.analyze.similar import SimilarReport, query_lines, similar_reports
+from gpusetup.analyze.fixes import ComputedFix, computed_fixes
+from gpusetup.analyze.similar import CATALOGUE_FAMILIES, SimilarReport, query_lines, similar_reports
+from gpusetup.enrich import enrich
 from gpusetup.messages import msg, render
 from gpusetup.model import Finding, Machine, Message, Severity, to_dict
 from gpusetup.rules import evaluate
@@ -67,6 +71,8 @@ class Analysis:
     machine: Machine
     findings: list[Finding]
     similar: list[SimilarReport] = field(default_factory=list)  # closest solved reports: similar, not certain
+    fact_lines: list[FactLine] = field(default_factory=list)  # facts read from prose, each with its line
+    fixes: dict[str, ComputedFix] = field(default_factory=dict)  # finding id → fix computed for this machine
 
     @property
     def worst(self) -> Severity:
@@ -89,6 +95,8 @@ class Analysis:
                 for i in self.inputs
             ],
             "facts": facts_summary(self.machine),
+            # facts read from what a person wrote, each with the line it came from
+            "fact_lines": [f.to_dict() for f in self.fact_lines],
             "missing": missing_facts(self.machine, self.has_report),
             # the report's Finding objects, whole (gpu_index included): resources/schema/analyze.schema.json
             "findings": [to_dict(f) for f in self.findings],
@@ -167,28 +175,37 @@ def analyze_parts(parts: list[InputPart], unreadable: list[AnalyzedInput] | None
     (``exclude_similar``: thread URLs left out of that search, as the evaluation does for a thread's own)."""
     inputs: list[AnalyzedInput] = list(unreadable or [])
     machine = Machine(tool_version=None)
+    fact_lines: list[FactLine] = []
     for part in parts:
         ex, info = extract(part)
         inputs.append(info)
         machine = merge_machines(machine, ex.machine)
+        fact_lines.extend(f for f in ex.facts if f not in fact_lines)
+    enrich(machine)  # chip and compute capability of GPUs known only by name or PCI id (as for a --for profile)
     findings = evaluate(machine)
+    fixes = computed_fixes(machine, findings)
     silent = not_recognised(machine, findings, {k for i in inputs for k in i.kinds})
     if silent is not None:
         findings.append(silent)
     texts = any(part.text is not None and not {"gpusetup-report", "gpusetup-plan"} & set(info.kinds)
                 for part, info in zip(parts, inputs[len(inputs) - len(parts):], strict=True))
-    similar = find_similar(machine, exclude_similar) if texts else []
-    return Analysis(inputs=inputs, machine=machine, findings=findings, similar=similar)
+    similar = find_similar(machine, exclude_similar, findings) if texts else []
+    return Analysis(inputs=inputs, machine=machine, findings=findings, similar=similar, fact_lines=fact_lines,
+                    fixes=fixes)
 
 
-def find_similar(machine: Machine, exclude: Iterable[str] = ()) -> list[SimilarReport]:
+def find_similar(machine: Machine, exclude: Iterable[str] = (),
+                 findings: Iterable[Finding] = ()) -> list[SimilarReport]:
     """Similar solved reports for text that shows a problem (error, failure or warning lines); none for text
-    without such lines, which never loads the index. Whole-machine reports are not searched (the caller)."""
+    without such lines, which never loads the index. Whole-machine reports are not searched (the caller).
+    Reports of the cause a confident finding names come first (they show how others fixed it)."""
     lines = query_lines(text_lines(machine))
     if not lines:
         return []
+    confirmed = {fam for f in findings if f.catalogue and f.severity.rank >= Severity.WARNING.rank
+                 for fam in CATALOGUE_FAMILIES.get(f.catalogue, set())}
     try:
-        return similar_reports(lines, exclude=exclude)
+        return similar_reports(lines, exclude=exclude, prefer=confirmed)
     except ImportError:  # a build without the retrieval package (bm25s, numpy): no similar reports, no failure
         return []
 

@@ -17,6 +17,7 @@ the first query reads the index and builds the BM25 matrix once per process (ten
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -176,6 +177,7 @@ class SolvedIndex:
             if self._bm25 is None:
                 import bm25s  # lazy: numpy and bm25s load only when an input shows a problem
 
+                logging.getLogger("bm25s").setLevel(logging.WARNING)  # its DEBUG lines are not for our users
                 self._docs = [doc_tokens(r) for r in self.reports]
                 model = bm25s.BM25(k1=K1, b=B)
                 model.index(self._docs, show_progress=False)
@@ -282,12 +284,14 @@ CANDIDATES = 30  # best BM25 scores looked at before ranking by closeness
 
 
 def similar_reports(lines: Sequence[str], *, top: int = TOP, min_closeness: float = MIN_CLOSENESS,
-                    exclude: Iterable[str] = (), index: SolvedIndex | None = None) -> list[SimilarReport]:
+                    exclude: Iterable[str] = (), index: SolvedIndex | None = None,
+                    prefer: Iterable[str] = ()) -> list[SimilarReport]:
     """The solved reports closest to these input lines (the problem lines of an input), best first.
 
     ``closeness`` is the report's BM25 score for the input divided by the score its own error lines would get:
     1 when the input contains all of the report's error words, lower when it shares only some or only common
-    ones. ``exclude``: URLs left out (the evaluation leaves each thread's own report out)."""
+    ones. ``exclude``: URLs left out (the evaluation leaves each thread's own report out). ``prefer``: families
+    ranked first (the causes the rules already named with confidence)."""
     idx = index or solved_index()
     chosen = list(lines)[:MAX_QUERY_LINES]
     query = tokens(chosen)
@@ -307,7 +311,8 @@ def similar_reports(lines: Sequence[str], *, top: int = TOP, min_closeness: floa
         closeness = min(1.0, scores[i] / own) if own > 0 else 0.0
         if closeness >= min_closeness:
             found.append(SimilarReport(r, closeness, scores[i], idx.families.get(r.family, {})))
-    found.sort(key=lambda s: -(s.score * s.closeness))
+    preferred = set(prefer)
+    found.sort(key=lambda s: (s.report.family not in preferred, -(s.score * s.closeness)))
     for s in found[:top]:
         s.matched = _matched_lines(chosen, set(doc_tokens(s.report)))
     return found[:top]
