@@ -107,7 +107,8 @@ class Analysis:
 
 # Recognisers that would misread a kind of input: our own installer logs quote the plan's commands
 # ("pip install torch==2.4.0"), which say what was to be installed, not what is.
-NOT_FOR_KIND: dict[str, tuple[str, ...]] = {"gpusetup-log": ("framework-mentions", "conda-list")}
+NOT_FOR_KIND: dict[str, tuple[str, ...]] = {"gpusetup-log": ("framework-mentions", "conda-list", "prose-frameworks",
+                                                             "prose-driver", "prose-gpu", "prose-toolkit")}
 MAX_LINE_CHARS = 4096  # longer lines are cut into pieces of this size before any pattern looks at them
 _ESCAPED_NL = re.compile(r"(?:\\r)?\\n")  # a line break written as backslash-n (a log pasted inside JSON)
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from gpusetup import term
 from gpusetup.analyze import analyze_paths, facts_summary, missing_fact_messages
 from gpusetup.analyze.fleet import fleet_rows
-from gpusetup.analyze.render import fact_label as fact_word
-from gpusetup.analyze.render import fix_text, plan_for, render_html, render_markdown, similar_texts
+from gpusetup.analyze.output import fact_label as fact_word
+from gpusetup.analyze.output import fix_text, plan_for, render_html, render_markdown, similar_texts
 from gpusetup.commands import write_atomic
 from gpusetup.commands.plan import plan_lines
 from gpusetup.errors import EXIT_TOOL

@@ -15,7 +15,7 @@ from gpusetup.escape import html as esc
 from gpusetup.escape import md_code, md_fence, md_text
 from gpusetup.i18n import finding_text, output_language
 from gpusetup.messages import lang_code, msg, render
-from gpusetup.model import Finding, FrameworkPlan, Severity
+from gpusetup.model import Finding, FrameworkPlan, Message, Severity
 from gpusetup.report.plans import describe
 
 if TYPE_CHECKING:
@@ -61,12 +61,15 @@ def similar_texts(s: SimilarReport, language: str | None = None) -> dict[str, st
             "closeness": f"{round(100 * s.closeness)}%"}
 
 
+_FACT_WORDS = {"gpu": msg("analyze.out.fact.gpu"), "driver": msg("analyze.out.fact.driver-version"),
+               "driver-cuda": msg("analyze.out.fact.driver-cuda"), "framework": msg("analyze.out.fact.framework"),
+               "framework-cuda": msg("analyze.out.fact.framework"), "toolkit": msg("analyze.out.fact.toolkit"),
+               "xid": msg("analyze.out.fact.xids")}
+
+
 def fact_label(fact: str, language: str | None = None) -> str:
-    code = {"gpu": "analyze.out.fact.gpu", "driver": "analyze.out.fact.driver-version",
-            "driver-cuda": "analyze.out.fact.driver-cuda", "framework": "analyze.out.fact.framework",
-            "framework-cuda": "analyze.out.fact.framework", "toolkit": "analyze.out.fact.toolkit",
-            "xid": "analyze.out.fact.xids"}.get(fact)
-    return render(msg(code), output_language(language)) if code else fact
+    word = _FACT_WORDS.get(fact)
+    return render(word, output_language(language)) if word else fact
 
 
 # ------------------------------------------------------------------------------------------------ Markdown
@@ -78,15 +81,15 @@ _MD_MARK = {Severity.ERROR: "🔴 **Error**", Severity.WARNING: "🟠 **Warning*
 def render_markdown(analysis: Analysis, language: str | None = None, plans: list[FrameworkPlan] | None = None) -> str:
     lang = output_language(language)
 
-    def w(code: str, **params: object) -> str:
-        return render(msg(code, **params), lang)
+    def w(message: Message) -> str:
+        return render(message, lang)
 
     n = len(analysis.inputs)
-    out = [f"## {md_text(w('analyze.out.heading-one' if n == 1 else 'analyze.out.heading', count=n))}", ""]
+    out = [f"## {md_text(w(msg('analyze.out.heading-one', count=n) if n == 1 else msg('analyze.out.heading', count=n)))}", ""]
     out += [f"- {md_code(i.name)}: {md_text(i.error or i.describe())}" for i in analysis.inputs] + [""]
-    out += [f"### {md_text(w('analyze.out.findings'))}", ""]
+    out += [f"### {md_text(w(msg('analyze.out.findings')))}", ""]
     if not analysis.findings:
-        out += [md_text(w("analyze.out.no-problem")), ""]
+        out += [md_text(w(msg("analyze.out.no-problem"))), ""]
     for f in analysis.findings:
         code = f" {md_code(f.catalogue)}" if f.catalogue else ""
         out.append(f"- {_MD_MARK[f.severity]}{code}: {md_text(title_text(f, lang))}")
@@ -94,32 +97,32 @@ def render_markdown(analysis: Analysis, language: str | None = None, plans: list
             out.append(f"  {md_text(f.detail)}")
         fix = fix_text(analysis, f, lang)
         if fix:
-            out += ["", f"  **{md_text(w('analyze.out.fix'))}** {md_text(fix)}"]
+            out += ["", f"  **{md_text(w(msg('analyze.out.fix')))}** {md_text(fix)}"]
         if f.evidence:
-            out += ["", f"  <details><summary>{md_text(w('analyze.out.evidence'))}</summary>", "",
+            out += ["", f"  <details><summary>{md_text(w(msg('analyze.out.evidence')))}</summary>", "",
                     *md_fence(f.evidence, indent="  "), "  </details>"]
         out.append("")
     if analysis.similar:
-        out += [f"### {md_text(w('analyze.out.similar'))}", ""]
+        out += [f"### {md_text(w(msg('analyze.out.similar')))}", ""]
         for k, s in enumerate(analysis.similar, 1):
             t = similar_texts(s, lang)
             url = s.report.url
             link = (f"[{md_text(s.report.title or url)}](<{url}>)" if re.fullmatch(r"https?://[^\s<>]+", url)
                     else md_code(url))
             out.append(f"{k}. **{md_text(t['family'])}** ({md_text(t['closeness'])}): {link}")
-            out.append(f"   - {md_text(w('analyze.out.similar-cause'))} {md_text(t['cause'])}")
-            out.append(f"   - {md_text(w('analyze.out.similar-fix'))} {md_text(t['fix'])}")
+            out.append(f"   - {md_text(w(msg('analyze.out.similar-cause')))} {md_text(t['cause'])}")
+            out.append(f"   - {md_text(w(msg('analyze.out.similar-fix')))} {md_text(t['fix'])}")
             if s.matched:
-                out += [f"   - {md_text(w('analyze.out.similar-matched'))}", "", *md_fence(s.matched, indent="     ")]
+                out += [f"   - {md_text(w(msg('analyze.out.similar-matched')))}", "", *md_fence(s.matched, indent="     ")]
         out.append("")
     if analysis.fact_lines:
-        out += [f"### {md_text(w('analyze.out.fact-lines'))}", ""]
+        out += [f"### {md_text(w(msg('analyze.out.fact-lines')))}", ""]
         out += [f"- {md_text(fact_label(x.fact, lang))}: {md_code(x.value)} ← {md_code(x.line)}" for x in analysis.fact_lines]
         out.append("")
     if plans is not None:
-        out += [f"### {md_text(w('analyze.out.plan'))}", ""]
+        out += [f"### {md_text(w(msg('analyze.out.plan')))}", ""]
         if not plans:
-            out += [md_text(w("analyze.out.plan-none")), ""]
+            out += [md_text(w(msg("analyze.out.plan-none"))), ""]
         for p in plans:
             t = describe(p, lang)
             out.append(f"- **{md_text(t.headline)}**")
@@ -147,15 +150,15 @@ pre{border:1px solid var(--line);border-radius:4px;padding:8px;overflow-x:auto;w
 def render_html(analysis: Analysis, language: str | None = None, plans: list[FrameworkPlan] | None = None) -> str:
     lang = output_language(language)
 
-    def w(code: str, **params: object) -> str:
-        return esc(render(msg(code, **params), lang))
+    def w(message: Message) -> str:
+        return esc(render(message, lang))
 
     n = len(analysis.inputs)
-    body = [f"<h1>{w('analyze.out.heading-one' if n == 1 else 'analyze.out.heading', count=n)}</h1><ul>"]
+    body = [f"<h1>{w(msg('analyze.out.heading-one', count=n) if n == 1 else msg('analyze.out.heading', count=n))}</h1><ul>"]
     body += [f"<li><code>{esc(i.name)}</code>: {esc(i.error or i.describe())}</li>" for i in analysis.inputs]
-    body += ["</ul>", f"<h2>{w('analyze.out.findings')}</h2>"]
+    body += ["</ul>", f"<h2>{w(msg('analyze.out.findings'))}</h2>"]
     if not analysis.findings:
-        body.append(f"<p>{w('analyze.out.no-problem')}</p>")
+        body.append(f"<p>{w(msg('analyze.out.no-problem'))}</p>")
     for f in analysis.findings:
         sev = f.severity.value
         parts = [f'<div class="finding {esc(sev)}"><div class="sev">{esc(sev)}'
@@ -165,31 +168,31 @@ def render_html(analysis: Analysis, language: str | None = None, plans: list[Fra
             parts.append(f"<p>{esc(f.detail)}</p>")
         fix = fix_text(analysis, f, lang)
         if fix:
-            parts.append(f"<div><b>{w('analyze.out.fix')}</b></div><pre>{esc(fix)}</pre>")
+            parts.append(f"<div><b>{w(msg('analyze.out.fix'))}</b></div><pre>{esc(fix)}</pre>")
         if f.evidence:
-            parts.append(f"<details><summary>{w('analyze.out.evidence')}</summary>"
+            parts.append(f"<details><summary>{w(msg('analyze.out.evidence'))}</summary>"
                          f"<pre>{esc(chr(10).join(f.evidence))}</pre></details>")
         body.append("".join(parts) + "</div>")
     if analysis.similar:
-        body.append(f"<h2>{w('analyze.out.similar')}</h2>")
+        body.append(f"<h2>{w(msg('analyze.out.similar'))}</h2>")
         for s in analysis.similar:
             t = similar_texts(s, lang)
             link = s.report.url if re.fullmatch(r"https?://[^\s<>\"']+", s.report.url) else "#"
-            matched = (f"<details><summary>{w('analyze.out.similar-matched')}</summary>"
+            matched = (f"<details><summary>{w(msg('analyze.out.similar-matched'))}</summary>"
                        f"<pre>{esc(chr(10).join(s.matched))}</pre></details>") if s.matched else ""
             body.append(f'<div class="similar"><div class="title">{esc(t["family"])} <span class=muted>'
                         f'({esc(t["closeness"])})</span></div><a href="{esc(link)}">{esc(s.report.title or link)}</a>'
-                        f"<p><b>{w('analyze.out.similar-cause')}</b> {esc(t['cause'])}</p>"
-                        f"<p><b>{w('analyze.out.similar-fix')}</b> {esc(t['fix'])}</p>{matched}</div>")
+                        f"<p><b>{w(msg('analyze.out.similar-cause'))}</b> {esc(t['cause'])}</p>"
+                        f"<p><b>{w(msg('analyze.out.similar-fix'))}</b> {esc(t['fix'])}</p>{matched}</div>")
     if analysis.fact_lines:
-        body.append(f"<h2>{w('analyze.out.fact-lines')}</h2><ul>")
+        body.append(f"<h2>{w(msg('analyze.out.fact-lines'))}</h2><ul>")
         body += [f"<li>{esc(fact_label(x.fact, lang))}: <code>{esc(x.value)}</code> ← <code>{esc(x.line)}</code></li>"
                  for x in analysis.fact_lines]
         body.append("</ul>")
     if plans is not None:
-        body.append(f"<h2>{w('analyze.out.plan')}</h2>")
+        body.append(f"<h2>{w(msg('analyze.out.plan'))}</h2>")
         if not plans:
-            body.append(f"<p>{w('analyze.out.plan-none')}</p>")
+            body.append(f"<p>{w(msg('analyze.out.plan-none'))}</p>")
         for p in plans:
             t = describe(p, lang)
             items = "".join(f"<li>{esc(a.title)}: {esc(a.why)}</li>" for a in t.actions)
