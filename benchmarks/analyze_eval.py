@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from split_eval import CORPUS, load_split, part_of  # noqa: E402
 
 from gpusetup.analyze import analyze_text  # noqa: E402
-from gpusetup.analyze.similar import CATALOGUE_FAMILIES, solved_index  # noqa: E402
+from gpusetup.analyze.similar import CATALOGUE_FAMILIES, finding_families, solved_index  # noqa: E402
 from gpusetup.model import Severity  # noqa: E402
 
 TRAP_FAMILIES = {"benign-log", "device-side-assert"}
@@ -44,7 +44,7 @@ TRAPS = ROOT / "tests" / "fixtures" / "traps"
 
 def _named(analysis: Any, families: set[str]) -> tuple[bool, bool]:
     """(a rule finding names one of these families, a similar report shown is of one of them)."""
-    by_rule = any(f.catalogue and families & CATALOGUE_FAMILIES.get(f.catalogue, set()) for f in analysis.findings
+    by_rule = any(families & finding_families(f.catalogue, f.id) for f in analysis.findings
                   if f.id != "problem-not-recognised")
     by_similar = any(s.report.family in families for s in analysis.similar)
     return by_rule, by_similar

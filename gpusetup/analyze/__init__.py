@@ -27,7 +27,7 @@ from gpusetup.analyze.recognisers import (
     recogniser,
 )
 from gpusetup.analyze.fixes import ComputedFix, computed_fixes
-from gpusetup.analyze.similar import CATALOGUE_FAMILIES, SimilarReport, query_lines, similar_reports
+from gpusetup.analyze.similar import SimilarReport, query_lines, similar_reports
 from gpusetup.enrich import enrich
 from gpusetup.messages import msg, render
 from gpusetup.model import Finding, Machine, Message, Severity, to_dict
@@ -190,23 +190,21 @@ def analyze_parts(parts: list[InputPart], unreadable: list[AnalyzedInput] | None
         findings.append(silent)
     texts = any(part.text is not None and not {"gpusetup-report", "gpusetup-plan"} & set(info.kinds)
                 for part, info in zip(parts, inputs[len(inputs) - len(parts):], strict=True))
-    similar = find_similar(machine, exclude_similar, findings) if texts else []
+    similar = find_similar(machine, exclude_similar) if texts else []
     return Analysis(inputs=inputs, machine=machine, findings=findings, similar=similar, fact_lines=fact_lines,
                     fixes=fixes)
 
 
-def find_similar(machine: Machine, exclude: Iterable[str] = (),
-                 findings: Iterable[Finding] = ()) -> list[SimilarReport]:
+def find_similar(machine: Machine, exclude: Iterable[str] = ()) -> list[SimilarReport]:
     """Similar solved reports for text that shows a problem (error, failure or warning lines); none for text
     without such lines, which never loads the index. Whole-machine reports are not searched (the caller).
-    Reports of the cause a confident finding names come first (they show how others fixed it)."""
+    The ranking is the search's alone: putting the families of the rules' findings first pushed the right report
+    out of the three shown more often than it helped (dev split, benchmarks/analyze_eval.py)."""
     lines = query_lines(text_lines(machine))
     if not lines:
         return []
-    confirmed = {fam for f in findings if f.catalogue and f.severity.rank >= Severity.WARNING.rank
-                 for fam in CATALOGUE_FAMILIES.get(f.catalogue, set())}
     try:
-        return similar_reports(lines, exclude=exclude, prefer=confirmed)
+        return similar_reports(lines, exclude=exclude)
     except ImportError:  # a build without the retrieval package (bm25s, numpy): no similar reports, no failure
         return []
 

@@ -284,14 +284,12 @@ CANDIDATES = 30  # best BM25 scores looked at before ranking by closeness
 
 
 def similar_reports(lines: Sequence[str], *, top: int = TOP, min_closeness: float = MIN_CLOSENESS,
-                    exclude: Iterable[str] = (), index: SolvedIndex | None = None,
-                    prefer: Iterable[str] = ()) -> list[SimilarReport]:
+                    exclude: Iterable[str] = (), index: SolvedIndex | None = None) -> list[SimilarReport]:
     """The solved reports closest to these input lines (the problem lines of an input), best first.
 
     ``closeness`` is the report's BM25 score for the input divided by the score its own error lines would get:
     1 when the input contains all of the report's error words, lower when it shares only some or only common
-    ones. ``exclude``: URLs left out (the evaluation leaves each thread's own report out). ``prefer``: families
-    ranked first (the causes the rules already named with confidence)."""
+    ones. ``exclude``: URLs left out (the evaluation leaves each thread's own report out)."""
     idx = index or solved_index()
     chosen = list(lines)[:MAX_QUERY_LINES]
     query = tokens(chosen)
@@ -311,8 +309,7 @@ def similar_reports(lines: Sequence[str], *, top: int = TOP, min_closeness: floa
         closeness = min(1.0, scores[i] / own) if own > 0 else 0.0
         if closeness >= min_closeness:
             found.append(SimilarReport(r, closeness, scores[i], idx.families.get(r.family, {})))
-    preferred = set(prefer)
-    found.sort(key=lambda s: (s.report.family not in preferred, -(s.score * s.closeness)))
+    found.sort(key=lambda s: -(s.score * s.closeness))
     for s in found[:top]:
         s.matched = _matched_lines(chosen, set(doc_tokens(s.report)))
     return found[:top]
@@ -348,3 +345,11 @@ CATALOGUE_FAMILIES: dict[str, set[str]] = {
     "F49": {"kubernetes", "container-toolkit"}, "F50": {"kubernetes", "container-toolkit"},
     "F51": {"container-toolkit"},
 }
+
+# Findings without a catalogue code, and the index families they name.
+FINDING_FAMILIES: dict[str, set[str]] = {"extension-built-for-other-torch": {"extension-abi"}}
+
+
+def finding_families(catalogue: str | None, finding_id: str) -> set[str]:
+    """The index families a finding names (by its catalogue code, else by its id)."""
+    return CATALOGUE_FAMILIES.get(catalogue or "", set()) | FINDING_FAMILIES.get(finding_id, set())

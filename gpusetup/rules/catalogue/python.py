@@ -592,16 +592,27 @@ def jax_plugin(machine: Machine) -> list[Finding]:
     else:
         fix = (f"`pip install -U \"jax[{extra}]\"` (brings the CUDA plugin and NVIDIA libraries"
                + (f"; fits driver {driver_version(machine)}" if driver_version(machine) else "") + ").")
+    # The notice alone, with nothing else about JAX, is often printed by a library the program imports but does not
+    # use (a PyTorch program): then it says nothing about the program's GPU (resources/solved benign-log threads).
+    used = bool(jaxes) or bool(grep(machine, _JAX_USED, 1))
     return [
         make(
             "jax-without-cuda-plugin",
-            Severity.WARNING,
+            Severity.WARNING if used else Severity.INFO,
             "JAX is installed without its CUDA plugin, so it runs on the CPU",
-            "`pip install jax` installs the CPU jaxlib only; the GPU support is a separate plugin package.",
+            "`pip install jax` installs the CPU jaxlib only; the GPU support is a separate plugin package."
+            + ("" if used else " If the program does not use JAX itself (a PyTorch program whose libraries import "
+                               "JAX, for example), this notice is harmless and can be ignored."),
             fix,
             lines + [f"{fw.name} {fw.version}" for fw in jaxes],
+            to_be_sure=None if used else "whether the program uses JAX (`pip list | grep -i jax` in its environment).",
         )
     ]
+
+
+# signs that the program itself runs JAX (beyond the fallback notice)
+_JAX_USED = re.compile(r"\bimport jax\b|\bjax\.(?:numpy|devices|jit|random|lax)\b|jaxlib\.xla_extension|"
+                       r"XlaRuntimeError|jax\.errors|\bjax_cuda\d*_plugin|/site-packages/jax/", re.IGNORECASE)
 
 
 # ------------------------------------------------------------------------------------------- F26
