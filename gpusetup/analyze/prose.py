@@ -50,6 +50,10 @@ def marketing_names() -> dict[str, dict[str, set[str]]]:
     return out
 
 
+# what may follow a model in a pci.ids name without making it another model: form factor and memory only
+_FORM_FACTOR = re.compile(r"(?:sxm\d?|pcie|hbm\d?e?|nvl|dgxs?|fhhl|\d+gb|gen\d)+")
+
+
 def resolve_model(mention: str) -> tuple[str | None, str | None]:
     """(pci.ids name, chip) for a model as a person wrote it, (None, None) when it is no known NVIDIA GPU.
 
@@ -62,7 +66,7 @@ def resolve_model(mention: str) -> tuple[str | None, str | None]:
     chips: set[str] = set()
     found = False
     for k, by_name in names.items():
-        if k.startswith(key) and not k[len(key)].isdigit():
+        if k.startswith(key) and _FORM_FACTOR.fullmatch(k[len(key):]):
             found = True
             for cs in by_name.values():
                 chips |= cs
