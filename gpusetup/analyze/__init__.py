@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpusetup.analyze import prose as _prose  # noqa: F401 - registers the recognisers of facts written in prose
+from gpusetup.analyze.fixes import ComputedFix, computed_fixes
 from gpusetup.analyze.readers import InputPart, UnreadableInput, read_bytes, read_path, register_reader
 from gpusetup.analyze.recognisers import (
     RECOGNISER_LABELS_EXTRA,
@@ -26,7 +27,6 @@ from gpusetup.analyze.recognisers import (
     merge_machines,
     recogniser,
 )
-from gpusetup.analyze.fixes import ComputedFix, computed_fixes
 from gpusetup.analyze.similar import SimilarReport, query_lines, similar_reports
 from gpusetup.enrich import enrich
 from gpusetup.messages import msg, render

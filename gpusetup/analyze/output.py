@@ -124,10 +124,10 @@ def render_markdown(analysis: Analysis, language: str | None = None, plans: list
         if not plans:
             out += [md_text(w(msg("analyze.out.plan-none"))), ""]
         for p in plans:
-            t = describe(p, lang)
-            out.append(f"- **{md_text(t.headline)}**")
-            out += [f"  - {md_text(a.title)}: {md_text(a.why)}" for a in t.actions]
-            for c in t.choices:
+            pt = describe(p, lang)
+            out.append(f"- **{md_text(pt.headline)}**")
+            out += [f"  - {md_text(a.title)}: {md_text(a.why)}" for a in pt.actions]
+            for c in pt.choices:
                 out += [f"  - {md_text(c.label)}: {md_text(c.line)}", "", *md_fence(c.commands, "bash", indent="    ")]
             out.append("")
     return "\n".join(out).rstrip() + "\n"
@@ -194,11 +194,11 @@ def render_html(analysis: Analysis, language: str | None = None, plans: list[Fra
         if not plans:
             body.append(f"<p>{w(msg('analyze.out.plan-none'))}</p>")
         for p in plans:
-            t = describe(p, lang)
-            items = "".join(f"<li>{esc(a.title)}: {esc(a.why)}</li>" for a in t.actions)
+            pt = describe(p, lang)
+            items = "".join(f"<li>{esc(a.title)}: {esc(a.why)}</li>" for a in pt.actions)
             items += "".join(f"<li>{esc(c.label)}: {esc(c.line)}<pre>{esc(chr(10).join(c.commands))}</pre></li>"
-                             for c in t.choices)
-            body.append(f"<div class=similar><div class=title>{esc(t.headline)}</div><ul>{items}</ul></div>")
+                             for c in pt.choices)
+            body.append(f"<div class=similar><div class=title>{esc(pt.headline)}</div><ul>{items}</ul></div>")
     html_lang = "zh-CN" if lang_code(lang) == "zh_CN" else "en"
     return (f"<!doctype html><html lang={html_lang}><head><meta charset=utf-8>"
             '<meta name=viewport content="width=device-width,initial-scale=1">'

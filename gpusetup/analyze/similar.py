@@ -83,13 +83,14 @@ def normalise_signature(line: str) -> str:
 _WORD = re.compile(r"[a-z0-9_]+")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # Placeholders left by normalise_signature, and words that say nothing about which failure it is.
-_STOP = frozenset(
+_STOP_WORDS = (
     "v n hex path url size pci uuid "
     "a an the of to in on at by for from with and or not no is are was be been it its this that as if "
     "can could cannot please try trying use using used see set get got have has had do does did you your we our "
     "i me my there than then so but when which what who will would should may might also only just any all "
-    "file line module most recent call last".split()
+    "file line module most recent call last"
 )
+_STOP = frozenset(_STOP_WORDS.split())
 
 
 def words(line: str) -> list[str]:

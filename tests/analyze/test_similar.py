@@ -5,6 +5,7 @@ nothing is searched for inputs without problem lines (the fleet of whole-machine
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -36,11 +37,10 @@ def test_words_keep_error_codes_and_split_names() -> None:
 
 
 def test_an_input_no_rule_knows_gets_similar_reports_with_links() -> None:
-    """A flash-attn import error (real wording, https://github.com/Dao-AILab/flash-attention/issues/966) is found
-    among solved threads of its family, and the thread itself is not needed (it is left out)."""
-    text = ("ImportError: /usr/local/lib/python3.10/dist-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "
-            "undefined symbol: _ZN3c104cuda9SetDeviceEi\n")
-    a = analyze_text(text, exclude_similar={"https://github.com/Dao-AILab/flash-attention/issues/966"})
+    """A flash-attn import error (the verbatim line of https://github.com/Dao-AILab/flash-attention/issues/931, a
+    dev thread) is found among other solved threads of its family: the thread itself is left out."""
+    text = "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n"
+    a = analyze_text(text, exclude_similar={"https://github.com/Dao-AILab/flash-attention/issues/931"})
     assert a.similar, "no similar report"
     best = a.similar[0]
     assert best.report.family == "extension-abi" and best.report.url.startswith("https://")
@@ -95,3 +95,16 @@ def test_a_damaged_index_gives_no_similar_reports_not_a_failure(tmp_path: Path,
     monkeypatch.setenv("GPUSETUP_RESOURCES", str(tmp_path))
     idx = sim.load_index()
     assert idx.reports == [] and sim.similar_reports(["RuntimeError: CUDA error"], index=idx) == []
+
+
+def test_the_evaluation_reads_only_the_part_it_is_asked_for() -> None:
+    """benchmarks/analyze_eval.py: tuning runs on dev and never sees an evaluation thread (and the reverse)."""
+    spec = importlib.util.spec_from_file_location("analyze_eval", ROOT / "benchmarks" / "analyze_eval.py")
+    assert spec is not None and spec.loader is not None
+    ev: Any = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ev)
+    result = ev.evaluate("dev", with_title=False, dev_index_only=False)
+    assert result["rows"] and {r["part"] for r in result["rows"]} == {"dev"}
+    assert {t["part"] for t in result["traps"]} <= {"dev", "fixture"}
+    s = ev.summary(result)
+    assert 0 < s["named"] <= s["reports"] and s["false_alarms"] == 0
