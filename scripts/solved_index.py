@@ -237,9 +237,13 @@ def entry_problems(entry: dict[str, Any], families: dict[str, Any], validator: A
     return problems
 
 
-def check(solved: Path = SOLVED) -> list[str]:
+def check(solved: Path = SOLVED, manifest_path: Path | None = None) -> list[str]:
     """Every problem in the index: per entry, duplicate URLs, files not sorted by URL, families without entries
-    are fine (they are allowed to be empty), family files without a family."""
+    are fine (they are allowed to be empty), family files without a family. With ``manifest_path`` (the default
+    index uses the real manifest), also a thread that is in the index but recorded as rejected for a reason other
+    than 'dup' (a contradiction: seen again under another query, it must be recorded as a repeat)."""
+    if manifest_path is None and solved == SOLVED:
+        manifest_path = MANIFEST
     import jsonschema
 
     families = load_families(solved)
@@ -262,6 +266,12 @@ def check(solved: Path = SOLVED) -> list[str]:
         urls = [json.loads(x)["url"] for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
         if urls != sorted(urls):
             problems.append(f"{path.name}: entries not sorted by URL (run ingest, which rewrites files sorted)")
+    if manifest_path is not None:
+        for q in load_manifest(manifest_path):
+            for r in q.get("rejected", []):
+                if canonical_url(r["url"]) in seen and r.get("why") != "dup":
+                    problems.append(f"manifest: {r['url']} is in the index but rejected as {r.get('why')!r} "
+                                    f"under query {q.get('query')!r}")
     return problems
 
 
@@ -414,7 +424,12 @@ def ingest(sheets: Sequence[Path], solved: Path = SOLVED, manifest_path: Path = 
                     problems.append(f"{sheet.name}:{b.line}: {b.url} not reviewed (mark it + or -)")
                     continue
                 if b.mark == "-":
-                    rec["rejected"].append({"url": b.url, "why": b.why or "unresolved"})
+                    why = b.why or "unresolved"
+                    if key in existing or key in new:
+                        # seen again under another query; the accepted entry stands, so it is only a repeat
+                        warnings.append(f"{sheet.name}:{b.line}: {b.url} is in the index; '{why}' recorded as dup")
+                        why = "dup"
+                    rec["rejected"].append({"url": b.url, "why": why})
                     n_rej += 1
                     continue
                 if key in existing or key in new:
