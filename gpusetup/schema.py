@@ -106,12 +106,13 @@ def analyze_schema() -> dict[str, Any]:
         "description": "A thread of the solved-report index (resources/solved) close to the input: similar, not "
                        "certain. closeness: 1 when the input holds all of its error words.",
         "required": ["url", "title", "family", "family_name", "component", "closeness", "signature", "cause", "fix",
-                     "matched"],
+                     "matched", "same_cause"],
         "properties": {
             "url": {"type": "string"}, "title": {"type": "string"}, "family": {"type": "string"},
             "family_name": {"type": "object", "additionalProperties": {"type": "string"}},
             "component": {"type": "string"}, "closeness": {"type": "number", "minimum": 0, "maximum": 1},
             "signature": strings, "cause": both, "fix": both, "matched": strings,
+            "same_cause": {**strings, "description": "links of other close reports of the same cause family"},
         },
     }
     fact_line = {

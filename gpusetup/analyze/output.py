@@ -110,6 +110,9 @@ def render_markdown(analysis: Analysis, language: str | None = None, plans: list
             link = (f"[{md_text(s.report.title or url)}](<{url}>)" if re.fullmatch(r"https?://[^\s<>]+", url)
                     else md_code(url))
             out.append(f"{k}. **{md_text(t['family'])}** ({md_text(t['closeness'])}): {link}")
+            if s.same_cause:
+                out.append("   - " + md_text(w(msg("analyze.out.similar-more", count=len(s.same_cause),
+                                                    links=" ".join(s.same_cause[:3])))))
             out.append(f"   - {md_text(w(msg('analyze.out.similar-cause')))} {md_text(t['cause'])}")
             out.append(f"   - {md_text(w(msg('analyze.out.similar-fix')))} {md_text(t['fix'])}")
             if s.matched:
@@ -180,9 +183,11 @@ def render_html(analysis: Analysis, language: str | None = None, plans: list[Fra
             link = s.report.url if re.fullmatch(r"https?://[^\s<>\"']+", s.report.url) else "#"
             matched = (f"<details><summary>{w(msg('analyze.out.similar-matched'))}</summary>"
                        f"<pre>{esc(chr(10).join(s.matched))}</pre></details>") if s.matched else ""
+            more = (f"<p class=muted>{w(msg('analyze.out.similar-more', count=len(s.same_cause), links=' '.join(s.same_cause[:3])))}</p>"  # noqa: E501
+                    if s.same_cause else "")
             body.append(f'<div class="similar"><div class="title">{esc(t["family"])} <span class=muted>'
                         f'({esc(t["closeness"])})</span></div><a href="{esc(link)}">{esc(s.report.title or link)}</a>'
-                        f"<p><b>{w(msg('analyze.out.similar-cause'))}</b> {esc(t['cause'])}</p>"
+                        f"{more}<p><b>{w(msg('analyze.out.similar-cause'))}</b> {esc(t['cause'])}</p>"
                         f"<p><b>{w(msg('analyze.out.similar-fix'))}</b> {esc(t['fix'])}</p>{matched}</div>")
     if analysis.fact_lines:
         body.append(f"<h2>{w(msg('analyze.out.fact-lines'))}</h2><ul>")

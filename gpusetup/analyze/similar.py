@@ -94,15 +94,15 @@ _STOP = frozenset(_STOP_WORDS.split())
 
 
 def words(line: str) -> list[str]:
-    """The words of one normalised line that BM25 ranks on: lower-case identifiers and numbers of at most
-    three digits (error codes), camelCase names also in their parts (``cudaErrorNoKernelImageForDevice`` →
+    """The words of one normalised line that BM25 ranks on: lower-case identifiers and numbers of two or three
+    digits (error codes), camelCase names also in their parts (``cudaErrorNoKernelImageForDevice`` →
     ``cudaerrornokernelimagefordevice cuda error no kernel image for device``), common English words dropped."""
     out: list[str] = []
     for raw in re.findall(r"[A-Za-z0-9_]+", line):
         low = raw.lower()
-        if low.isdigit() and len(low) > 3:
-            continue
-        if low not in _STOP and (len(low) > 1 or low.isdigit()):
+        if low.isdigit() and not 2 <= len(low) <= 3:
+            continue  # error codes (35, 999) stay; indices and counts (0, 1, GPU:0) and long numbers say nothing
+        if low not in _STOP and len(low) > 1:
             out.append(low)
         if not raw.islower() and not raw.isupper() and not raw.isdigit():
             parts = [p.lower() for p in _CAMEL.findall(raw)]
@@ -152,12 +152,14 @@ class SimilarReport:
     score: float
     family_name: dict[str, str] = field(default_factory=dict)
     matched: list[str] = field(default_factory=list)
+    same_cause: list[str] = field(default_factory=list)  # links of other close reports of the same cause family
 
     def to_dict(self) -> dict[str, Any]:
         r = self.report
         return {"url": r.url, "title": r.title, "family": r.family, "family_name": dict(self.family_name),
                 "component": r.component, "closeness": round(self.closeness, 2), "signature": list(r.signature),
-                "cause": dict(r.cause), "fix": dict(r.fix), "matched": list(self.matched)}
+                "cause": dict(r.cause), "fix": dict(r.fix), "matched": list(self.matched),
+                "same_cause": list(self.same_cause)}
 
 
 MAX_INDEX_BYTES = 16 * 1024 * 1024  # the whole index; a damaged or replaced file is refused, not read without end
@@ -190,7 +192,8 @@ class SolvedIndex:
         if not query or not self.reports:
             return [0.0] * len(self.reports)
         model = self._model()
-        return [float(s) for s in model.get_scores(query)]
+        # each word once: a line repeated a hundred times (one per GPU thread) must not weigh a hundred times
+        return [float(s) for s in model.get_scores(list(dict.fromkeys(query)))]
 
     def self_score(self, i: int) -> float:
         """The score a report gets for its own tokens: what a perfect match would reach."""
@@ -257,7 +260,10 @@ _QUERY_LINE = re.compile(
     r"denied|refused|rejected|timed? ?out|no kernel image|not compatible|not available|unavailable|out of memory|"
     r"segmentation fault|core dumped|assert|abort|aborted|killed|warning|warn|requires?|required|missing|"
     r"no (?:cuda|gpu|nvidia|device)|not (?:detected|loaded|installed|compiled|enabled)|deprecated|too old|"
-    r"no longer|does not|doesn't|is not|xid|nvrm|traceback)\b",
+    r"no longer|does not|doesn't|is not|xid|nvrm|traceback|could be found|no module named|not defined|"
+    r"conflicts?|conflicting|unsatisfiable|unmet|not installable|in use|stopped|not initialized|not enabled|"
+    r"disabled|outdated|symbol not found|unknown|too new|only supports?|only supported|larger than|"
+    r"(?:code|error) ?\d{2,4}|status_[a-z_]+|[a-z]+_status_[a-z_]+|falling back|fall back)\b",
     re.IGNORECASE,
 )
 _NOT_A_QUERY = re.compile(r"^\s*[|+][-=+ ]*[|+]?\s*$|^\s*[-=_*#]{4,}\s*$")
@@ -311,9 +317,18 @@ def similar_reports(lines: Sequence[str], *, top: int = TOP, min_closeness: floa
         if closeness >= min_closeness:
             found.append(SimilarReport(r, closeness, scores[i], idx.families.get(r.family, {})))
     found.sort(key=lambda s: -(s.score * s.closeness))
-    for s in found[:top]:
+    # the best report of each cause family, so the few shown offer different causes; the others of a family are
+    # kept as its links (dev split: 78 % → 81 % of threads with their family among the three shown)
+    best: dict[str, SimilarReport] = {}
+    for s in found:
+        if s.report.family in best:
+            best[s.report.family].same_cause.append(s.report.url)
+        else:
+            best[s.report.family] = s
+    shown = list(best.values())[:top]
+    for s in shown:
         s.matched = _matched_lines(chosen, set(doc_tokens(s.report)))
-    return found[:top]
+    return shown
 
 
 def _matched_lines(lines: Sequence[str], doc_words: set[str], limit: int = 2) -> list[str]:

@@ -193,6 +193,9 @@ def render_text(analysis, language: str | None = None,  # noqa: ANN001 - gpusetu
             lines.append("  " + w(msg("analyze.out.similar-head", n=n, family=t["family"], closeness=t["closeness"],
                                       title=s.report.title)))
             lines.append(f"     {s.report.url}")
+            if s.same_cause:
+                lines.append("     " + w(msg("analyze.out.similar-more", count=len(s.same_cause),
+                                               links=" ".join(s.same_cause[:2]) + (" …" if len(s.same_cause) > 2 else ""))))
             for label, body in ((w(msg("analyze.out.similar-cause")), t["cause"]),
                                 (w(msg("analyze.out.similar-fix")), t["fix"])):
                 wrapped = (textwrap.wrap(body, width - 8) if body.isascii() else [body]) or [""]

@@ -5,6 +5,7 @@ error lines). Threads of other families must not trigger it."""
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,11 @@ if str(ROOT / "scripts") not in sys.path:
     sys.path.insert(0, str(ROOT / "scripts"))
 split_eval: Any = importlib.import_module("split_eval")
 DEV = [r for r in solved_index().reports if split_eval.part_of(r.url) == "dev"]
-SIGNATURE = ("undefined symbol: _ZN", "compiled with different CUDA versions", "operator torchvision::",
-             "xFormers was built for", "xFormers can't load")
-ABI = [r for r in DEV if r.family == "extension-abi" and any(s in " ".join(r.signature) for s in SIGNATURE)]
+# a PyTorch symbol (c10::, at::, torch::) missing, or a package's own check (std:: symbols are a compiler ABI
+# matter the rule does not claim)
+SIGNATURE = re.compile(r"undefined symbol:?\s*_ZN?K?(?:3c10|2at|5torch)|compiled with different CUDA versions|"
+                       r"operator torchvision::|xFormers was built for|xFormers can't load")
+ABI = [r for r in DEV if r.family == "extension-abi" and SIGNATURE.search(" ".join(r.signature))]
 OTHERS = [r for r in DEV if r.family not in ("extension-abi", "extension-build", "vllm", "deepspeed",
                                                   "cuda-math-libs", "pip-resolution")]
 
