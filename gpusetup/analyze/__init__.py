@@ -190,12 +190,15 @@ def analyze_parts(parts: list[InputPart], unreadable: list[AnalyzedInput] | None
         findings.append(silent)
     texts = any(part.text is not None and not {"gpusetup-report", "gpusetup-plan"} & set(info.kinds)
                 for part, info in zip(parts, inputs[len(inputs) - len(parts):], strict=True))
-    similar = find_similar(machine, exclude_similar) if texts else []
+    unavailable: list[str] = []
+    similar = find_similar(machine, exclude_similar, unavailable) if texts else []
+    if unavailable and inputs:
+        inputs[-1].notes.extend(unavailable)
     return Analysis(inputs=inputs, machine=machine, findings=findings, similar=similar, fact_lines=fact_lines,
                     fixes=fixes)
 
 
-def find_similar(machine: Machine, exclude: Iterable[str] = ()) -> list[SimilarReport]:
+def find_similar(machine: Machine, exclude: Iterable[str] = (), note: list[str] | None = None) -> list[SimilarReport]:
     """Similar solved reports for text that shows a problem (error, failure or warning lines); none for text
     without such lines, which never loads the index. Whole-machine reports are not searched (the caller).
     The ranking is the search's alone: putting the families of the rules' findings first pushed the right report
@@ -205,7 +208,9 @@ def find_similar(machine: Machine, exclude: Iterable[str] = ()) -> list[SimilarR
         return []
     try:
         return similar_reports(lines, exclude=exclude)
-    except ImportError:  # a build without the retrieval package (bm25s, numpy): no similar reports, no failure
+    except ImportError as exc:  # a build without the retrieval package (bm25s, numpy): said, not a failure
+        if note is not None:
+            note.append(render(msg("analyze.out.similar-unavailable", reason=str(exc))))
         return []
 
 

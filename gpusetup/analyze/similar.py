@@ -11,7 +11,8 @@ versions, sizes, timestamps) and keeps what names the failure (error codes, arch
 same function is applied to the index and to the input.
 
 Cost: nothing is loaded until an input with problem lines asks (the fleet of whole-machine reports never does);
-the first query reads the index and builds the BM25 matrix once per process (tens of milliseconds).
+the first query imports bm25s and numpy, reads the index and builds the BM25 matrix once per process (about 0.08 s
+on the development machine for 642 threads), later ones take about 3 ms.
 """
 
 from __future__ import annotations

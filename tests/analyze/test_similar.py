@@ -108,3 +108,14 @@ def test_the_evaluation_reads_only_the_part_it_is_asked_for() -> None:
     assert {t["part"] for t in result["traps"]} <= {"dev", "fixture"}
     s = ev.summary(result)
     assert 0 < s["named"] <= s["reports"] and s["false_alarms"] == 0
+
+
+def test_without_the_search_package_the_analysis_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The packaged app leaves numpy out (packaging/gpusetup.spec): analysis goes on and says why nothing similar
+    is shown."""
+    monkeypatch.setitem(sys.modules, "bm25s", None)  # import bm25s → ImportError
+    idx = sim.SolvedIndex(sim.solved_index().reports, {})
+    monkeypatch.setattr(sim, "solved_index", lambda: idx)
+    a = analyze_text("RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+    assert a.similar == [] and a.findings
+    assert any("not available in this installation" in n for i in a.inputs for n in i.notes)
