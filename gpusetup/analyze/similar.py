@@ -364,7 +364,13 @@ CATALOGUE_FAMILIES: dict[str, set[str]] = {
 }
 
 # Findings without a catalogue code, and the index families they name.
-FINDING_FAMILIES: dict[str, set[str]] = {"extension-built-for-other-torch": {"extension-abi"}}
+FINDING_FAMILIES: dict[str, set[str]] = {
+    "extension-built-for-other-torch": {"extension-abi"},
+    "cuda-compiler-not-found": {"cuda-toolkit", "extension-build"},
+    "gpu-feature-needs-newer-gpu": {"gpu-feature-unsupported"},
+    "ptx-newer-than-driver": {"driver-too-old"},
+    "bitsandbytes-without-cuda": {"bitsandbytes"},
+}
 
 
 def finding_families(catalogue: str | None, finding_id: str) -> set[str]:
