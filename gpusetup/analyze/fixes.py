@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpusetup.compat.db import DataError, get_db
-from gpusetup.compat.resolver import oldest_gpu_build, resolve
+from gpusetup.compat.resolver import resolve
 from gpusetup.messages import msg, render
 from gpusetup.model import Finding, FrameworkPlan, Gpu, Machine, Message
-from gpusetup.versions import Version
+from gpusetup.versions import ComputeCapability, Version, kernel_coverage, version_key
 
 # Findings whose cause is the framework build vs the GPU's architecture (F04 / F05): the plan's build fixes them.
 ARCH_FINDINGS = ("gpu-too-new-for-build", "gpu-too-old-for-build")
@@ -38,6 +38,47 @@ def _gpu_for(machine: Machine, finding: Finding) -> tuple[int, Gpu] | None:
     return known[0] if len(known) == 1 else None
 
 
+@dataclass(frozen=True)
+class Build:
+    version: str  # release series, "2.7"
+    variant: str  # cu128
+
+
+def _in(version: str, lo: str | None, hi: str | None) -> bool:
+    v = version_key(version)
+    return not (lo and v < version_key(lo)) and not (hi and v > version_key(hi))
+
+
+def oldest_torch_with_kernels(cc: ComputeCapability, machine: Machine) -> Build | None:
+    """The oldest PyTorch release (and its lowest CUDA variant) whose wheels carry native kernels (SASS) for this
+    compute capability on this machine's platform, from the same data tables the resolver reads
+    (``pytorch.releases``, ``pytorch.arch_lists``) and the one coverage rule (:func:`kernel_coverage`). It answers
+    "this GPU needs torch ≥ X with cuYYY"; the build to install is the resolver's (:func:`resolve`)."""
+    s = machine.system
+    os_ = "linux" if s.wsl or not s.os else s.os.lower()
+    arch = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}.get((s.arch or "").lower(), s.arch or "x86_64")
+    try:
+        db = get_db()
+        releases = sorted(db.rows("pytorch", "releases"), key=lambda r: version_key(str(r["version"])))
+        arch_rows = db.rows("pytorch", "arch_lists")
+    except (DataError, KeyError):
+        return None
+
+    def cuda_of(variant: str) -> Version:
+        digits = variant[2:]
+        return version_key(f"{digits[:-1]}.{digits[-1:]}") if digits.isdigit() and len(digits) >= 2 else version_key("0")
+
+    for rel in releases:
+        variants = sorted((v for v in rel.get("cuda_variants") or [] if str(v).startswith("cu")), key=cuda_of)
+        for variant in variants:
+            row = next((r for r in arch_rows if r.get("variant") == variant and r.get("os") == os_
+                        and r.get("machine") == arch and _in(str(rel["version"]), r.get("torch_min"), r.get("torch_max"))),
+                       None)
+            if row and kernel_coverage(cc, row.get("cc") or (), row.get("ptx")) == "sass":
+                return Build(str(rel["version"]), variant)
+    return None
+
+
 def _oldest_release() -> Version | None:
     try:
         rows = get_db().rows("pytorch", "releases")
@@ -56,9 +97,9 @@ def arch_fix(machine: Machine, finding: Finding) -> ComputedFix | None:
     position, gpu = found
     try:
         plan = resolve(machine, ["pytorch"], gpu_index=position)[0]
-        oldest = oldest_gpu_build(machine, "pytorch", gpu_index=position)
     except (ValueError, DataError):
         return None
+    oldest = oldest_torch_with_kernels(gpu.compute_capability, machine) if gpu.compute_capability else None
     choice = plan.choice if plan.ok else plan.gpu_choice
     if choice is None or not choice.variant.startswith("cu") or not choice.commands:
         return None

@@ -1172,22 +1172,3 @@ def resolve(
             raise RequestError(msg("request.unknown-framework", name=name))
         plans.append(_plan_for(db, fw, env, gpus, selected, dict(left), env_notes + sel_notes))
     return plans
-
-
-def oldest_gpu_build(machine: Machine, framework: str = "pytorch", *, gpu_index: int | None = None) -> Choice | None:
-    """The oldest build of ``framework`` (release, then its lowest CUDA variant) that carries code for every
-    selected NVIDIA GPU on this platform — driver and Python left aside — so a finding can say "this GPU needs
-    torch ≥ 2.7 with cu128 or newer". None when no build does, the GPUs' compute capability is unknown, or the
-    framework is not one whose builds list their architectures (PyTorch)."""
-    if framework != "pytorch":
-        return None
-    db = get_db()
-    env, _notes = _machine_env(machine, None)
-    selected = [g for g in _gpus(machine) if g.vendor == "nvidia" and g.cc and (gpu_index is None or g.index == gpu_index)]
-    if not selected:
-        return None
-    ok = [c for c in _torch_candidates(db, env, selected, "cuda") if not c.platform_bad and not c.gpu_bad]
-    if not ok:
-        return None
-    oldest = min(ok, key=lambda c: (vkey(c.version), vkey(_cuda_of_variant(c.variant))))
-    return _choice(oldest, env)

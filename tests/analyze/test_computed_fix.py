@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from gpusetup.analyze import analyze_text
+from gpusetup.analyze.fixes import oldest_torch_with_kernels
 from gpusetup.cli import main
-from gpusetup.compat.resolver import oldest_gpu_build, resolve
+from gpusetup.compat.resolver import resolve
 
 NO_KERNEL = "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
 PROSE = "GPU: RTX 5080\nPyTorch: 2.3.1+cu121\nCUDA: 12.8\n" + NO_KERNEL
@@ -24,7 +25,7 @@ def test_new_gpu_in_prose_gets_the_plans_build_and_minimum() -> None:
     f = next(f for f in a.findings if f.id == "gpu-too-new-for-build")
     plan = resolve(a.machine, ["pytorch"])[0]
     choice = plan.choice if plan.ok else plan.gpu_choice
-    oldest = oldest_gpu_build(a.machine)
+    oldest = oldest_torch_with_kernels(a.machine.gpus[0].compute_capability, a.machine)
     assert choice is not None and oldest is not None
     assert f"torch {oldest.version} or newer, built with {oldest.variant} or newer" in f.fix
     assert choice.commands[0] in f.fix and "sm_120" in f.fix
@@ -35,7 +36,7 @@ def test_new_gpu_in_prose_gets_the_plans_build_and_minimum() -> None:
 
 def test_the_minimum_comes_from_the_data_not_from_the_code() -> None:
     a = analyze_text(PROSE)
-    oldest = oldest_gpu_build(a.machine)
+    oldest = oldest_torch_with_kernels(a.machine.gpus[0].compute_capability, a.machine)
     assert oldest is not None and re.fullmatch(r"cu\d+", oldest.variant)
     assert int(oldest.variant[2:]) >= 128  # Blackwell needs a CUDA 12.8+ build (resources/compat arch lists)
 
