@@ -136,4 +136,6 @@ def computed_fixes(machine: Machine, findings: list[Finding]) -> dict[str, Compu
             if fix is not None:
                 out[f.id] = fix
                 f.fix = render(fix.message, "en")
+                if hasattr(f, "fix_code"):  # a model that carries the fix as data (main, issue 21): that one too
+                    setattr(f, "fix_code", fix.message)  # noqa: B010 - the field does not exist on every model
     return out

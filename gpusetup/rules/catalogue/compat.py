@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from gpusetup.messages import msg, render
 from gpusetup.model import Finding, FrameworkInstall, Machine, Severity
 from gpusetup.rules import rule
 from gpusetup.rules._util import (
@@ -299,13 +300,7 @@ def arch_verdicts(machine: Machine) -> list[_ArchVerdict]:
 def _arch_fix(v: _ArchVerdict, kind: str) -> str:
     if v.kind == "unknown":
         # which way to go depends on the GPU: never tell the owner of a new GPU to install an older release
-        return (
-            "Which build fixes it depends on the GPU: a GPU newer than the build (the usual case with new cards such "
-            "as Blackwell/sm_120) needs a newer build made with a newer CUDA; only a GPU older than every "
-            "architecture in the build needs an older release. `nvidia-smi --query-gpu=name,compute_cap "
-            "--format=csv` and `python -c \"import torch; print(torch.__version__, torch.cuda.get_arch_list())\"` "
-            "tell which; then `gpusetup plan` picks the exact build for this GPU."
-        )
+        return render(msg("fix.gpu-arch-unknown"))
     if kind == "new":
         return (
             "Install a framework build that includes this GPU's architecture: for new GPUs that means a build "

@@ -13,11 +13,23 @@ those threads as fixtures), never from its evaluation split:
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from typing import Any
 
-from gpusetup.model import Finding, Machine, Severity
+from gpusetup.messages import msg, render
+from gpusetup.model import Finding, Machine, Message, Severity
 from gpusetup.rules import rule
 from gpusetup.rules._util import build_cuda, driver_version, grep, make, min_driver_for_cuda, torch_installs
+
+# Fixes and "to be sure" texts are message codes (fix.…, sure.…, both languages). Where the Finding model carries
+# them as data (Finding.fix_code, on main since issue 21) they are passed as messages; until then as their English.
+_AS_DATA = "fix_code" in {f.name for f in dataclasses.fields(Finding)}
+
+
+def as_text(message: Message) -> Any:
+    """A fix or to-be-sure message as :func:`make` takes it on this model: the message, or its English words."""
+    return message if _AS_DATA else render(message)
 
 # --------------------------------------------------------------------------------------------- nvcc missing
 
@@ -35,7 +47,6 @@ def nvcc_missing(machine: Machine) -> list[Finding]:
         return []
     cuda = next((build_cuda(fw) for fw in torch_installs(machine) if build_cuda(fw)), None)
     mm = cuda.major_minor if cuda else None
-    toolkit = f"CUDA toolkit {mm[0]}.{mm[1]}" if mm else "the CUDA toolkit"
     return [
         make(
             "cuda-compiler-not-found",
@@ -44,15 +55,10 @@ def nvcc_missing(machine: Machine) -> list[Finding]:
             "Compiling CUDA code (an extension, llama.cpp, a CMake project) needs nvcc from a CUDA toolkit. The "
             "NVIDIA driver and the CUDA libraries inside framework wheels do not include it, so it is either not "
             "installed or not where the build looks (PATH, CUDA_HOME, CMAKE_CUDA_COMPILER).",
-            f"Install {toolkit}"
-            + (" (the version PyTorch was built with)" if mm else "")
-            + " — from NVIDIA's repository, or `conda install -c nvidia cuda-toolkit` in the environment — then point "
-            "the build at it: `export CUDA_HOME=/usr/local/cuda PATH=/usr/local/cuda/bin:$PATH` (CMake: "
-            "`-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc` or `export CUDACXX=…/nvcc`). `nvcc --version` must answer. "
-            "Often a prebuilt wheel of the package avoids the build altogether.",
+            as_text(msg("fix.cuda-compiler-not-found.version", cuda=f"{mm[0]}.{mm[1]}") if mm
+                    else msg("fix.cuda-compiler-not-found")),
             lines,
-            to_be_sure=None if mm else "which CUDA the framework was built with (`python -c \"import torch; "
-                                         "print(torch.version.cuda)\"`), so the toolkit matches it.",
+            to_be_sure=None if mm else as_text(msg("sure.cuda-compiler-not-found")),
         )
     ]
 
@@ -81,11 +87,7 @@ def feature_needs_ampere(machine: Machine) -> list[Finding]:
             "FlashAttention 2 and bfloat16 arithmetic need compute capability 8.0 (Ampere) or newer; on older GPUs "
             "(Turing, Volta, Pascal — T4, V100, RTX 20xx, GTX 10xx) the library refuses them. Nothing in the setup "
             "is broken: the program's settings ask for more than the GPU can do.",
-            ("Run in float16 or float32 instead of bfloat16 (vLLM: `--dtype half`; transformers: "
-             "`torch_dtype=torch.float16`)" if bf16 else
-             "Turn FlashAttention 2 off and use the default attention (transformers: "
-             "`attn_implementation=\"sdpa\"` or \"eager\"; otherwise the program's option such as use_flash_attn=False)")
-            + ", or run on a GPU of compute capability 8.0 or newer (A100, A10, L4, RTX 30xx/40xx/50xx…).",
+            as_text(msg("fix.gpu-feature-needs-newer-gpu.bf16") if bf16 else msg("fix.gpu-feature-needs-newer-gpu.flash")),
             lines,
         )
     ]
@@ -114,13 +116,10 @@ def ptx_toolchain(machine: Machine) -> list[Finding]:
             "that produced the PTX refuses it. The program (or an extension in it) was built with a newer CUDA than "
             "the installed driver supports"
             + (f" (driver {dv})" if dv else "") + ".",
-            "Update the NVIDIA driver to a branch that supports the CUDA version the program was built with"
-            + (f" (CUDA {cuda}: driver {need} or newer)" if need else "")
-            + ", or rebuild/install the program for a CUDA version the driver supports (nvidia-smi's \"CUDA Version\" "
-            "is the newest it accepts). For a compiled extension, building it with your GPU's architecture in "
-            "TORCH_CUDA_ARCH_LIST also avoids the PTX step.",
+            as_text(msg("fix.ptx-newer-than-driver.need", cuda=str(cuda), need=need) if need
+                    else msg("fix.ptx-newer-than-driver")),
             lines,
-            to_be_sure=None if dv else "the driver version and its CUDA version (the header of `nvidia-smi`).",
+            to_be_sure=None if dv else as_text(msg("sure.ptx-newer-than-driver")),
         )
     ]
 
@@ -144,10 +143,7 @@ def bitsandbytes_cpu(machine: Machine) -> list[Finding]:
             "bitsandbytes loads a compiled library for the CUDA version it finds; when it finds none that matches "
             "(old releases shipped few CUDA versions, or only a CPU build on Windows), 8-bit and 4-bit quantisation "
             "on the GPU is unavailable even though the GPU works for PyTorch.",
-            "Upgrade it: `pip install -U bitsandbytes` (current releases carry libraries for every supported CUDA "
-            "version, Windows included), then check with `python -m bitsandbytes`. If it still picks the wrong CUDA, "
-            "set BNB_CUDA_VERSION to the CUDA version PyTorch uses (`python -c \"import torch; "
-            "print(torch.version.cuda)\"`).",
+            as_text(msg("fix.bitsandbytes-without-cuda")),
             lines,
         )
     ]

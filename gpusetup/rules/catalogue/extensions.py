@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import re
 
+from gpusetup.messages import msg
 from gpusetup.model import Finding, Machine, Severity
 from gpusetup.rules import rule
-from gpusetup.rules._util import grep, make, torch_installs
+from gpusetup.rules._util import grep, make
+from gpusetup.rules.catalogue.ecosystem import as_text
 
 # a PyTorch C++ symbol (namespaces c10, at, torch, caffe2 in their mangled form) the loader cannot find
 _SYMBOL = re.compile(r"undefined symbol:?\s*(_ZN?K?(?:3c10|2at|5torch|6caffe2)\w*)")
@@ -49,7 +51,6 @@ def extension_abi(machine: Machine) -> list[Finding]:
     package = _package(lib) or ("torchvision" if any("torchvision" in ln for ln in checks) else
                                 "xformers" if any("xformers" in ln.lower() for ln in checks) else None)
     what = package or lib
-    torch = next((str(fw.version) for fw in torch_installs(machine) if fw.version), None)
     return [
         make(
             "extension-built-for-other-torch",
@@ -60,13 +61,7 @@ def extension_abi(machine: Machine) -> list[Finding]:
             "another torch version (or another CUDA variant of it) the loader cannot find the PyTorch functions they "
             "call ('undefined symbol'), or the package's own check refuses to load. Upgrading or reinstalling torch "
             "after the extension is the usual way this happens.",
-            "Install the extension's build made for the installed torch"
-            + (f" ({torch})" if torch else "")
-            + ": a prebuilt wheel for that torch/CUDA/Python combination, or rebuild it against it with "
-            "`pip install --force-reinstall --no-build-isolation --no-cache-dir "
-            + (package or "<package>")
-            + "`. torchvision, torchaudio and xformers: install the versions paired with your torch from the same "
-            "index as torch. Then `python -c \"import torch; print(torch.__version__)\"` shows what they must match.",
+            as_text(msg("fix.extension-built-for-other-torch", package=package or "<package>")),
             symbols + checks,
         )
     ]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from packaging.specifiers import SpecifierSet
 
+from gpusetup.messages import msg
 from gpusetup.model import Finding, FrameworkInstall, Machine, PythonEnv, Severity
 from gpusetup.rules import rule
 from gpusetup.rules._util import (
@@ -31,6 +32,7 @@ from gpusetup.rules._util import (
     ver,
 )
 from gpusetup.rules.catalogue.data import first_wording
+from gpusetup.rules.catalogue.ecosystem import as_text
 from gpusetup.versions import Version
 
 _NOT_COMPILED = re.compile(r"Torch not compiled with CUDA enabled", re.IGNORECASE)
@@ -605,7 +607,7 @@ def jax_plugin(machine: Machine) -> list[Finding]:
                                "JAX, for example), this notice is harmless and can be ignored."),
             fix,
             lines + [f"{fw.name} {fw.version}" for fw in jaxes],
-            to_be_sure=None if used else "whether the program uses JAX (`pip list | grep -i jax` in its environment).",
+            to_be_sure=None if used else as_text(msg("sure.jax-used")),
         )
     ]
 
