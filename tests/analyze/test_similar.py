@@ -37,17 +37,28 @@ def test_words_keep_error_codes_and_split_names() -> None:
 
 
 def test_an_input_no_rule_knows_gets_similar_reports_with_links() -> None:
-    """A flash-attn import error (the verbatim line of https://github.com/Dao-AILab/flash-attention/issues/931, a
-    dev thread) is found among other solved threads of its family: the thread itself is left out."""
-    text = "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n"
-    a = analyze_text(text, exclude_similar={"https://github.com/Dao-AILab/flash-attention/issues/931"})
+    """A TensorRT engine built on another GPU (the verbatim line of https://github.com/NVIDIA/TensorRT/issues/3130,
+    a dev thread): no rule knows it; another solved thread of its family is shown, the thread itself left out."""
+    text = ("The engine plan file is generated on an incompatible device, expecting compute 7.5 got compute 8.6, "
+            "please rebuild\n")
+    a = analyze_text(text, exclude_similar={"https://github.com/NVIDIA/TensorRT/issues/3130"})
+    assert not [f for f in a.findings if f.severity.rank >= 2], "a rule knows it: pick another input"
     assert a.similar, "no similar report"
     best = a.similar[0]
-    assert best.report.family == "extension-abi" and best.report.url.startswith("https://")
+    assert best.report.family == "tensorrt" and best.report.url.startswith("https://")
     assert 0 < best.closeness <= 1 and best.report.cause["en"] and best.report.cause["zh_CN"]
     d = a.to_dict()["similar"][0]
-    assert set(d) >= {"url", "title", "family", "family_name", "closeness", "cause", "fix", "matched"}
+    assert set(d) >= {"url", "title", "family", "family_name", "closeness", "cause", "fix", "matched", "same_cause"}
     assert d["family_name"]["zh_CN"] and d["fix"]["zh_CN"]
+
+
+def test_an_extension_abi_error_gets_a_rule_and_similar_reports() -> None:
+    """The verbatim line of https://github.com/Dao-AILab/flash-attention/issues/931 (dev): the rule names it and
+    other solved threads of its family are shown below it."""
+    text = "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n"
+    a = analyze_text(text, exclude_similar={"https://github.com/Dao-AILab/flash-attention/issues/931"})
+    assert a.findings[0].id == "extension-built-for-other-torch"
+    assert a.similar and a.similar[0].report.family == "extension-abi"
 
 
 def test_a_thread_is_never_found_by_itself_when_left_out() -> None:

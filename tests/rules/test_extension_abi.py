@@ -22,7 +22,8 @@ split_eval: Any = importlib.import_module("split_eval")
 DEV = [r for r in solved_index().reports if split_eval.part_of(r.url) == "dev"]
 # a PyTorch symbol (c10::, at::, torch::) missing, or a package's own check (std:: symbols are a compiler ABI
 # matter the rule does not claim)
-SIGNATURE = re.compile(r"undefined symbol:?\s*_ZN?K?(?:3c10|2at|5torch)|compiled with different CUDA versions|"
+SIGNATURE = re.compile(r"undefined symbol:?\s*_ZN?K?(?:3c10|2at|5torch)|Symbol not found: _torch_|"
+                       r"compiled with different CUDA versions|"
                        r"operator torchvision::|xFormers was built for|xFormers can't load")
 ABI = [r for r in DEV if r.family == "extension-abi" and SIGNATURE.search(" ".join(r.signature))]
 OTHERS = [r for r in DEV if r.family not in ("extension-abi", "extension-build", "vllm", "deepspeed",

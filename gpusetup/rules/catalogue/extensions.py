@@ -18,7 +18,8 @@ from gpusetup.rules._util import grep, make
 from gpusetup.rules.catalogue.ecosystem import as_text
 
 # a PyTorch C++ symbol (namespaces c10, at, torch, caffe2 in their mangled form) the loader cannot find
-_SYMBOL = re.compile(r"undefined symbol:?\s*(_ZN?K?(?:3c10|2at|5torch|6caffe2)\w*)")
+_SYMBOL = re.compile(r"undefined symbol:?\s*(_ZN?K?(?:3c10|2at|5torch|6caffe2)\w*)|"
+                     r"Symbol not found:\s*(_?_ZN?K?(?:3c10|2at|5torch)\w*|_torch_\w+)")  # the second: macOS dyld
 _LIBRARY = re.compile(r"([\w.+-]+\.(?:so|pyd))\b[^\n]{0,40}?undefined symbol")
 _PACKAGE_CHECK = re.compile(
     r"Detected that PyTorch and torchvision were compiled with different CUDA versions|"
