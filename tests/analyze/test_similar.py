@@ -130,3 +130,26 @@ def test_without_the_search_package_the_analysis_says_so(monkeypatch: pytest.Mon
     a = analyze_text("RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
     assert a.similar == [] and a.findings
     assert any("not available in this installation" in n for i in a.inputs for n in i.notes)
+
+
+def test_a_fleet_of_whole_machine_reports_never_loads_the_index(tmp_path: Path) -> None:
+    """The per-report cost of a fleet stays the rules' (benchmarks/analyze_fleet_bench.py): reports without error
+    text import neither bm25s nor numpy."""
+    import subprocess
+
+    from gpusetup.model import Machine, Report, from_dict, to_dict
+    from gpusetup.resources import resource
+    from gpusetup.rules import evaluate
+
+    paths = []
+    for demo in sorted(resource("demo").glob("*.json"))[:3]:
+        m = from_dict(Machine, json.loads(demo.read_text(encoding="utf-8"))["machine"])
+        p = tmp_path / demo.name
+        p.write_text(json.dumps(to_dict(Report(machine=m, findings=evaluate(m)))), encoding="utf-8")
+        paths.append(str(p))
+    code = ("import sys, io, contextlib\nfrom gpusetup.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    main(['analyze', '--json', *{paths!r}])\n"
+            "print([m for m in ('bm25s', 'numpy') if m in sys.modules])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stderr
