@@ -97,7 +97,31 @@ def analyze_schema() -> dict[str, Any]:
     Finding objects."""
     defs: dict[str, Any] = {}
     finding = _type_schema(model.Finding, defs)
+    plan = _type_schema(model.FrameworkPlan, defs)
     strings = {"type": "array", "items": {"type": "string"}}
+    both = {"type": "object", "required": ["en"], "additionalProperties": {"type": "string"},
+            "description": "English, and Simplified Chinese (zh_CN) where the index has it"}
+    similar = {
+        "type": "object",
+        "description": "A thread of the solved-report index (resources/solved) close to the input: similar, not "
+                       "certain. closeness: 1 when the input holds all of its error words.",
+        "required": ["url", "title", "family", "family_name", "component", "closeness", "signature", "cause", "fix",
+                     "matched", "same_cause"],
+        "properties": {
+            "url": {"type": "string"}, "title": {"type": "string"}, "family": {"type": "string"},
+            "family_name": {"type": "object", "additionalProperties": {"type": "string"}},
+            "component": {"type": "string"}, "closeness": {"type": "number", "minimum": 0, "maximum": 1},
+            "signature": strings, "cause": both, "fix": both, "matched": strings,
+            "same_cause": {**strings, "description": "links of other close reports of the same cause family"},
+        },
+    }
+    fact_line = {
+        "type": "object",
+        "description": "A fact read from what a person wrote, with the line it came from.",
+        "required": ["fact", "value", "line", "input"],
+        "properties": {"fact": {"type": "string"}, "value": {"type": "string"}, "line": {"type": "string"},
+                       "input": {"type": "string"}},
+    }
     single = {
         "type": "object",
         "description": "One diagnosis merged from every input.",
@@ -115,8 +139,12 @@ def analyze_schema() -> dict[str, Any]:
                 },
             }},
             "facts": {"type": "object", "description": "The facts the inputs held (keys appear when known)."},
+            "fact_lines": {"type": "array", "items": fact_line},
             "missing": strings,
             "findings": {"type": "array", "items": finding},
+            "similar": {"type": "array", "items": similar},
+            "plan": {"type": "array", "items": plan,
+                     "description": "With --plan: the plan for the reporter's machine (as `gpusetup plan --json`'s plans)"},
         },
     }
     fleet = {

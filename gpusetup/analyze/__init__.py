@@ -11,21 +11,28 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpusetup.analyze import prose as _prose  # noqa: F401 - registers the recognisers of facts written in prose
+from gpusetup.analyze.fixes import ComputedFix, computed_fixes
 from gpusetup.analyze.readers import InputPart, UnreadableInput, read_bytes, read_path, register_reader
 from gpusetup.analyze.recognisers import (
     RECOGNISER_LABELS_EXTRA,
     RECOGNISERS,
     Extraction,
+    FactLine,
     labels,
     merge_machines,
     recogniser,
 )
+from gpusetup.analyze.similar import SimilarReport, query_lines, similar_reports
+from gpusetup.enrich import enrich
 from gpusetup.messages import msg, render
 from gpusetup.model import Finding, Machine, Message, Severity, to_dict
 from gpusetup.rules import evaluate
+from gpusetup.rules._util import text_lines
 from gpusetup.rules.unrecognised import not_recognised
 
 __all__ = [
@@ -63,6 +70,9 @@ class Analysis:
     inputs: list[AnalyzedInput]
     machine: Machine
     findings: list[Finding]
+    similar: list[SimilarReport] = field(default_factory=list)  # closest solved reports: similar, not certain
+    fact_lines: list[FactLine] = field(default_factory=list)  # facts read from prose, each with its line
+    fixes: dict[str, ComputedFix] = field(default_factory=dict)  # finding id → fix computed for this machine
 
     @property
     def worst(self) -> Severity:
@@ -85,15 +95,20 @@ class Analysis:
                 for i in self.inputs
             ],
             "facts": facts_summary(self.machine),
+            # facts read from what a person wrote, each with the line it came from
+            "fact_lines": [f.to_dict() for f in self.fact_lines],
             "missing": missing_facts(self.machine, self.has_report),
             # the report's Finding objects, whole (gpu_index included): resources/schema/analyze.schema.json
             "findings": [to_dict(f) for f in self.findings],
+            # the closest threads of the solved-report index (resources/solved), best first: similar, not certain
+            "similar": [s.to_dict() for s in self.similar],
         }
 
 
 # Recognisers that would misread a kind of input: our own installer logs quote the plan's commands
 # ("pip install torch==2.4.0"), which say what was to be installed, not what is.
-NOT_FOR_KIND: dict[str, tuple[str, ...]] = {"gpusetup-log": ("framework-mentions", "conda-list")}
+NOT_FOR_KIND: dict[str, tuple[str, ...]] = {"gpusetup-log": ("framework-mentions", "conda-list", "prose-frameworks",
+                                                             "prose-driver", "prose-gpu", "prose-toolkit")}
 MAX_LINE_CHARS = 4096  # longer lines are cut into pieces of this size before any pattern looks at them
 _ESCAPED_NL = re.compile(r"(?:\\r)?\\n")  # a line break written as backslash-n (a log pasted inside JSON)
 
@@ -155,22 +170,52 @@ def extract(part: InputPart) -> tuple[Extraction, AnalyzedInput]:
     return ex, info
 
 
-def analyze_parts(parts: list[InputPart], unreadable: list[AnalyzedInput] | None = None) -> Analysis:
+def analyze_parts(parts: list[InputPart], unreadable: list[AnalyzedInput] | None = None, *,
+                  exclude_similar: Iterable[str] = ()) -> Analysis:
+    """Recognise, merge, run the rules; then, for an input that shows a problem, the closest solved reports
+    (``exclude_similar``: thread URLs left out of that search, as the evaluation does for a thread's own)."""
     inputs: list[AnalyzedInput] = list(unreadable or [])
     machine = Machine(tool_version=None)
+    fact_lines: list[FactLine] = []
     for part in parts:
         ex, info = extract(part)
         inputs.append(info)
         machine = merge_machines(machine, ex.machine)
+        fact_lines.extend(f for f in ex.facts if f not in fact_lines)
+    enrich(machine)  # chip and compute capability of GPUs known only by name or PCI id (as for a --for profile)
     findings = evaluate(machine)
+    fixes = computed_fixes(machine, findings)
     silent = not_recognised(machine, findings, {k for i in inputs for k in i.kinds})
     if silent is not None:
         findings.append(silent)
-    return Analysis(inputs=inputs, machine=machine, findings=findings)
+    texts = any(part.text is not None and not {"gpusetup-report", "gpusetup-plan"} & set(info.kinds)
+                for part, info in zip(parts, inputs[len(inputs) - len(parts):], strict=True))
+    unavailable: list[str] = []
+    similar = find_similar(machine, exclude_similar, unavailable) if texts else []
+    if unavailable and inputs:
+        inputs[-1].notes.extend(unavailable)
+    return Analysis(inputs=inputs, machine=machine, findings=findings, similar=similar, fact_lines=fact_lines,
+                    fixes=fixes)
 
 
-def analyze_text(text: str, name: str = "text") -> Analysis:
-    return analyze_parts([InputPart(name, text)])
+def find_similar(machine: Machine, exclude: Iterable[str] = (), note: list[str] | None = None) -> list[SimilarReport]:
+    """Similar solved reports for text that shows a problem (error, failure or warning lines); none for text
+    without such lines, which never loads the index. Whole-machine reports are not searched (the caller).
+    The ranking is the search's alone: putting the families of the rules' findings first pushed the right report
+    out of the three shown more often than it helped (dev split, benchmarks/analyze_eval.py)."""
+    lines = query_lines(text_lines(machine))
+    if not lines:
+        return []
+    try:
+        return similar_reports(lines, exclude=exclude)
+    except ImportError as exc:  # a build without the retrieval package (bm25s, numpy): said, not a failure
+        if note is not None:
+            note.append(render(msg("analyze.out.similar-unavailable", reason=str(exc))))
+        return []
+
+
+def analyze_text(text: str, name: str = "text", *, exclude_similar: Iterable[str] = ()) -> Analysis:
+    return analyze_parts([InputPart(name, text)], exclude_similar=exclude_similar)
 
 
 def analyze_paths(paths: list[str], stdin: io.BufferedIOBase | None = None) -> Analysis:

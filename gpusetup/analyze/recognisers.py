@@ -23,6 +23,19 @@ from gpusetup.versions import ComputeCapability, Version, as_version
 MAX_LINES = 5000  # lines of one input kept as messages for the rules
 
 
+@dataclass(frozen=True)
+class FactLine:
+    """A fact read from what a person wrote (not from a tool's fixed format), with the line it came from."""
+
+    fact: str  # gpu / driver / framework / toolkit / driver-cuda / build-arch / xid / jetson
+    value: str  # as gpusetup understood it: "NVIDIA GeForce RTX 5080", "torch 2.3.1+cu121", "79"
+    line: str  # the input's line, as written (stripped, at most 300 characters)
+    input: str  # which input it was in
+
+    def to_dict(self) -> dict[str, str]:
+        return {"fact": self.fact, "value": self.value, "line": self.line, "input": self.input}
+
+
 @dataclass
 class Extraction:
     """What the recognisers learn from one input."""
@@ -31,6 +44,12 @@ class Extraction:
     machine: Machine = field(default_factory=Machine)
     kinds: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # e.g. "not a gpusetup report: …"
+    facts: list[FactLine] = field(default_factory=list)  # facts read from prose, each with its line
+
+    def fact(self, fact: str, value: str, line: str) -> None:
+        item = FactLine(fact, value, line.strip()[:300], self.name)
+        if item not in self.facts:
+            self.facts.append(item)
 
     def framework(self, name: str) -> FrameworkInstall:
         if not self.machine.python_envs:

@@ -11,12 +11,16 @@ from pathlib import Path
 from gpusetup import term
 from gpusetup.analyze import analyze_paths, facts_summary, missing_fact_messages
 from gpusetup.analyze.fleet import fleet_rows
+from gpusetup.analyze.output import fact_label as fact_word
+from gpusetup.analyze.output import plan_for, render_html, render_markdown, similar_texts
 from gpusetup.commands import write_atomic
+from gpusetup.commands.plan import plan_lines
 from gpusetup.errors import EXIT_TOOL
 from gpusetup.i18n import output_language
 from gpusetup.messages import finding_words, msg, render
-from gpusetup.model import Message, Severity
+from gpusetup.model import FrameworkPlan, Message, Severity, to_dict
 from gpusetup.report.fleet import fleet_json, fleet_table
+from gpusetup.report.plans import describe
 
 
 def register(p: argparse.ArgumentParser) -> None:
@@ -27,7 +31,15 @@ def register(p: argparse.ArgumentParser) -> None:
         "Exit code: 0 nothing found, 1 warnings, 2 errors, 3 an input could not be read."
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="input files; '-' reads standard input")
-    p.add_argument("--json", action="store_true", help='write JSON: {"inputs", "facts", "missing", "findings"} (schema: resources/schema/analyze.schema.json)')
+    p.add_argument("--json", action="store_true", help='write JSON: {"inputs", "facts", "fact_lines", "missing", '
+                   '"findings", "similar"} (schema: resources/schema/analyze.schema.json); same as --format json')
+    p.add_argument("--format", choices=("text", "json", "markdown", "html"), default=None,
+                   help="output format (default text)")
+    p.add_argument("--plan", action="store_true",
+                   help="also print the whole install plan for the reporter's machine, from the facts in the input "
+                        "(the resolver of `gpusetup plan`)")
+    p.add_argument("--framework", "-f", action="append", choices=("pytorch", "tensorflow", "jax"),
+                   help="framework for --plan (repeat for several; default: those the input names, else pytorch)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the result to FILE instead of the terminal")
     p.set_defaults(handler=run)
 
@@ -40,9 +52,21 @@ def run(args: argparse.Namespace) -> int:
     if rows is not None:
         return _fleet(args, rows)
     analysis = analyze_paths(args.files)
-    out = json.dumps(analysis.to_dict(), indent=2, ensure_ascii=False) + "\n" if args.json else render_text(analysis)
+    fmt = "json" if args.json else (args.format or "text")
+    plans = plan_for(analysis, args.framework) if args.plan else None
+    if fmt == "json":
+        doc = analysis.to_dict()
+        if plans is not None:
+            doc["plan"] = [to_dict(p) for p in plans]
+        out = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    elif fmt == "markdown":
+        out = render_markdown(analysis, plans=plans)
+    elif fmt == "html":
+        out = render_html(analysis, plans=plans)
+    else:
+        out = render_text(analysis, plans=plans)
     if args.output:
-        write_atomic(Path(args.output), out if args.json else term.for_file(out))
+        write_atomic(Path(args.output), out if fmt != "text" else term.for_file(out))
         print(render(msg("analyze.out.written", path=args.output), output_language()), file=sys.stderr)
     else:
         sys.stdout.write(out)
@@ -83,6 +107,11 @@ _KINDS: dict[str, Message] = {
     "gpusetup-plan": msg("analyze.kind.gpusetup-plan"),
     "nvidia-smi-xml": msg("analyze.kind.nvidia-smi-xml"),
     "nvidia-smi-q": msg("analyze.kind.nvidia-smi-q"),
+    "prose-driver": msg("analyze.kind.prose-driver"),
+    "prose-frameworks": msg("analyze.kind.prose-frameworks"),
+    "prose-gpu": msg("analyze.kind.prose-gpu"),
+    "prose-toolkit": msg("analyze.kind.prose-toolkit"),
+    "prose-xid": msg("analyze.kind.prose-xid"),
     "nvidia-smi-table": msg("analyze.kind.nvidia-smi-table"),
     "collect-env": msg("analyze.kind.collect-env"),
     "conda-list": msg("analyze.kind.conda-list"),
@@ -109,7 +138,8 @@ def _describe(item, lang: str) -> str:  # noqa: ANN001 - gpusetup.analyze.Analyz
     return "、".join(render(_KINDS[k], lang) for k in item.kinds) or render(_KINDS["text"], lang)
 
 
-def render_text(analysis, language: str | None = None) -> str:  # noqa: ANN001 - gpusetup.analyze.Analysis
+def render_text(analysis, language: str | None = None,  # noqa: ANN001 - gpusetup.analyze.Analysis
+                plans: list[FrameworkPlan] | None = None) -> str:
     """The analysis as text in ``language`` (default: the CLI's, ``gpusetup --lang``). Headings, labels and
     finding titles follow the language; what the input itself said (evidence, facts, file names) is quoted
     as it is, and a rule's own English detail is shown beside a translated meaning."""
@@ -156,6 +186,26 @@ def render_text(analysis, language: str | None = None) -> str:  # noqa: ANN001 -
                 lines.extend(f"      > {e}" for e in f.evidence)
     else:
         lines.append(term.paint("ok", w(msg("analyze.out.no-problem"))))
+    if analysis.similar:
+        lines.append("")
+        lines.append(w(msg("analyze.out.similar")))
+        for n, s in enumerate(analysis.similar, 1):
+            t = similar_texts(s, lang)
+            lines.append("")
+            lines.append("  " + w(msg("analyze.out.similar-head", n=n, family=t["family"], closeness=t["closeness"],
+                                      title=s.report.title)))
+            lines.append(f"     {s.report.url}")
+            if s.same_cause:
+                lines.append("     " + w(msg("analyze.out.similar-more", count=len(s.same_cause),
+                                               links=" ".join(s.same_cause[:2]) + (" …" if len(s.same_cause) > 2 else ""))))
+            for label, body in ((w(msg("analyze.out.similar-cause")), t["cause"]),
+                                (w(msg("analyze.out.similar-fix")), t["fix"])):
+                wrapped = (textwrap.wrap(body, width - 8) if body.isascii() else [body]) or [""]
+                lines.append(f"     {label} {wrapped[0]}")
+                lines.extend(f"       {ln}" for ln in wrapped[1:])
+            if s.matched:
+                lines.append(f"     {w(msg('analyze.out.similar-matched'))}")
+                lines.extend(f"       > {m}" for m in s.matched)
     facts = facts_summary(analysis.machine)
     lines.append("")
     lines.append(w(msg("analyze.out.facts")))
@@ -180,9 +230,22 @@ def render_text(analysis, language: str | None = None) -> str:  # noqa: ANN001 -
         shown += 1
     if not shown:
         lines.append("  " + w(msg("analyze.out.no-facts")))
+    if analysis.fact_lines:
+        lines.append("")
+        lines.append(w(msg("analyze.out.fact-lines")))
+        lines.extend("  " + w(msg("analyze.out.fact-line", fact=fact_word(x.fact, lang), value=x.value, line=x.line))
+                     for x in analysis.fact_lines)
     missing = missing_fact_messages(analysis.machine, analysis.has_report)
     if missing:
         lines.append("")
         lines.append(w(msg("analyze.out.missing")))
         lines.extend(f"  - {render(m, lang)}" for m in missing)
+    if plans is not None:
+        lines.append("")
+        lines.append(w(msg("analyze.out.plan")))
+        if not plans:
+            lines.append("  " + w(msg("analyze.out.plan-none")))
+        for fp in plans:
+            lines.append("")
+            lines += plan_lines(describe(fp, lang), lang)
     return "\n".join(lines) + "\n"

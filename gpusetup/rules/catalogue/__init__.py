@@ -6,4 +6,13 @@ catalogue; F09 and F28 live in ``gpusetup.rules.basic`` with the other first-lin
 
 from __future__ import annotations
 
-from gpusetup.rules.catalogue import compat, containers, data, hardware, kernel, python  # noqa: F401 - registers rules
+from gpusetup.rules.catalogue import (  # noqa: F401 - registers rules
+    compat,
+    containers,
+    data,
+    ecosystem,
+    extensions,
+    hardware,
+    kernel,
+    python,
+)

@@ -288,6 +288,9 @@ def arch_verdicts(machine: Machine) -> list[_ArchVerdict]:
 
 
 def _arch_fix(v: _ArchVerdict, kind: str) -> Message:
+    if v.kind == "unknown":
+        # which way to go depends on the GPU: never tell the owner of a new GPU to install an older release
+        return msg("fix.gpu-arch-unknown")
     if kind == "new":
         return msg("fix.gpu-too-new-for-build", cc=str(v.cc or "<cc>"))
     return msg("fix.gpu-too-old-for-build", cc=str(v.cc or "<cc>"))

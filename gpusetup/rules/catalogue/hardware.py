@@ -10,15 +10,28 @@ from gpusetup.rules import rule
 from gpusetup.rules._util import driver_version, gpu_label, grep, make, nvml_ok, search
 
 _XID = re.compile(r"NVRM: Xid \(PCI:([0-9a-fA-F:.]+)\): (\d+)", re.IGNORECASE)
+# Xids as people report them: "Xid 79 twice this week, then Xid 154", "Xids 13, 31", a table row "| Xid | 79 |"
+XID_MENTION = re.compile(r"\bXids?\b(?:\s*(?:errors?|codes?|events?))?[\s:#=(|-]*"
+                         r"((?:\d{1,3}(?:\s*(?:,|/|and|&|or|\|)\s*)?)+)", re.IGNORECASE)
+
+
+def xid_mentions(line: str) -> list[int]:
+    """The Xid numbers a line of prose names (none for the kernel's own NVRM lines, read by :func:`xids`)."""
+    if "NVRM" in line:
+        return []
+    return [n for m in XID_MENTION.finditer(line) for n in map(int, re.findall(r"\d{1,3}", m.group(1))) if 1 <= n <= 200]
 
 
 def xids(machine: Machine) -> list[tuple[str, int, str]]:
-    """(PCI address, Xid number, line) for each Xid line in the kernel log or pasted text."""
+    """(PCI address, Xid number, line) for each Xid line in the kernel log or pasted text; an Xid a person
+    reported in words has no address ("")."""
     out = []
     for ln in grep(machine, _XID, 200):
         m = _XID.search(ln)
         if m:
             out.append((m.group(1), int(m.group(2)), ln))
+    for ln in grep(machine, XID_MENTION, 20):
+        out.extend(("", n, ln) for n in xid_mentions(ln))
     return out
 
 

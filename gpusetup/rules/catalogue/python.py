@@ -32,6 +32,7 @@ from gpusetup.rules._util import (
     ver,
 )
 from gpusetup.rules.catalogue.data import first_wording
+from gpusetup.rules.catalogue.ecosystem import as_text
 from gpusetup.versions import Version
 
 _NOT_COMPILED = re.compile(r"Torch not compiled with CUDA enabled", re.IGNORECASE)
@@ -246,6 +247,10 @@ def _replaced_from_facts(machine: Machine) -> list[Finding]:
 _MISSING = re.compile(r"(lib[\w.+-]+?\.so(?:\.\d+)*): cannot open shared object file", re.IGNORECASE)
 _COULD_NOT_LOAD = re.compile(r"Could not load (?:dynamic )?library '?(lib[\w.+-]+?\.so(?:\.\d+)*)'?", re.IGNORECASE)
 _DRIVER_LIBS = ("libcuda.so", "libnvidia-ml", "libnvcuvid")
+# TensorFlow looks for TensorRT at import and only warns when it is absent ("TF-TRT Warning: Cannot dlopen some
+# TensorRT libraries"): the GPU works without it (https://github.com/DeepLabCut/DeepLabCut/issues/2115).
+_TF_TRT = re.compile(r"TF-TRT Warning|Cannot dlopen some TensorRT libraries", re.IGNORECASE)
+_TENSORRT_LIBS = ("libnvinfer", "libnvonnxparser", "libnvparsers")
 _WHEELS = {
     "libcudnn": "nvidia-cudnn-cu{cu}",
     "libcublas": "nvidia-cublas-cu{cu}",
@@ -262,13 +267,14 @@ _WHEELS = {
 
 def missing_cuda_libs(machine: Machine) -> list[str]:
     found: list[str] = []
+    optional = _DRIVER_LIBS + (_TENSORRT_LIBS if search(machine, _TF_TRT) else ())
     for rx in (_MISSING, _COULD_NOT_LOAD):
         for ln in grep(machine, rx, 40):
             for m in rx.finditer(ln):
                 lib = m.group(1)
                 if rx is _COULD_NOT_LOAD and _MISSING.search(ln):
                     continue  # the dlerror part names the library that is really missing
-                if not lib.lower().startswith(_DRIVER_LIBS) and lib not in found:
+                if not lib.lower().startswith(optional) and lib not in found:
                     found.append(lib)
     return found
 
@@ -560,16 +566,27 @@ def jax_plugin(machine: Machine) -> list[Finding]:
     else:
         fix = msg("fix.jax-without-cuda-plugin.driver", extra=extra, driver=str(dv)) if dv else \
             msg("fix.jax-without-cuda-plugin", extra=extra)
+    # The notice alone, with nothing else about JAX, is often printed by a library the program imports but does not
+    # use (a PyTorch program): then it says nothing about the program's GPU (resources/solved benign-log threads).
+    used = bool(jaxes) or bool(grep(machine, _JAX_USED, 1))
     return [
         make(
             "jax-without-cuda-plugin",
-            Severity.WARNING,
+            Severity.WARNING if used else Severity.INFO,
             "JAX is installed without its CUDA plugin, so it runs on the CPU",
-            "`pip install jax` installs the CPU jaxlib only; the GPU support is a separate plugin package.",
+            "`pip install jax` installs the CPU jaxlib only; the GPU support is a separate plugin package."
+            + ("" if used else " If the program does not use JAX itself (a PyTorch program whose libraries import "
+                               "JAX, for example), this notice is harmless and can be ignored."),
             fix,
             lines + [f"{fw.name} {fw.version}" for fw in jaxes],
+            to_be_sure=None if used else as_text(msg("sure.jax-used")),
         )
     ]
+
+
+# signs that the program itself runs JAX (beyond the fallback notice)
+_JAX_USED = re.compile(r"\bimport jax\b|\bjax\.(?:numpy|devices|jit|random|lax)\b|jaxlib\.xla_extension|"
+                       r"XlaRuntimeError|jax\.errors|\bjax_cuda\d*_plugin|/site-packages/jax/", re.IGNORECASE)
 
 
 # ------------------------------------------------------------------------------------------- F26
