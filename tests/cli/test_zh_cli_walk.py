@@ -146,7 +146,7 @@ def test_analyze_of_every_recorded_issue_in_chinese(capsys: pytest.CaptureFixtur
         own, quoted = [], False
         for line in out.splitlines():
             if line.startswith("    ") and not line.startswith("      "):
-                quoted = line.lstrip().startswith(("规则的原文", "依据"))
+                quoted = line.lstrip().startswith(("规则的原文", "依据", "匹配依据"))  # verbatim error lines
             if quoted or line.startswith("      >") or line.startswith("  ") and "：" in line[:16] \
                     and not line.startswith("    "):
                 continue  # the rule's English, the input's lines, facts read from the input (label：value)

@@ -249,6 +249,14 @@ def _corpus() -> list[Finding]:
         out += analyze_text(path.read_text(encoding="utf-8", errors="replace"), path.name).findings
     for path in sorted(resource("demo").glob("*.json")):
         out += rules.evaluate(from_dict(Machine, json.loads(path.read_text(encoding="utf-8"))["machine"]))
+    # the error lines of the solved threads on the dev side of the frozen split (never the evaluation side)
+    split = json.loads(resource("solved", "split.json").read_text(encoding="utf-8"))
+    parts = {**split["threads"], **split["added"]}
+    for path in sorted(resource("solved").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            if parts.get(entry["url"].lower().rstrip("/"), parts.get(entry["url"])) == "dev":
+                out += analyze_text("\n".join(entry["signature"]), entry["url"], exclude_similar=[entry["url"]]).findings
 
     def host(c: Containers, distro: str = "ubuntu", os: str = "linux", driver: str | None = "580.95.05") -> list[Finding]:
         return host_check(Machine(system=System(os=os, distro_id=distro), driver=Driver(version=driver), containers=c))
