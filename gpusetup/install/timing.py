@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gpusetup.install.progress import duration  # one wording of durations
 from gpusetup.messages import msg
 from gpusetup.model import Message, Step
 from gpusetup.paths import write_private
@@ -100,8 +101,6 @@ class Times:
 
 def about(seconds: float) -> Message:
     """"about 3 min" as a message (the duration words of :func:`gpusetup.install.progress.duration`)."""
-    from gpusetup.install.progress import duration  # one wording of durations
-
     return msg("install.time.about", time=duration(seconds))
 
 
