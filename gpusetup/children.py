@@ -263,15 +263,17 @@ class Tree:
                 else:
                     self.proc.kill()
             return
-        if self.own_session:
-            if self.proc.returncode is None:  # not yet waited for: the number is still this group's
+        if not self.own_session:
+            if self.proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-                    os.killpg(self.pid, sig)
-        elif self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-                self.proc.send_signal(sig)  # sudo relays it to the command it runs
+                    self.proc.send_signal(sig)  # sudo relays it to the command it runs
             return  # an elevated step's processes are root's: not ours to signal
-        for pid, start in self.members().items():
+        members = self.members()  # before the group is hit: once a parent dies its children move away
+        self.known.update(members)
+        if self.proc.returncode is None:  # not yet waited for: the number is still this group's
+            with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+                os.killpg(self.pid, sig)
+        for pid, start in members.items():
             _send(pid, start, sig)
 
     def kill(self) -> None:

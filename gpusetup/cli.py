@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
 
-from gpusetup import __version__, i18n, term
+from gpusetup import __version__, children, i18n, term
 from gpusetup.config import ConfigError, load_config
 from gpusetup.credentials import ScrubFilter, scrub
 from gpusetup.errors import EXIT_CANCELLED, EXIT_ERROR, EXIT_OK, EXIT_TOOL, EXIT_WARN, ToolError
@@ -240,6 +240,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command is None:
         args = parser.parse_args([_default_command()])
+    stopped = children.reap_once()  # what a gpusetup killed with kill -9 left running (a build, a download)
+    if stopped:
+        _say(msg("cli.stopped-leftovers", count=len(stopped), which=", ".join(stopped[:5])
+                 + (", …" if len(stopped) > 5 else "")))
     try:
         return int(args.handler(args))
     except ToolError as exc:
