@@ -255,8 +255,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except OSError as exc:  # a file or folder the command needed: say which and why, no traceback
+        said = getattr(exc, "message", None)  # gpusetup.paths.UnsafePath: a link, another user's file…
         where = f"{exc.filename}: " if exc.filename else ""
-        _say(msg("cli.error.os", where=where, reason=exc.strerror or str(exc)))
+        _say(said if isinstance(said, Message) else msg("cli.error.os", where=where, reason=exc.strerror or str(exc)))
         if args.verbose:
             logging.exception("details")
         return EXIT_TOOL

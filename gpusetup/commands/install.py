@@ -42,6 +42,7 @@ from gpusetup.install import (
 from gpusetup.install.python import find_uv, newer_python_offer
 from gpusetup.messages import add_note, msg, render, render_notes, step_explain, step_title
 from gpusetup.model import Message
+from gpusetup.paths import state_folder
 from gpusetup.probe import detect
 from gpusetup.runner import SubprocessRunner
 
@@ -246,7 +247,10 @@ def render_plan(plan: Any, machine: Any, *, state_dir: Path, foreign: bool = Fal
 
 
 def run(args: argparse.Namespace) -> int:
-    state_dir = Path(args.state_dir).expanduser() if args.state_dir else default_state_dir()
+    state_dir = state_folder(args.state_dir) if args.state_dir else default_state_dir()
+    if args.state_dir and state_dir != Path(args.state_dir).expanduser():  # /tmp, ~: never chmod-ed, a subfolder
+        print(render(msg("install.cli.state-subfolder", folder=args.state_dir, path=str(state_dir)),
+                     output_language()), file=sys.stderr)
     if args.resume and args.rollback:
         raise ToolError(msg("cli.error.resume-or-rollback"))
 
