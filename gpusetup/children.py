@@ -257,9 +257,10 @@ class Tree:
     def signal(self, sig: int) -> None:
         """Send ``sig`` to the child's process group and to every other process of the tree."""
         if os.name != "posix":
+            brk = getattr(signal, "CTRL_BREAK_EVENT", None)  # Windows: the console group's Ctrl-Break
             with contextlib.suppress(OSError):
-                if sig == signal.SIGTERM and hasattr(signal, "CTRL_BREAK_EVENT"):
-                    self.proc.send_signal(signal.CTRL_BREAK_EVENT)  # type: ignore[attr-defined]
+                if sig == signal.SIGTERM and brk is not None:
+                    self.proc.send_signal(brk)
                 else:
                     self.proc.kill()
             return

@@ -70,13 +70,19 @@ PRIVATE_FILE = 0o600
 _POSIX = os.name == "posix"
 
 
+def msg(code: str, **params: object) -> Message:
+    """A message as data (gpusetup.messages.msg, which this low layer cannot import, does the same)."""
+    return Message(code=code, params=dict(params))
+
+
 class UnsafePath(PermissionError):
     """A path gpusetup refuses to write through: a symbolic link, a file or folder of another user, a hard link,
     something that is not a regular file. ``message`` says it as data (a gpusetup.messages code)."""
 
-    def __init__(self, code: str, path: Path | str, **params: object) -> None:
-        self.message = Message(code=code, params={"path": str(path), **params})
-        super().__init__(errno.EPERM, english(self.message), str(path))
+    def __init__(self, message: Message) -> None:
+        self.message = message
+        path = str(message.params.get("path", ""))
+        super().__init__(errno.EPERM, english(message), path)
 
 
 def _owner_name(uid: int) -> str:
@@ -95,12 +101,12 @@ def _check_folder(p: Path) -> None:
     euid = os.geteuid()
     lst = os.lstat(p)
     if stat.S_ISLNK(lst.st_mode) and lst.st_uid not in (euid, 0):
-        raise UnsafePath("paths.error.foreign-link", p, owner=_owner_name(lst.st_uid))
+        raise UnsafePath(msg("paths.error.foreign-link", path=str(p), owner=_owner_name(lst.st_uid)))
     st = os.stat(p)
     if not stat.S_ISDIR(st.st_mode):
         raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(p))
     if st.st_uid != euid:
-        raise UnsafePath("paths.error.foreign-folder", p, owner=_owner_name(st.st_uid))
+        raise UnsafePath(msg("paths.error.foreign-folder", path=str(p), owner=_owner_name(st.st_uid)))
 
 
 def private_dir(path: Path | str) -> Path:
@@ -155,19 +161,19 @@ def open_private(path: Path | str, mode: str = "a", encoding: str = "utf-8"):  #
         fd = os.open(str(path), (flags & ~os.O_TRUNC) if trunc else flags, PRIVATE_FILE)
     except OSError as exc:
         if exc.errno == errno.ELOOP or (os.path.islink(path) and exc.errno in (errno.EMLINK, errno.EPERM)):
-            raise UnsafePath("paths.error.symlink", path) from exc
+            raise UnsafePath(msg("paths.error.symlink", path=str(path))) from exc
         if exc.errno == errno.ENXIO:  # a FIFO without a reader (O_NONBLOCK), a socket
-            raise UnsafePath("paths.error.not-regular", path) from exc
+            raise UnsafePath(msg("paths.error.not-regular", path=str(path))) from exc
         raise
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise UnsafePath("paths.error.not-regular", path)
+            raise UnsafePath(msg("paths.error.not-regular", path=str(path)))
         if _POSIX:
             if st.st_uid != os.geteuid():
-                raise UnsafePath("paths.error.foreign-file", path, owner=_owner_name(st.st_uid))
+                raise UnsafePath(msg("paths.error.foreign-file", path=str(path), owner=_owner_name(st.st_uid)))
             if st.st_nlink > 1:
-                raise UnsafePath("paths.error.hard-link", path, links=st.st_nlink)
+                raise UnsafePath(msg("paths.error.hard-link", path=str(path), links=st.st_nlink))
         if getattr(os, "O_NONBLOCK", 0):
             os.set_blocking(fd, True)
         if trunc:

@@ -52,6 +52,9 @@ class AnalyzedInput:
     error: str | None = None  # why it could not be read
     said: Message | None = None  # the same as data, to word it in the CLI's language
     notes: list[str] = field(default_factory=list)
+    # read, but with a reservation the exit code reflects (1): nothing recognised in it, unverified files of a
+    # bundle, a report from a newer gpusetup
+    warnings: list[Message] = field(default_factory=list)
 
     def describe(self) -> str:
         names = {**labels(), **RECOGNISER_LABELS_EXTRA}
@@ -77,11 +80,25 @@ class Analysis:
     def unreadable(self) -> list[AnalyzedInput]:
         return [i for i in self.inputs if i.error]
 
+    @property
+    def warned(self) -> list[AnalyzedInput]:
+        return [i for i in self.inputs if i.warnings and not i.error]
+
+    @property
+    def exit_code(self) -> int:
+        """3 when an input could not be read; else the worst finding's code, at least 1 when an input was read
+        with a warning (an input that yielded nothing is never "healthy")."""
+        if self.unreadable:
+            return 3
+        worst = self.worst.exit_code
+        return max(worst, 1) if self.warned else worst
+
     def to_dict(self) -> dict[str, Any]:
         """The documented ``--json`` shape: inputs, facts, findings."""
         return {
             "inputs": [
-                {"name": i.name, "kinds": i.kinds, "description": i.describe(), "error": i.error, "notes": i.notes}
+                {"name": i.name, "kinds": i.kinds, "description": i.describe(), "error": i.error, "notes": i.notes,
+                 "warnings": [render(w) for w in i.warnings]}
                 for i in self.inputs
             ],
             "facts": facts_summary(self.machine),
@@ -152,16 +169,50 @@ def extract(part: InputPart) -> tuple[Extraction, AnalyzedInput]:
             if k not in info.kinds:
                 info.kinds.append(k)
     info.notes.extend(ex.notes)
+    info.warnings.extend(part.notices)
+    info.warnings.extend(ex.warnings)
     return ex, info
 
 
-def analyze_parts(parts: list[InputPart], unreadable: list[AnalyzedInput] | None = None) -> Analysis:
-    inputs: list[AnalyzedInput] = list(unreadable or [])
+def _yielded_nothing(infos: list[AnalyzedInput], machine: Machine) -> bool:
+    """No recogniser found anything in any part of one input, and it held no ready machine."""
+    return not any(i.kinds for i in infos) and not facts_summary(machine)
+
+
+def _analyze_input(name: str, parts: list[InputPart]) -> tuple[list[AnalyzedInput], Machine]:
+    """One input's parts → their AnalyzedInputs and the input's partial machine; never raises."""
+    infos: list[AnalyzedInput] = []
     machine = Machine(tool_version=None)
     for part in parts:
-        ex, info = extract(part)
-        inputs.append(info)
+        try:
+            ex, info = extract(part)
+        except Exception as exc:  # noqa: BLE001 - one input failing never stops the others
+            said = msg("analyze.read.failed", name=part.name, error=f"{type(exc).__name__}: {str(exc)[:200]}")
+            infos.append(AnalyzedInput(part.name, error=render(said), said=said))
+            continue
+        infos.append(info)
         machine = merge_machines(machine, ex.machine)
+    readable = [i for i in infos if not i.error]
+    if readable and _yielded_nothing(readable, machine):
+        readable[0].warnings.append(msg("analyze.warn.nothing-recognised", name=name))
+    return infos, machine
+
+
+def analyze_parts(parts: list[InputPart], unreadable: list[AnalyzedInput] | None = None, *,
+                  one_input: str | None = None) -> Analysis:
+    """Analyse parts, each its own input — or, with ``one_input`` (its name), all of them the parts of one
+    input (a bundle), which is then said to have yielded nothing only when none of its parts yielded anything."""
+    inputs: list[AnalyzedInput] = list(unreadable or [])
+    machine = Machine(tool_version=None)
+    groups = [(one_input, parts)] if one_input is not None else [(part.name, [part]) for part in parts]
+    for name, group in groups:
+        infos, part_machine = _analyze_input(name, group)
+        inputs.extend(infos)
+        machine = merge_machines(machine, part_machine)
+    return _finish(inputs, machine)
+
+
+def _finish(inputs: list[AnalyzedInput], machine: Machine) -> Analysis:
     findings = evaluate(machine)
     silent = not_recognised(machine, findings, {k for i in inputs for k in i.kinds})
     if silent is not None:
@@ -174,14 +225,26 @@ def analyze_text(text: str, name: str = "text") -> Analysis:
 
 
 def analyze_paths(paths: list[str], stdin: io.BufferedIOBase | None = None) -> Analysis:
-    parts: list[InputPart] = []
-    bad: list[AnalyzedInput] = []
+    """Every input read, recognised and merged one at a time (its text is let go before the next is read, so
+    a thousand inputs need the memory of one); an input that cannot be read or makes a reader or recogniser
+    fail is reported for itself and the others are analysed all the same."""
+    inputs: list[AnalyzedInput] = []
+    machine = Machine(tool_version=None)
     for p in paths:
         try:
-            parts.extend(read_path(p, stdin=stdin))
+            parts = read_path(p, stdin=stdin)
         except UnreadableInput as exc:
-            bad.append(AnalyzedInput(p, error=str(exc), said=exc.message))
-    return analyze_parts(parts, bad)
+            inputs.append(AnalyzedInput(p, error=str(exc), said=exc.message))
+            continue
+        except Exception as exc:  # noqa: BLE001 - a reader's bug or a hostile file: this input only
+            said = msg("analyze.read.failed", name=p, error=f"{type(exc).__name__}: {str(exc)[:200]}")
+            inputs.append(AnalyzedInput(p, error=render(said), said=said))
+            continue
+        infos, part_machine = _analyze_input(p, parts)
+        del parts
+        inputs.extend(infos)
+        machine = merge_machines(machine, part_machine)
+    return _finish(inputs, machine)
 
 
 # -------------------------------------------------------------------------------------------- facts

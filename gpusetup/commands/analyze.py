@@ -47,9 +47,11 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(out)
     for bad in analysis.unreadable:
         print(f"gpusetup analyze: {render(bad.said or bad.error, output_language())}", file=sys.stderr)
-    if analysis.unreadable:
-        return EXIT_TOOL
-    return analysis.worst.exit_code
+    for item in analysis.warned if (args.json or args.output) else []:  # (the text on the terminal says them)
+        for warning in item.warnings:
+            print(f"gpusetup analyze: {render(msg('analyze.out.warning', warning=warning), output_language())}",
+                  file=sys.stderr)
+    return analysis.exit_code  # 3 unreadable; an input that yielded nothing is a warning (1), never healthy
 
 
 def _fleet(args: argparse.Namespace, rows) -> int:  # noqa: ANN001 - list[FleetRow], imported lazily
@@ -128,6 +130,8 @@ def render_text(analysis, language: str | None = None) -> str:  # noqa: ANN001 -
             lines.append(f"  {i.name}: {_describe(i, lang)}")
         for note in i.notes:
             lines.append("      " + w(msg("analyze.out.note", note=note)))
+        for warning in i.warnings:
+            lines.append("      " + w(msg("analyze.out.warning", warning=warning)))
     lines.append("")
     if not any(not i.error for i in analysis.inputs):
         lines.append(w(msg("analyze.out.nothing-read")))
