@@ -36,6 +36,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from gpusetup import versions
+from gpusetup.credentials import scrub
 from gpusetup.versions import Version
 
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
@@ -65,8 +66,11 @@ class Http:
 
     def get(self, url: str, *, accept: str | None = None, limit: int = MAX_PAGE_BYTES,
             byte_range: tuple[int, int] | None = None) -> tuple[bytes, str, str]:
-        """(body, final URL, content type). ``byte_range`` is inclusive (start, end)."""
+        """(body, final URL, content type). ``byte_range`` is inclusive (start, end). The whole request must
+        finish within ``timeout`` seconds (not each read: a server dripping a byte a second is stopped too)."""
         import requests  # lazy: 82-185 ms (python -X importtime); only a refresh downloads
+
+        from gpusetup.compat import fetch
 
         headers = {}
         if accept:
@@ -74,39 +78,44 @@ class Http:
         if byte_range is not None:
             headers["Range"] = f"bytes={byte_range[0]}-{byte_range[1]}"
         self.requests += 1
+        shown = scrub(url)
         try:
-            with self.session.get(url, headers=headers, stream=True, timeout=self.timeout) as r:
-                if r.status_code == 404:
-                    raise RefreshError(f"{url}: not found (404)")
-                if r.status_code not in (200, 206):
-                    raise RefreshError(f"{url}: the server answered {r.status_code}")
-                if byte_range is not None and r.status_code != 206:
-                    raise RefreshError(f"{url}: the server does not answer range requests")
-                chunks, total = [], 0
-                for chunk in r.iter_content(1 << 16):
-                    total += len(chunk)
-                    if total > limit:
-                        raise RefreshError(f"{url}: larger than {limit} bytes, refused")
-                    chunks.append(chunk)
-                self.bytes += total
-                return b"".join(chunks), r.url, r.headers.get("Content-Type", "")
+            got = fetch.get(self.session, url, limit=limit, timeout=self.timeout, headers=headers)
+        except fetch.DeadlineExceeded as exc:
+            raise RefreshError(f"{shown}: no complete answer within {exc.seconds:.0f} s") from exc
+        except fetch.TooLarge as exc:
+            raise RefreshError(f"{shown}: larger than {limit} bytes, refused") from exc
         except requests.exceptions.RequestException as exc:
-            raise RefreshError(f"{url}: {type(exc).__name__}: {exc}") from exc
+            raise RefreshError(f"{shown}: {type(exc).__name__}: {scrub(str(exc))}") from exc
+        if got.status == 404:
+            raise RefreshError(f"{shown}: not found (404)")
+        if got.status not in (200, 206):
+            raise RefreshError(f"{shown}: the server answered {got.status}")
+        if byte_range is not None and got.status != 206:
+            raise RefreshError(f"{shown}: the server does not answer range requests")
+        self.bytes += len(got.body)
+        return got.body, got.url, got.headers.get("Content-Type", "")
 
     def size(self, url: str) -> int:
         """The length of a remote file, from a one-byte range request."""
         import requests  # lazy: 82-185 ms (python -X importtime); only a refresh downloads
 
+        from gpusetup.compat import fetch
+
         self.requests += 1
+        shown = scrub(url)
         try:
-            with self.session.get(url, headers={"Range": "bytes=0-0"}, stream=True, timeout=self.timeout) as r:
-                rng = r.headers.get("Content-Range", "")
-                m = re.search(r"/(\d+)$", rng)
-                if r.status_code == 206 and m:
-                    return int(m.group(1))
-                raise RefreshError(f"{url}: the server does not say the file size (no range support)")
+            got = fetch.get(self.session, url, limit=1 << 16, timeout=self.timeout, headers={"Range": "bytes=0-0"},
+                            read_status=())
+        except fetch.DeadlineExceeded as exc:
+            raise RefreshError(f"{shown}: no complete answer within {exc.seconds:.0f} s") from exc
         except requests.exceptions.RequestException as exc:
-            raise RefreshError(f"{url}: {type(exc).__name__}: {exc}") from exc
+            raise RefreshError(f"{shown}: {type(exc).__name__}: {scrub(str(exc))}") from exc
+        rng = got.headers.get("Content-Range", "")
+        m = re.search(r"/(\d+)$", rng)
+        if got.status == 206 and m:
+            return int(m.group(1))
+        raise RefreshError(f"{shown}: the server does not say the file size (no range support)")
 
 
 # ------------------------------------------------------------------------------------------ index
