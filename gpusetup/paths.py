@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
+import logging.handlers
 import os
 import stat
 import tempfile
@@ -262,3 +264,29 @@ def _umask() -> int:
     except (OSError, ValueError, IndexError):
         pass
     return 0o022
+
+
+# ------------------------------------------------------------------------------------------- log files
+
+LOG_MAX_BYTES = 5 * 1024 * 1024  # one log file; then it is rotated
+LOG_BACKUPS = 2  # wizard.log.1, wizard.log.2: at most 15 MB in all
+
+
+class PrivateRotatingLog(logging.handlers.RotatingFileHandler):
+    """A log file of bounded size (``max_bytes``, then rotated, ``backups`` old files kept) that only this user
+    can read and that is never opened through a link (:func:`open_private`): wizard.log grew without limit."""
+
+    def __init__(self, path: Path | str, max_bytes: int = LOG_MAX_BYTES, backups: int = LOG_BACKUPS) -> None:
+        super().__init__(str(path), mode="a", maxBytes=max_bytes, backupCount=backups, encoding="utf-8", delay=False)
+
+    def _open(self):  # noqa: ANN202 - logging's own signature (a text stream)
+        return open_private(self.baseFilename, "a", encoding="utf-8")
+
+    def shouldRollover(self, record: logging.LogRecord) -> bool:  # noqa: N802 - logging's API
+        # the standard check calls os.path.isfile, then seeks: fine; a record itself larger than the whole log is
+        # cut first, so one call cannot write more than max_bytes
+        msg = record.getMessage()
+        if self.maxBytes and len(msg) > self.maxBytes // 4:
+            record.msg, record.args = msg[: self.maxBytes // 4] + f" …[{len(msg) - self.maxBytes // 4} characters " \
+                "of this message left out]", ()
+        return bool(super().shouldRollover(record))
