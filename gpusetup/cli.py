@@ -240,6 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command is None:
         args = parser.parse_args([_default_command()])
+    children.install_signal_handlers()  # SIGTERM/SIGHUP stop every child tree first (the wizard's installs too)
     stopped = children.reap_once()  # what a gpusetup killed with kill -9 left running (a build, a download)
     if stopped:
         _say(msg("cli.stopped-leftovers", count=len(stopped), which=", ".join(stopped[:5])

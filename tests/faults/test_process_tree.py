@@ -59,6 +59,17 @@ def _gpusetup_running_a_step(tag: str, home: Path, how: str) -> subprocess.Popen
                     log=type("L", (), {{"write": lambda self, s: print(s, end="", flush=True),
                                         "flush": lambda self: None, "close": lambda self: None}})())
         """
+    elif how == "worker":  # the wizard: the install runs in a worker thread, the signal reaches the main thread
+        body = f"""
+            import sys, threading
+            from gpusetup import children
+            from gpusetup.install.stream import run_streaming
+            children.install_signal_handlers()  # what the CLI (and so `gpusetup gui`) does at its start
+            t = threading.Thread(target=run_streaming, args=([sys.executable, "-c", {STEP.format(tag=tag)!r}],),
+                                 kwargs={{"timeout": 300, "on_line": lambda ln: print(ln, end="", flush=True)}})
+            t.start()
+            t.join()
+        """
     else:  # a probe through the runner
         body = f"""
             import sys
@@ -85,7 +96,7 @@ def _gpusetup_running_a_step(tag: str, home: Path, how: str) -> subprocess.Popen
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=["SIGTERM", "SIGHUP", "SIGINT"])
-@pytest.mark.parametrize("how", ["install", "probe"])
+@pytest.mark.parametrize("how", ["install", "probe", "worker"])
 def test_a_signal_to_gpusetup_stops_the_whole_tree(sig: signal.Signals, how: str, tmp_path: Path) -> None:
     tag = f"tree-{how}-{sig.name}-{os.getpid()}"
     proc = _gpusetup_running_a_step(tag, tmp_path, how)
