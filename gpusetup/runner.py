@@ -65,6 +65,7 @@ class Capture:
         self.line_cut = 0  # bytes dropped from over-long lines
         self._line_len = 0  # bytes of the current (unfinished) line kept so far
         self._line_dropped = 0  # bytes of the current line left out so far
+        self._lock = threading.Lock()  # a reader thread may still feed while the result is taken (a stuck pipe)
 
     @property
     def cut(self) -> int:
@@ -73,6 +74,10 @@ class Capture:
     def feed(self, chunk: bytes) -> None:
         if not chunk:
             return
+        with self._lock:
+            self._feed(chunk)
+
+    def _feed(self, chunk: bytes) -> None:
         self.total += len(chunk)
         if self._line_len + len(chunk) <= self.max_line and not self._line_dropped:
             last = chunk.rfind(b"\n")
@@ -128,16 +133,18 @@ class Capture:
 
     def finish(self) -> None:
         """The stream ended: an unfinished over-long last line still says what it lost."""
-        if self._line_dropped:
-            self._keep(f" …[{self._line_dropped} bytes of this line left out]".encode())
-            self._line_dropped = 0
+        with self._lock:
+            if self._line_dropped:
+                self._keep(f" …[{self._line_dropped} bytes of this line left out]".encode())
+                self._line_dropped = 0
 
     def data(self) -> bytes:
-        tail = b"".join(self.tail)
-        if not self.middle:
-            return bytes(self.head) + tail
-        head = bytes(self.head)
-        middle = self.middle
+        with self._lock:
+            tail = b"".join(self.tail)
+            head = bytes(self.head)
+            middle = self.middle
+        if not middle:
+            return head + tail
         cut_head = head.rfind(b"\n")
         if cut_head >= len(head) // 2:  # end the head at a line break (when one is near the end)
             middle += len(head) - cut_head - 1

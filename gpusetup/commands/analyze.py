@@ -23,7 +23,8 @@ def register(p: argparse.ArgumentParser) -> None:
         "Recognise what each input is (PyTorch collect_env, nvidia-smi table/-q/XML, kernel log, "
         "Python traceback, docker error, a message mixing prose and logs, a gpusetup JSON report or support "
         "bundle), extract the facts it holds, and run the same diagnosis rules as `gpusetup diagnose`. "
-        "Exit code: 0 nothing found, 1 warnings, 2 errors, 3 an input could not be read."
+        "Exit code: 0 nothing found, 1 warnings (also: an input in which nothing could be recognised, files a "
+        "bundle's manifest does not list, a report from a newer gpusetup), 2 errors, 3 an input could not be read."
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="input files; '-' reads standard input")
     p.add_argument("--json", action="store_true", help='write JSON: {"inputs", "facts", "missing", "findings"} (schema: resources/schema/analyze.schema.json)')

@@ -36,6 +36,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from gpusetup import versions
+from gpusetup.compat import fetch
 from gpusetup.credentials import scrub
 from gpusetup.versions import Version
 
@@ -70,8 +71,6 @@ class Http:
         finish within ``timeout`` seconds (not each read: a server dripping a byte a second is stopped too)."""
         import requests  # lazy: 82-185 ms (python -X importtime); only a refresh downloads
 
-        from gpusetup.compat import fetch
-
         headers = {}
         if accept:
             headers["Accept"] = accept
@@ -99,8 +98,6 @@ class Http:
     def size(self, url: str) -> int:
         """The length of a remote file, from a one-byte range request."""
         import requests  # lazy: 82-185 ms (python -X importtime); only a refresh downloads
-
-        from gpusetup.compat import fetch
 
         self.requests += 1
         shown = scrub(url)
