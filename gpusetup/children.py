@@ -15,7 +15,10 @@ half-finished ``pip install`` keeps going. So every child is tied to us, and its
   start times, boot id, the pids seen in it) and :func:`reap_leftovers` — called at every gpusetup start —
   stops what is left of a tree whose gpusetup was killed with ``kill -9``. A Linux session number cannot be
   reused while any process is still in that session, so "every process in session N" is exactly what is
-  left of that tree.
+  left of that tree. Because pid numbers come back (32,768 of them on many systems), a process is only taken
+  for part of a recorded tree when it carries that tree's mark: every child starts with a random
+  ``GPUSETUP_TREE`` token in its environment, which what it starts inherits, and :func:`reap_leftovers` reads
+  it back from ``/proc/<pid>/environ`` before it stops anything.
 * SIGTERM, SIGHUP (and Ctrl-C, through the runner's own ``except``) of gpusetup stop every live tree first
   (:func:`install_signal_handlers`), then gpusetup ends as the signal asks.
 * Windows: every child is put into one Job object with ``JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE``; the job's
@@ -45,6 +48,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+TREE_ENV = "GPUSETUP_TREE"  # the mark of one tree, inherited by everything the child starts
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 RECORD_AFTER_S = 1.0  # a child that ends within a second is not written down (every probe would be)
@@ -155,6 +159,30 @@ def _snapshot() -> dict[int, tuple[int, int, int, int, str]]:
     return out
 
 
+def _has_mark(pid: int, token: str) -> bool:
+    """Does process ``pid`` carry ``GPUSETUP_TREE=<token>`` in its environment (it or an ancestor was started
+    by the tree with that token)?"""
+    want = f"{TREE_ENV}={token}".encode()
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            env = fh.read(1 << 20)
+    except OSError:
+        return False
+    return want in env.split(b"\0")
+
+
+def new_token() -> str:
+    return os.urandom(12).hex()
+
+
+def child_env(env: dict[str, str] | None = None, token: str | None = None) -> tuple[dict[str, str], str]:
+    """The environment for a child (``env``, or this process's) marked with a tree token; (env, token)."""
+    token = token or new_token()
+    out = dict(os.environ if env is None else env)
+    out[TREE_ENV] = token
+    return out, token
+
+
 def _boot_id() -> str | None:
     try:
         with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as fh:
@@ -195,8 +223,9 @@ def _send(pid: int, start: int | None, sig: int) -> bool:
 class Tree:
     """One started child and everything it starts: found, recorded, stopped and reaped together."""
 
-    def __init__(self, proc: subprocess.Popen[Any], own_session: bool, label: str = "") -> None:
+    def __init__(self, proc: subprocess.Popen[Any], own_session: bool, label: str = "", token: str | None = None) -> None:
         self.proc = proc
+        self.token = token  # GPUSETUP_TREE of the child's environment (None: not marked)
         self.pid = proc.pid
         self.own_session = own_session and os.name == "posix"
         self.label = label
@@ -302,11 +331,12 @@ class Tree:
         if self._closed:
             return
         self._closed = True
-        if self.own_session and os.name == "posix" and (self._recorded is not None or self.known):
+        if self.own_session and os.name == "posix" and self.token and (self._recorded is not None or self.known):
             left = self.members()
             left.pop(self.pid, None)
             for pid, start in left.items():
-                _send(pid, start, int(signal.SIGKILL))
+                if _has_mark(pid, self.token):  # (the child was collected: its number is no proof any more)
+                    _send(pid, start, int(signal.SIGKILL))
         snap = _snapshot() if self.known else {}
         if snap:
             self._reap_zombies(snap)
@@ -330,13 +360,13 @@ class Tree:
                     os.waitpid(pid, os.WNOHANG)
 
     def _record(self) -> None:
-        if not self.own_session or self.start_ticks is None:
+        if not self.own_session or self.start_ticks is None or not self.token:
             return
         folder = record_dir()
         if folder is None:
             return
         data = {"pid": self.pid, "start": self.start_ticks, "boot": _boot_id(), "owner": os.getpid(),
-                "owner_start": _own_start(), "label": self.label[:200],
+                "owner_start": _own_start(), "label": self.label[:200], "token": self.token,
                 "known": sorted([p, s] for p, s in self.known.items())[:4096]}
         path = folder / f"{self.pid}.json"
         try:
@@ -373,12 +403,14 @@ def set_record_dir(path: Path | None) -> None:
     _record_dir_override = Path(path) if path is not None else None
 
 
-def track(proc: subprocess.Popen[Any], *, own_session: bool = True, label: str = "") -> Tree:
-    """Start watching ``proc``'s tree: Windows job, Linux subreaper, the signal handlers, the live list."""
+def track(proc: subprocess.Popen[Any], *, own_session: bool = True, label: str = "", token: str | None = None) -> Tree:
+    """Start watching ``proc``'s tree: Windows job, Linux subreaper, the signal handlers, the live list.
+    ``token``: the GPUSETUP_TREE mark the child was started with (:func:`child_env`); without one the tree is
+    still stopped on timeout, cancel and signals, but not written down for the next start."""
     adopt(proc)
     _become_subreaper()
     install_signal_handlers()
-    tree = Tree(proc, own_session, label)
+    tree = Tree(proc, own_session, label, token)
     with _lock:
         _live[tree.pid] = tree
     return tree
@@ -467,6 +499,9 @@ def reap_leftovers(folder: Path | None = None) -> list[str]:
             rec = json.loads(path.read_text(encoding="utf-8"))
             pid, start = int(rec["pid"]), int(rec["start"])
             owner, owner_start = int(rec["owner"]), rec.get("owner_start")
+            token = str(rec["token"])
+            if len(token) < 16:
+                raise ValueError
         except (OSError, ValueError, KeyError, TypeError):
             with contextlib.suppress(OSError):
                 path.unlink()
@@ -488,6 +523,8 @@ def reap_leftovers(folder: Path | None = None) -> list[str]:
                     victims[p] = s
         label = str(rec.get("label") or "a command")
         for p, s in victims.items():
+            if not _has_mark(p, token):
+                continue  # a number that came back for someone else's process: never stopped
             if _send(p, s, int(signal.SIGKILL)):
                 stopped.append(f"{label} (pid {p})")
         with contextlib.suppress(OSError):

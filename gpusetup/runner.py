@@ -285,9 +285,8 @@ class SubprocessRunner:
         if exe is None:
             result = CommandResult(argv, None, error=f"{argv[0]} not found")
             return self._finish(result, start)
-        full_env = None
+        full_env, token = children.child_env()  # marked: what it starts is recognised as its tree
         if env is not None:
-            full_env = dict(os.environ)
             full_env.update(env)
         children.reap_once()  # what an earlier, killed gpusetup left running (kill -9): stopped first
         try:
@@ -304,7 +303,7 @@ class SubprocessRunner:
             return self._finish(CommandResult(argv, None, error=f"permission denied running {argv[0]}"), start)
         except OSError as exc:
             return self._finish(CommandResult(argv, None, error=f"could not start {argv[0]}: {exc}"), start)
-        tree = children.track(proc, own_session=os.name == "posix", label=os.path.basename(argv[0]))
+        tree = children.track(proc, own_session=os.name == "posix", label=os.path.basename(argv[0]), token=token)
         out, err = Capture(self.max_output, self.max_line), Capture(self.max_output, self.max_line)
         readers = [_reader(proc.stdout, out), _reader(proc.stderr, err)]
         if input is not None:

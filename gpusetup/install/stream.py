@@ -114,7 +114,7 @@ def run_streaming(
     exe = argv[0] if os.sep in argv[0] or (os.altsep and os.altsep in argv[0]) else shutil.which(argv[0])
     if exe is None:
         return StreamResult(argv, None, error=f"{argv[0]} was not found on this system (PATH)")
-    full_env = dict(os.environ)
+    full_env, token = children.child_env()  # marked: a build backend pip starts is recognised as this step's
     if env:
         full_env.update(env)
     full_env.setdefault("PYTHONUNBUFFERED", "1")
@@ -132,7 +132,7 @@ def run_streaming(
         )
     except OSError as exc:
         return StreamResult(argv, None, error=f"could not start {argv[0]}: {exc}")
-    tree = children.track(proc, own_session=own_session, label=os.path.basename(argv[0]))
+    tree = children.track(proc, own_session=own_session, label=os.path.basename(argv[0]), token=token)
     lines: queue.Queue[str | None] = queue.Queue(maxsize=_QUEUE)
     splitter = LineSplitter(max_line)
     stop_reading = threading.Event()

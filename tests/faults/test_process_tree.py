@@ -196,3 +196,27 @@ def test_a_record_from_an_earlier_boot_or_a_reused_session_number_stops_nothing(
     finally:
         victim.kill()
         victim.wait()
+
+
+def test_a_session_number_that_came_back_stops_nothing(tmp_path: Path) -> None:
+    """pid numbers wrap (32,768 on many systems): a record's session number may by now be the session of an
+    unrelated program whose leader has exited (a daemon, a terminal's jobs). Only processes carrying the
+    recorded tree's mark are stopped."""
+    from gpusetup import children
+
+    code = ("import os, subprocess, sys\n"
+            "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)  # unrelated-session-member'],\n"
+            "                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+            "print(os.getsid(0), flush=True)\n")  # the leader exits at once; its session lives on in the member
+    leader = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, start_new_session=True,
+                            timeout=60)
+    sid = int(leader.stdout.strip())
+    try:
+        assert list(children.pids_in_session(sid)), "the member should still be in the leader's session"
+        (tmp_path / "r.json").write_text(json.dumps({
+            "pid": sid, "start": 1, "boot": children._boot_id(), "owner": 2 ** 22 - 3, "known": [],
+            "token": children.new_token()}))
+        assert children.reap_leftovers(tmp_path) == []
+        assert _left("unrelated-session-member"), "an unrelated process was stopped"
+    finally:
+        _cleanup("unrelated-session-member")
