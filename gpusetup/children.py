@@ -8,9 +8,9 @@ half-finished ``pip install`` keeps going. So every child is tied to us, and its
 * Linux: ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` in the child before it runs the command, then a check that we
   are still its parent (we may have died between fork and prctl). The kernel clears the setting for a
   set-user-ID program (sudo, pkexec): those steps rely on sudo relaying signals instead.
-  gpusetup also becomes a *child subreaper* (``PR_SET_CHILD_SUBREAPER``): a grandchild whose parent died is
-  re-parented to gpusetup instead of init, so even a process that left the session (``setsid``) stays in
-  gpusetup's tree and is found and stopped with it. PDEATHSIG only reaches the direct child; for the rest, a
+  While a step runs, gpusetup is a *child subreaper* (``PR_SET_CHILD_SUBREAPER``): a grandchild whose parent
+  died is re-parented to gpusetup instead of init, so even a process that left the session (``setsid``) stays
+  in gpusetup's tree and is found and stopped with it (and collected when it ends). PDEATHSIG only reaches the direct child; for the rest, a
   :class:`Tree` that runs for more than a second is written down in ``<state dir>/children/`` (session id,
   start times, boot id, the pids seen in it) and :func:`reap_leftovers` — called at every gpusetup start —
   stops what is left of a tree whose gpusetup was killed with ``kill -9``. A Linux session number cannot be
@@ -342,6 +342,9 @@ class Tree:
             self._reap_zombies(snap)
         with _lock:
             _live.pop(self.pid, None)
+            last = not _live
+        if last:
+            _stop_being_subreaper()  # orphans of whatever runs when no step does go to init, as usual
         if self._recorded is not None:
             with contextlib.suppress(OSError):
                 self._recorded.unlink()
@@ -408,11 +411,11 @@ def track(proc: subprocess.Popen[Any], *, own_session: bool = True, label: str =
     ``token``: the GPUSETUP_TREE mark the child was started with (:func:`child_env`); without one the tree is
     still stopped on timeout, cancel and signals, but not written down for the next start."""
     adopt(proc)
-    _become_subreaper()
     install_signal_handlers()
     tree = Tree(proc, own_session, label, token)
     with _lock:
         _live[tree.pid] = tree
+    _become_subreaper()  # (after joining the live list: a tree closing meanwhile does not switch it off)
     return tree
 
 
@@ -431,6 +434,16 @@ def _become_subreaper() -> None:
     with _lock:
         if not _subreaper:
             _subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+def _stop_being_subreaper() -> None:
+    global _subreaper
+    prctl = _linux_prctl()
+    if prctl is None:
+        return
+    with _lock:
+        if _subreaper and not _live:
+            _subreaper = prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) != 0
 
 
 def stop_all(grace: float = 2.0) -> None:

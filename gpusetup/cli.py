@@ -224,7 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     for handler in logging.getLogger().handlers:  # -v logs commands and their output: never with a password
-        handler.addFilter(ScrubFilter())
+        if not any(isinstance(f, ScrubFilter) for f in handler.filters):  # once (main() may run many times)
+            handler.addFilter(ScrubFilter())
     term.set_mode(getattr(args, "color", None) or getattr(args, "color_top", None))
     lang_option = getattr(args, "lang", None) or getattr(args, "lang_top", None)
     added_env, configured_language = _apply_config(lang_option)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 import urllib.parse
 from collections.abc import Iterable, Mapping
 
@@ -184,12 +185,17 @@ def _absorb_environment(env: Mapping[str, str] | None = None) -> None:
 
 
 _netrc_seen: list[tuple[str, float]] = []
+_netrc_checked: list[tuple[str, float]] = []  # (path, monotonic time) of the last look: at most once a second
 
 
 def _absorb_netrc(env: Mapping[str, str]) -> None:
     """The passwords of the user's ``.netrc`` (``$NETRC`` or ``~/.netrc``; pip and curl use it): masked wherever
     they appear, even where no ``password`` word precedes them. Read again only when the file changed."""
     path = env.get("NETRC") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".netrc")
+    now = time.monotonic()
+    if _netrc_checked and _netrc_checked[0][0] == path and now - _netrc_checked[0][1] < 1.0:
+        return
+    _netrc_checked[:] = [(path, now)]
     try:
         st = os.stat(path)
     except (OSError, ValueError):
@@ -349,6 +355,7 @@ def forget_all() -> None:
         _values.clear()
         _env_seen.clear()
         _netrc_seen.clear()
+        _netrc_checked.clear()
 
 
 class ScrubFilter:
