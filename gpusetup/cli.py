@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
 
-from gpusetup import __version__, i18n, term
+from gpusetup import __version__, children, i18n, term
 from gpusetup.config import ConfigError, load_config
 from gpusetup.credentials import ScrubFilter, scrub
 from gpusetup.errors import EXIT_CANCELLED, EXIT_ERROR, EXIT_OK, EXIT_TOOL, EXIT_WARN, ToolError
@@ -225,7 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     for handler in logging.getLogger().handlers:  # -v logs commands and their output: never with a password
-        handler.addFilter(ScrubFilter())
+        if not any(isinstance(f, ScrubFilter) for f in handler.filters):  # once (main() may run many times)
+            handler.addFilter(ScrubFilter())
     term.set_mode(getattr(args, "color", None) or getattr(args, "color_top", None))
     lang_option = getattr(args, "lang", None) or getattr(args, "lang_top", None)
     stops = getattr(args, "config_stops", False)
@@ -243,6 +244,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command is None:
         args = parser.parse_args([_default_command()])
+    children.install_signal_handlers()  # SIGTERM/SIGHUP stop every child tree first (the wizard's installs too)
+    stopped = children.reap_once()  # what a gpusetup killed with kill -9 left running (a build, a download)
+    if stopped:
+        _say(msg("cli.stopped-leftovers", count=len(stopped), which=", ".join(stopped[:5])
+                 + (", …" if len(stopped) > 5 else "")))
     try:
         return int(args.handler(args))
     except ToolError as exc:
@@ -254,8 +260,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except OSError as exc:  # a file or folder the command needed: say which and why, no traceback
+        said = getattr(exc, "message", None)  # gpusetup.paths.UnsafePath: a link, another user's file…
         where = f"{exc.filename}: " if exc.filename else ""
-        _say(msg("cli.error.os", where=where, reason=exc.strerror or str(exc)))
+        _say(said if isinstance(said, Message) else msg("cli.error.os", where=where, reason=exc.strerror or str(exc)))
         if args.verbose:
             logging.exception("details")
         return EXIT_TOOL

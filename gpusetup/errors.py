@@ -23,6 +23,11 @@ def set_english_renderer(render: Callable[[Message], str]) -> None:
     _english[0] = render
 
 
+def english(message: Message) -> str:
+    """``message`` in English (its code until gpusetup.messages is imported)."""
+    return _english[0](message)
+
+
 class ToolError(Exception):
     """A problem the user can fix (bad input, unreadable file). Printed without a traceback, exit 3.
 

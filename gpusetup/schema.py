@@ -136,6 +136,9 @@ def analyze_schema() -> dict[str, Any]:
                     "description": {"type": "string"},
                     "error": {"type": ["string", "null"]},
                     "notes": strings,
+                    "warnings": {**strings, "description": "Read with a reservation (exit code at least 1): "
+                                 "nothing recognised in it, files a bundle's manifest does not list, a report "
+                                 "from a newer gpusetup."},
                 },
             }},
             "facts": {"type": "object", "description": "The facts the inputs held (keys appear when known)."},

@@ -59,6 +59,9 @@ class AnalyzedInput:
     error: str | None = None  # why it could not be read
     said: Message | None = None  # the same as data, to word it in the CLI's language
     notes: list[str] = field(default_factory=list)
+    # read, but with a reservation the exit code reflects (1): nothing recognised in it, unverified files of a
+    # bundle, a report from a newer gpusetup
+    warnings: list[Message] = field(default_factory=list)
 
     def describe(self) -> str:
         names = {**labels(), **RECOGNISER_LABELS_EXTRA}
@@ -87,11 +90,25 @@ class Analysis:
     def unreadable(self) -> list[AnalyzedInput]:
         return [i for i in self.inputs if i.error]
 
+    @property
+    def warned(self) -> list[AnalyzedInput]:
+        return [i for i in self.inputs if i.warnings and not i.error]
+
+    @property
+    def exit_code(self) -> int:
+        """3 when an input could not be read; else the worst finding's code, at least 1 when an input was read
+        with a warning (an input that yielded nothing is never "healthy")."""
+        if self.unreadable:
+            return 3
+        worst = self.worst.exit_code
+        return max(worst, 1) if self.warned else worst
+
     def to_dict(self) -> dict[str, Any]:
         """The documented ``--json`` shape: inputs, facts, findings."""
         return {
             "inputs": [
-                {"name": i.name, "kinds": i.kinds, "description": i.describe(), "error": i.error, "notes": i.notes}
+                {"name": i.name, "kinds": i.kinds, "description": i.describe(), "error": i.error, "notes": i.notes,
+                 "warnings": [render(w) for w in i.warnings]}
                 for i in self.inputs
             ],
             "facts": facts_summary(self.machine),
@@ -167,31 +184,75 @@ def extract(part: InputPart) -> tuple[Extraction, AnalyzedInput]:
             if k not in info.kinds:
                 info.kinds.append(k)
     info.notes.extend(ex.notes)
+    info.warnings.extend(part.notices)
+    info.warnings.extend(ex.warnings)
     return ex, info
 
 
+def _yielded_nothing(infos: list[AnalyzedInput], machine: Machine) -> bool:
+    """No recogniser found anything in any part of one input, and it held no ready machine."""
+    return not any(i.kinds for i in infos) and not facts_summary(machine)
+
+
+@dataclass
+class _Read:
+    """One input, recognised: what the rest of the analysis needs once its text is let go."""
+
+    infos: list[AnalyzedInput]
+    machine: Machine
+    facts: list[FactLine]
+    has_text: bool  # text that is not one of gpusetup's own reports: worth a search for similar solved reports
+
+
+def _analyze_input(name: str, parts: list[InputPart]) -> _Read:
+    """One input's parts → their AnalyzedInputs, the input's partial machine and the facts read from its prose;
+    never raises (one input failing never stops the others)."""
+    infos: list[AnalyzedInput] = []
+    machine = Machine(tool_version=None)
+    facts: list[FactLine] = []
+    has_text = False
+    for part in parts:
+        try:
+            ex, info = extract(part)
+        except Exception as exc:  # noqa: BLE001 - one input failing never stops the others
+            said = msg("analyze.read.failed", name=part.name, error=f"{type(exc).__name__}: {str(exc)[:200]}")
+            infos.append(AnalyzedInput(part.name, error=render(said), said=said))
+            continue
+        infos.append(info)
+        machine = merge_machines(machine, ex.machine)
+        facts.extend(f for f in ex.facts if f not in facts)
+        has_text = has_text or (part.text is not None and not {"gpusetup-report", "gpusetup-plan"} & set(info.kinds))
+    readable = [i for i in infos if not i.error]
+    if readable and _yielded_nothing(readable, machine):
+        readable[0].warnings.append(msg("analyze.warn.nothing-recognised", name=name))
+    return _Read(infos, machine, facts, has_text)
+
+
 def analyze_parts(parts: list[InputPart], unreadable: list[AnalyzedInput] | None = None, *,
-                  exclude_similar: Iterable[str] = ()) -> Analysis:
+                  exclude_similar: Iterable[str] = (), one_input: str | None = None) -> Analysis:
     """Recognise, merge, run the rules; then, for an input that shows a problem, the closest solved reports
-    (``exclude_similar``: thread URLs left out of that search, as the evaluation does for a thread's own)."""
-    inputs: list[AnalyzedInput] = list(unreadable or [])
+    (``exclude_similar``: thread URLs left out of that search, as the evaluation does for a thread's own).
+    Each part is its own input — or, with ``one_input`` (its name), all of them the parts of one input (a
+    bundle), which is then said to have yielded nothing only when none of its parts yielded anything."""
+    groups = [(one_input, parts)] if one_input is not None else [(part.name, [part]) for part in parts]
+    return _finish(list(unreadable or []), [_analyze_input(name, group) for name, group in groups], exclude_similar)
+
+
+def _finish(inputs: list[AnalyzedInput], reads: list[_Read], exclude_similar: Iterable[str] = ()) -> Analysis:
     machine = Machine(tool_version=None)
     fact_lines: list[FactLine] = []
-    for part in parts:
-        ex, info = extract(part)
-        inputs.append(info)
-        machine = merge_machines(machine, ex.machine)
-        fact_lines.extend(f for f in ex.facts if f not in fact_lines)
+    for r in reads:
+        inputs.extend(r.infos)
+        machine = merge_machines(machine, r.machine)
+        fact_lines.extend(f for f in r.facts if f not in fact_lines)
     enrich(machine)  # chip and compute capability of GPUs known only by name or PCI id (as for a --for profile)
     findings = evaluate(machine)
     fixes = computed_fixes(machine, findings)
     silent = not_recognised(machine, findings, {k for i in inputs for k in i.kinds})
     if silent is not None:
         findings.append(silent)
-    texts = any(part.text is not None and not {"gpusetup-report", "gpusetup-plan"} & set(info.kinds)
-                for part, info in zip(parts, inputs[len(inputs) - len(parts):], strict=True))
     unavailable: list[str] = []
-    similar = find_similar(machine, exclude_similar, unavailable) if texts else []
+    similar = find_similar(machine, exclude_similar, unavailable) if any(r.has_text for r in reads) else []
     if unavailable and inputs:
         inputs[-1].notes.extend(unavailable)
     return Analysis(inputs=inputs, machine=machine, findings=findings, similar=similar, fact_lines=fact_lines,
@@ -219,14 +280,24 @@ def analyze_text(text: str, name: str = "text", *, exclude_similar: Iterable[str
 
 
 def analyze_paths(paths: list[str], stdin: io.BufferedIOBase | None = None) -> Analysis:
-    parts: list[InputPart] = []
-    bad: list[AnalyzedInput] = []
+    """Every input read, recognised and merged one at a time (its text is let go before the next is read, so
+    a thousand inputs need the memory of one); an input that cannot be read or makes a reader or recogniser
+    fail is reported for itself and the others are analysed all the same."""
+    inputs: list[AnalyzedInput] = []
+    reads: list[_Read] = []
     for p in paths:
         try:
-            parts.extend(read_path(p, stdin=stdin))
+            parts = read_path(p, stdin=stdin)
         except UnreadableInput as exc:
-            bad.append(AnalyzedInput(p, error=str(exc), said=exc.message))
-    return analyze_parts(parts, bad)
+            inputs.append(AnalyzedInput(p, error=str(exc), said=exc.message))
+            continue
+        except Exception as exc:  # noqa: BLE001 - a reader's bug or a hostile file: this input only
+            said = msg("analyze.read.failed", name=p, error=f"{type(exc).__name__}: {str(exc)[:200]}")
+            inputs.append(AnalyzedInput(p, error=render(said), said=said))
+            continue
+        reads.append(_analyze_input(p, parts))
+        del parts
+    return _finish(inputs, reads)
 
 
 # -------------------------------------------------------------------------------------------- facts

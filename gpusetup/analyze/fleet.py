@@ -24,7 +24,10 @@ def fleet_rows(paths: list[str]) -> list[FleetRow] | None:
         except UnreadableInput as exc:
             rows.append(FleetRow(label, None, error=str(exc)))
             continue
-        analysis = analyze_parts(parts)
+        except Exception as exc:  # noqa: BLE001 - a hostile file stops its own row, not the fleet
+            rows.append(FleetRow(label, None, error=f"{label}: could not be read ({type(exc).__name__})"))
+            continue
+        analysis = analyze_parts(parts, one_input=p)
         whole = any(k in _WHOLE_MACHINE for i in analysis.inputs for k in i.kinds)
         if not whole:
             if Path(p).suffix.lower() in (".json", ".zip"):

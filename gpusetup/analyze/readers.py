@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import json
 import re
 import sys
 import zipfile
@@ -23,7 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpusetup.bundle.read import BundleError, read_bundle
+from gpusetup import untrusted
+from gpusetup.bundle.read import MAX_MANIFEST, BundleError, TooBig, read_bundle, read_member
 from gpusetup.messages import msg, render
 from gpusetup.model import Machine, Message
 
@@ -56,6 +56,7 @@ class InputPart:
     text: str | None = None
     machine: Machine | None = None
     kinds: list[str] = field(default_factory=list)  # set by readers that already know what it is
+    notices: list[Message] = field(default_factory=list)  # warnings about this input (unverified files, a newer format)
 
 
 ReaderFn = Callable[[str, bytes], list[InputPart]]
@@ -129,7 +130,7 @@ def cap_lines(text: str) -> str:
     head = text.lstrip()[:64]
     if head[:1] in ("{", "["):
         try:
-            json.loads(text)
+            untrusted.loads(text)  # depth checked before parsing: [×200000 is not a report
             return text  # a JSON document on one line (a report): whole
         except ValueError:
             pass
@@ -231,17 +232,22 @@ def _gzip_read(name: str, data: bytes) -> list[InputPart]:
 
 
 def _bundle_matches(name: str, data: bytes) -> bool:
+    """Is this our support bundle? Only its manifest is read, within MAX_MANIFEST bytes (declared and real):
+    a 1 MB zip whose manifest.json unpacks to 1 GiB once cost 2.1 GB and 16 s here, before any bound applied."""
     if data[:4] != b"PK\x03\x04":
         return False
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
-            return json.loads(zf.read("manifest.json")).get("kind") == "gpusetup-bundle"
-    except (KeyError, ValueError, zipfile.BadZipFile, OSError, AttributeError):
+            manifest = untrusted.loads(read_member(zf, "manifest.json", MAX_MANIFEST)[0])
+            return isinstance(manifest, dict) and manifest.get("kind") == "gpusetup-bundle"
+    except (KeyError, ValueError, TooBig, zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError):
         return False
 
 
 def _bundle_read(name: str, data: bytes) -> list[InputPart]:
-    """A gpusetup support bundle: verified against its manifest, then the report's facts and the raw text."""
+    """A gpusetup support bundle: verified against its manifest, then the report's facts and the raw text.
+    Files the manifest does not list are read as well (unverified, with a warning): the Xid in a file someone
+    added, or the whole content of a bundle whose manifest lost its entries, is not silently ignored."""
     try:
         bundle = read_bundle(name, data)
     except BundleError as exc:
@@ -250,11 +256,21 @@ def _bundle_read(name: str, data: bytes) -> list[InputPart]:
     if bundle.report is not None:
         parts.append(InputPart(f"{name}: report.json", machine=bundle.report.machine, kinds=["gpusetup-bundle"]))
     for fname in sorted(bundle.files):
-        if fname in _ALREADY_IN_REPORT:
-            continue
+        if fname in _ALREADY_IN_REPORT and (bundle.report is not None or not fname.startswith("raw/")):
+            continue  # (without a readable report, its raw outputs are what there is to read)
         # Our own logs (installer journals) quote planned commands ("pip install torch==…"): not installed facts.
         kinds = ["gpusetup-log"] if fname.startswith("logs/") else []
         parts.append(InputPart(f"{name}: {fname}", text=bundle.text(fname), kinds=kinds))
+    for fname in sorted(bundle.unlisted):
+        raw = bundle.unlisted[fname]
+        if looks_binary(raw):
+            continue
+        kinds = ["gpusetup-log"] if fname.startswith("logs/") else []
+        parts.append(InputPart(f"{name}: {fname}", text=decode_text(strip_nul_padding(raw)), kinds=kinds))
+    notices = [msg("analyze.warn.bundle", name=name, detail=n) for n in bundle.notices]
+    if not parts:
+        parts.append(InputPart(f"{name}: manifest.json", text=""))  # nothing in it: said as a warning
+    parts[0].notices.extend(notices)
     return parts
 
 

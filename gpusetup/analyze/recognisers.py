@@ -10,13 +10,26 @@ recognisers run on every text; the ones that return True name the input's kinds.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gpusetup import untrusted
+from gpusetup.bundle.read import newer_schema
 from gpusetup.compat.profile import machine_from_data
-from gpusetup.model import FrameworkInstall, Gpu, Library, Machine, PipPackage, PythonEnv, Reading, Toolkit
+from gpusetup.messages import msg
+from gpusetup.model import (
+    SCHEMA_VERSION,
+    FrameworkInstall,
+    Gpu,
+    Library,
+    Machine,
+    Message,
+    PipPackage,
+    PythonEnv,
+    Reading,
+    Toolkit,
+)
 from gpusetup.probe.smi import merge_gpu, parse_smi_header, parse_smi_q, parse_smi_table, parse_smi_xml
 from gpusetup.versions import ComputeCapability, Version, as_version
 
@@ -45,6 +58,7 @@ class Extraction:
     kinds: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # e.g. "not a gpusetup report: …"
     facts: list[FactLine] = field(default_factory=list)  # facts read from prose, each with its line
+    warnings: list[Message] = field(default_factory=list)  # about the input as a whole (a newer report format)
 
     def fact(self, fact: str, value: str, line: str) -> None:
         item = FactLine(fact, value, line.strip()[:300], self.name)
@@ -136,9 +150,12 @@ def gpusetup_report(text: str, ex: Extraction) -> bool:
     if not s.startswith("{"):
         return False
     try:
-        data = json.loads(s)
+        data = untrusted.loads(s)  # nesting depth checked before parsing
     except ValueError:
         return False
+    newer = newer_schema(data)
+    if newer is not None:
+        ex.warnings.append(msg("analyze.warn.newer-schema", name=ex.name, version=newer, ours=SCHEMA_VERSION))
     try:
         machine = machine_from_data(data, ex.name)
     except Exception as exc:  # noqa: BLE001 - ProfileError and anything odd: report it, keep analysing as text
@@ -156,7 +173,7 @@ def gpusetup_plan(text: str, ex: Extraction) -> bool:
     if not s.startswith(("[", "{")):
         return False
     try:
-        data = json.loads(s)
+        data = untrusted.loads(s)
     except ValueError:
         return False
     plans = data.get("plans") if isinstance(data, dict) else data

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import functools
 import hashlib
 import json
 import os
 import re
+import shutil
+import stat
 import sys
+import tempfile
 import time
 import zipfile
 from collections.abc import Callable
@@ -21,7 +23,7 @@ from gpusetup import __version__
 from gpusetup.bundle.redact import Redactor
 from gpusetup.credentials import scrub
 from gpusetup.model import Machine, Report, to_dict
-from gpusetup.paths import log_dir, state_dir
+from gpusetup.paths import is_regular_target, log_dir, state_dir
 from gpusetup.probe import ProbeContext
 from gpusetup.report import available_formats, render
 
@@ -44,6 +46,8 @@ class CollectItem:
     produce: Callable[[], str | bytes] | None = None  # report parts and already-known facts
     optional: bool = True  # skip silently when the command/file does not exist
     transform: Callable[[str], str] | None = None  # applied to the command's stdout (keep only what matters)
+    tail: bool = False  # a source file too large for PER_FILE_CAP keeps its end (logs), else its start
+    from_root: bool = True  # source_path is under ctx.root (a probe's file), not one of gpusetup's own
 
 
 @dataclass
@@ -110,13 +114,40 @@ def planned_items(
         items.append(CollectItem("raw/conda-list.txt", "packages of the active conda environment", command=["conda", "list", "--prefix", conda]))
     for d, why in ((state_dir(), "installer journal"), (log_dir(), "gpusetup's own log")):
         try:
-            files = sorted((p for p in d.rglob("*") if p.is_file() and p.suffix in (".log", ".jsonl", ".json", ".txt")), key=lambda p: p.stat().st_mtime, reverse=True)
+            files = sorted((p for p in d.rglob("*") if p.suffix in (".log", ".jsonl", ".json", ".txt") and _regular(p)),
+                           key=lambda p: p.stat().st_mtime, reverse=True)
         except OSError:
             files = []
         for p in files[:20]:
             rel = p.relative_to(d).as_posix()
-            items.append(CollectItem(f"logs/{d.name}/{rel}", why, produce=functools.partial(p.read_bytes)))
+            items.append(CollectItem(f"logs/{d.name}/{rel}", why, source_path=str(p), tail=True, from_root=False))
     return items
+
+
+def _regular(p: Path) -> bool:
+    """A regular file, not through a link (a link in the state folder could point at anything)."""
+    try:
+        return stat.S_ISREG(os.lstat(p).st_mode)
+    except OSError:
+        return False
+
+
+def read_capped(path: Path, cap: int = PER_FILE_CAP, *, tail: bool = False) -> tuple[bytes, int]:
+    """(at most ``cap`` bytes of ``path``, its whole size). ``tail``: the last part (of a log, what matters is
+    the end), starting at a line break. Never more than ``cap`` bytes in memory, however large the file:
+    reading and redacting every state file before cutting it took 224 s and 1.27 GB for a 300 MB journal."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        size = st.st_size if stat.S_ISREG(st.st_mode) else -1
+        if tail and size > cap:
+            fh.seek(size - cap)
+            data = fh.read(cap)
+            nl = data.find(b"\n")
+            return (data[nl + 1:] if 0 <= nl < len(data) // 2 else data), size
+        data = fh.read(cap + 1)
+    return data[:cap], max(size, len(data))
 
 
 _CONFIG_ENV = re.compile(r"^(?:PIP_|UV_|CONDA_(?:CHANNEL|PKGS|ENVS)|PYTHONHTTPSVERIFY$|REQUESTS_CA_BUNDLE$|SSL_CERT_|"
@@ -200,6 +231,16 @@ def _gpu_modules(ctx: ProbeContext) -> str:
     return "".join(line + "\n" for line in text.splitlines() if line.split(" ", 1)[0] in _GPU_MODULES)
 
 
+MAX_LINE = 1024 * 1024  # one line of a bundled file (a JSON list of packages is one line; a megabyte is not)
+
+
+def _cap_lines(text: str, width: int = MAX_LINE) -> str:
+    if len(text) <= width or all(len(line) <= width for line in text.split("\n")):
+        return text
+    return "\n".join(line if len(line) <= width else
+                     f"{line[:width]} …[{len(line) - width} characters of this line left out]" for line in text.split("\n"))
+
+
 def _docker_gpu_parts(text: str) -> str:
     try:
         data = json.loads(text)
@@ -230,9 +271,15 @@ def build_bundle(
     total = 0
     out = Path(out).expanduser()
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.partial")
     if out.is_dir():
         raise IsADirectoryError(21, "it is a folder; give a file name such as bundle.zip", str(out))
+    regular = is_regular_target(out)  # -o /dev/stdout, a FIFO: the zip is written through, never renamed over it
+    if regular and out.is_symlink():
+        out = Path(os.path.realpath(out))
+    # an unguessable private temporary file (O_EXCL): no link planted at a known name is followed
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent if regular else None)
+    os.close(fd)
+    tmp = Path(tmp_name)
     try:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
             for item in planned_items(machine, report, ctx, python, show_ids=not redact):
@@ -240,7 +287,11 @@ def build_bundle(
                 if data is None:
                     skipped.append(f"{item.name}: {meta.get('error', 'not available')}")
                     continue
+                read_cut = meta.pop("read_cut", None)
+                if read_cut:
+                    cut.append({"file": item.name, **read_cut})
                 text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+                text = _cap_lines(text)  # a megabyte on one line: cut before any redaction pattern scans it
                 if redact:
                     text = scrub(red.redact(text))  # + any secret this process knows (e.g. *_TOKEN values)
                 raw = text.encode("utf-8")
@@ -266,12 +317,21 @@ def build_bundle(
                 "not_collected": skipped,
             }
             zf.writestr("manifest.json", json.dumps(manifest, indent=2) + "\n")
-        os.replace(tmp, out)
+        size = tmp.stat().st_size
+        if regular:
+            os.replace(tmp, out)
+        else:
+            with open(tmp, "rb") as src, open(out, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
     except BaseException:  # a failed or cancelled bundle leaves no half-written .partial file behind
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    return BundleResult(out, manifest, redact, out.stat().st_size, skipped)
+    finally:
+        if not regular:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+    return BundleResult(out, manifest, redact, size, skipped)
 
 
 def _collect(item: CollectItem, ctx: ProbeContext) -> tuple[str | bytes | None, dict]:
@@ -284,10 +344,16 @@ def _collect(item: CollectItem, ctx: ProbeContext) -> tuple[str | bytes | None, 
             return None, {"error": "nothing to collect"}
         return data, {}
     if item.source_path is not None:
+        path = ctx.path(item.source_path) if item.from_root else Path(item.source_path)
         try:
-            return ctx.path(item.source_path).read_bytes(), {"source": item.source_path}
+            data, size = read_capped(path, PER_FILE_CAP, tail=item.tail)
         except OSError as exc:
             return None, {"error": exc.strerror or str(exc)}
+        meta: dict = {"source": item.source_path} if item.from_root else {}
+        if size > len(data):
+            meta["read_cut"] = {"original_bytes": size, "kept_bytes": len(data),
+                                "how": "kept the last part" if item.tail else "kept the first part"}
+        return data, meta
     assert item.command is not None
     start = time.perf_counter()
     res = ctx.runner.run(item.command, timeout=ctx.timeout)

@@ -1,15 +1,23 @@
-"""The support side of a bundle: open it, verify every file against the manifest, hand back the report."""
+"""The support side of a bundle: open it, verify every file against the manifest, hand back the report.
+
+Everything is bounded before it is parsed (issue 25): the manifest's declared and real size, each member's,
+the whole bundle's, the number of members, the JSON nesting depth (:mod:`gpusetup.untrusted`). Files in the zip
+that the manifest does not list are read too (within the same bounds) and handed back apart, in
+:attr:`Bundle.unlisted`, with a warning: a bundle whose manifest lost its entries still says what it holds.
+A report written by a gpusetup with a newer major ``schema_version`` is read as far as it goes, with a warning.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import io
-import json
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpusetup.model import Report, SchemaError, from_dict
+from gpusetup import untrusted
+from gpusetup.messages import msg, render
+from gpusetup.model import SCHEMA_VERSION, Message, Report, SchemaError, from_dict
 
 MAX_ENTRY = 20 * 1024 * 1024  # one file in a bundle (the collector caps each far below this)
 MAX_TOTAL = 64 * 1024 * 1024  # everything a bundle unpacks to: a zip bomb stops here, not at 1 GiB
@@ -28,7 +36,9 @@ class Bundle:
     manifest: dict
     files: dict[str, bytes]
     report: Report | None
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # English; ``notices`` says the same as data
+    unlisted: dict[str, bytes] = field(default_factory=dict)  # in the zip, not in the manifest: unverified
+    notices: list[Message] = field(default_factory=list)
 
     def text(self, name: str) -> str:
         return self.files[name].decode("utf-8", errors="replace")
@@ -48,7 +58,7 @@ def read_bundle(path: str | Path, data: bytes | None = None) -> Bundle:
         raise BundleError(f"{path} is not a complete zip file (truncated or damaged: {exc}). {_ASK_AGAIN}") from exc
     with zf:
         try:
-            manifest = json.loads(_read_bounded(zf, "manifest.json", MAX_MANIFEST)[0])
+            manifest = untrusted.loads(read_member(zf, "manifest.json", MAX_MANIFEST)[0])
         except _TooBig as exc:
             raise BundleError(f"{path}: manifest.json {exc}. {_ASK_AGAIN}") from exc
         except KeyError as exc:
@@ -70,7 +80,7 @@ def read_bundle(path: str | Path, data: bytes | None = None) -> Bundle:
                 problems.append("the manifest has an entry without a file name")
                 continue
             try:
-                data, digest = _read_bounded(zf, name, min(MAX_ENTRY, budget))
+                data, digest = read_member(zf, name, min(MAX_ENTRY, budget))
             except KeyError:
                 problems.append(f"{name} is listed in the manifest but missing")
                 continue
@@ -89,22 +99,74 @@ def read_bundle(path: str | Path, data: bytes | None = None) -> Bundle:
             files[name] = data
         if problems:
             raise BundleError(f"{path} failed verification: " + "; ".join(problems) + f". {_ASK_AGAIN}")
-        listed = {e.get("path") for e in manifest.get("files", [])} | {"manifest.json"}
-        warnings = [f"{n} is in the zip but not in the manifest; ignored" for n in zf.namelist() if n not in listed]
+        listed = {e.get("path") for e in entries if isinstance(e, dict)} | {"manifest.json"}
+        unlisted, notices = _read_unlisted(zf, listed, budget, len(entries))
+    warnings = [render_english(n) for n in notices]
     report = None
     if "report.json" in files:
         try:
-            report = from_dict(Report, json.loads(files["report.json"]))
+            data = untrusted.loads(files["report.json"])
+            newer = newer_schema(data)
+            if newer is not None:
+                notices.append(msg("bundle.read.newer-schema", version=newer, ours=SCHEMA_VERSION))
+                warnings.append(render_english(notices[-1]))
+            report = from_dict(Report, data)
         except (ValueError, SchemaError) as exc:
-            warnings.append(f"report.json could not be read as a gpusetup report: {exc}")
-    return Bundle(path, manifest, {k: v for k, v in files.items()}, report, warnings)
+            notices.append(msg("bundle.read.report-unreadable", reason=str(exc)[:300]))
+            warnings.append(render_english(notices[-1]))
+    return Bundle(path, manifest, {k: v for k, v in files.items()}, report, warnings, unlisted, notices)
 
 
-class _TooBig(ValueError):
-    pass
+def render_english(message: Message) -> str:
+    return render(message)
 
 
-def _read_bounded(zf: zipfile.ZipFile, name: str, limit: int) -> tuple[bytes, str]:
+def newer_schema(data: object) -> str | None:
+    """The report's ``schema_version`` when its major version is not this gpusetup's: such a report is read
+    best-effort (unknown fields ignored) and said so, never taken as current without a word."""
+    if not isinstance(data, dict):
+        return None
+    version = data.get("schema_version")
+    if not isinstance(version, str) or not version:
+        return None
+    major = version.split(".", 1)[0]
+    return None if major == SCHEMA_VERSION.split(".", 1)[0] else version[:20]
+
+
+def _read_unlisted(zf: zipfile.ZipFile, listed: set[object], budget: int,
+                   listed_count: int) -> tuple[dict[str, bytes], list[Message]]:
+    """Members the manifest does not name: read within what is left of the bundle's limits, never fatal."""
+    out: dict[str, bytes] = {}
+    names: list[str] = []
+    skipped = 0
+    for info in zf.infolist()[: max(0, MAX_ENTRIES - listed_count)]:
+        if info.filename in listed or info.is_dir():
+            continue
+        names.append(info.filename)
+        try:
+            data, _digest = read_member(zf, info.filename, min(MAX_ENTRY, budget))
+        except (_TooBig, KeyError, zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError):
+            skipped += 1
+            continue
+        budget -= len(data)
+        out[info.filename] = data
+    notices: list[Message] = []
+    if names:
+        shown = ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
+        notices.append(msg("bundle.read.unlisted", count=len(names), files=shown))
+    if skipped:
+        notices.append(msg("bundle.read.unlisted-skipped", count=skipped))
+    return out, notices
+
+
+class TooBig(ValueError):
+    """A member unpacks to more than the limit (declared or counted): nothing more of it was read."""
+
+
+_TooBig = TooBig
+
+
+def read_member(zf: zipfile.ZipFile, name: str, limit: int) -> tuple[bytes, str]:
     """An entry's bytes and sha256, read in chunks and never more than ``limit`` bytes (else :class:`_TooBig`).
 
     The declared size is checked first (instant refusal of a 1 GiB entry); the stream is counted as well,

@@ -45,6 +45,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
     # full or compressed IPv6 with at least three groups and a '::' or 8 groups; PCI addresses have '.'
     ("ipv6-address", re.compile(r"(?<![\w:.])(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,6}:(?:[0-9A-Fa-f]{1,4}:){0,5}[0-9A-Fa-f]{1,4})(?![\w:.])"), "[REDACTED ip]"),
 ]
+_FIRST_ADDRESS = next(i for i, (kind, _p, _r) in enumerate(_PATTERNS) if kind == "ipv4-address")
+_HOSTNAME = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,62})(?:\.[a-z0-9-]{1,63})*")
 _ANY_UUID = re.compile(r"(?<![\w-])[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![\w-])")
 _IP_WORDS = {"inet", "inet6", "addr", "address", "ip", "ipv4", "host", "hostname", "server", "nameserver", "via",
              "from", "to", "peer", "gateway", "gw", "src", "dst", "client", "remote", "local", "connect",
@@ -62,8 +64,8 @@ _ANY_UUID_KIND = "uuid"
 
 def _is_version(text: str, m: re.Match[str]) -> bool:
     """Is this four-part dotted number a version ("tensorrt 8.6.1.6", "jax 0.12.0.1") rather than an IPv4?"""
-    line_start = text.rfind("\n", 0, m.start()) + 1
-    before = text[line_start:m.start()]
+    line_start = max(text.rfind("\n", max(0, m.start() - 200), m.start()) + 1, m.start() - 200)
+    before = text[line_start:m.start()]  # (what precedes it on its line, at most 200 characters: linear time)
     after = text[m.end():m.end() + 8]
     if re.match(r"[:/]\d", after) or before.endswith(("://", "@", "[")):
         return False  # 10.0.0.5:8080, 10.0.0.0/24, http://10.…, user@10.…
@@ -75,7 +77,10 @@ def _is_version(text: str, m: re.Match[str]) -> bool:
     if re.search(r"(?:==|>=|<=|~=|!=|=|\b[vV]|[-_])$", before) or re.match(r"(?:[-+~]\w|\.(?:post|dev)|rc\d|[ab]\d)",
                                                                            after):
         return True  # pkg==8.6.1.6, v8.6.1.6, libnvinfer8-8.6.1.6, 8.6.1.6-1+cuda12.0
-    if re.search(r"(?:^|[\s(\[|,])[A-Za-z][\w.+-]*(?:\s+|\s*:\s*)$", before):
+    prev_word = re.search(r"(?:^|[\s(\[|,])([A-Za-z][\w.+-]*)(?:\s+|\s*:\s*)$", before)
+    if prev_word and re.search(r"[A-Za-z0-9-]\.[A-Za-z][A-Za-z0-9-]*\.[A-Za-z]{2,}$", prev_word.group(1)):
+        return False  # "vm.corp.example 10.20.30.40": a host name, then its address
+    if prev_word:
         return True  # "tensorrt 8.6.1.6", "Version: 8.6.1.6", package tables (pip list, dpkg -l, conda list)
     return bool(_VERSIONISH.search(text[max(0, m.start() - 40): m.start()]))
 
@@ -102,14 +107,27 @@ class Redactor:
             pass
         return cls(usernames=users, hostnames=hosts)
 
+    def _host_patterns(self) -> list[re.Pattern[str]]:
+        """This machine's names, each also in its longer forms (node17 → node17.cluster.example.org, as topo -m,
+        prompts and kernel logs write it). A name of one or two letters ("vm") would erase ordinary words, so
+        only its dotted forms are taken (vm.corp.example, not the "vm" of vm.max_map_count)."""
+        out: list[re.Pattern[str]] = []
+        names: set[str] = set()
+        for h in self.hostnames:
+            h = h.strip().rstrip(".").lower()
+            if not h or h in ("localhost", "localhost.localdomain") or not _HOSTNAME.fullmatch(h):
+                continue
+            names.add(h)
+            names.add(h.split(".")[0])
+        for name in sorted(names, key=len, reverse=True):
+            if len(name) >= 3:
+                out.append(re.compile(rf"(?i)(?<![\w.-]){re.escape(name)}(?:\.[A-Za-z0-9-]+)*(?![\w-])"))
+            else:
+                out.append(re.compile(rf"(?i)(?<![\w.-]){re.escape(name)}(?:\.[A-Za-z0-9-]+)+(?![\w.-])"))
+        return out
+
     def _known_words(self) -> list[tuple[str, str, str]]:
         words = []
-        for h in sorted(self.hostnames, key=len, reverse=True):
-            if h and h not in ("localhost", "localhost.localdomain") and len(h) >= 3:
-                words.append(("hostname", h, "[REDACTED host]"))
-                short = h.split(".")[0]
-                if short != h and len(short) >= 3:
-                    words.append(("hostname", short, "[REDACTED host]"))
         for u in sorted(self.usernames, key=len, reverse=True):
             # 'root' and very short names would erase ordinary words; paths still catch them
             if u and u not in ("root", "user", "admin") and len(u) >= 3:
@@ -117,15 +135,21 @@ class Redactor:
         return words
 
     def redact(self, text: str) -> str:
-        for kind, pattern, repl in _PATTERNS:
+        # secrets, URLs, e-mail and MAC addresses first; then this machine's names, *before* the IP addresses, so
+        # that "vm.corp.example 10.20.30.40" is not read as "package 1.2.3.4" (a version) and the IP kept
+        for kind, pattern, repl in _PATTERNS[:_FIRST_ADDRESS]:
+            text = self._sub(kind, pattern, repl, text)
+        for pat in self._host_patterns():
+            text, n = pat.subn("[REDACTED host]", text)
+            if n:
+                self.counts["hostname"] += n
+        for kind, pattern, repl in _PATTERNS[_FIRST_ADDRESS:]:
             text = self._sub(kind, pattern, repl, text)
         text = self._sub_uuid(text)
         text = self._sub(_ANY_UUID_KIND, _ANY_UUID, "[REDACTED uuid]", text)
         text = self._sub_home(text)
         for kind, word, repl in self._known_words():
-            # a host name also in its longer forms: node17 → node17.cluster.example.org (topo -m, prompts, paths)
-            longer = r"(?:\.[A-Za-z0-9-]+)*" if kind == "hostname" else ""
-            pat = re.compile(rf"(?<![\w-]){re.escape(word)}{longer}(?![\w-])")
+            pat = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])")
             text, n = pat.subn(repl, text)
             if n:
                 self.counts[kind] += n

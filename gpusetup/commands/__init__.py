@@ -6,9 +6,7 @@ or numpy, while each command module imports what it uses at the top."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +16,7 @@ from gpusetup.i18n import choose_language
 from gpusetup.messages import msg, render
 from gpusetup.mirrors import url_problem
 from gpusetup.model import Message
+from gpusetup.paths import is_regular_target, write_output
 
 if TYPE_CHECKING:
     from gpusetup.model import Machine
@@ -115,19 +114,21 @@ def prepare_output(path: Path | str, example: str = "report.txt") -> Path:
 
 
 def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
-    """Write via a temporary file and rename, so an interrupted or failed write never leaves half a file,
-    a stray temporary file, or a damaged earlier copy. ``mode`` sets the permissions (e.g. 0o755 for scripts).
-    Raises :class:`gpusetup.errors.ToolError` with the reason in plain words."""
+    """Write an output file the user named: a regular file is replaced atomically (an interrupted or failed
+    write never leaves half a file, a stray temporary file, or a damaged earlier copy); a device, FIFO,
+    ``/dev/stdout`` or ``/proc/self/fd/1`` is written through, never replaced (:func:`gpusetup.paths.write_output`).
+    ``mode`` sets the permissions (e.g. 0o755 for scripts). Raises :class:`gpusetup.errors.ToolError` with the
+    reason in plain words."""
     path = prepare_output(path)
-    tmp = path.with_name(f".{path.name}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
-        if mode is not None:
-            tmp.chmod(mode)
-        os.replace(tmp, path)
+        write_output(path, text, mode=mode)
     except OSError as exc:
         raise ToolError(msg("cli.error.cannot-write", path=str(path), reason=exc.strerror or str(exc))) from exc
-    finally:
-        if tmp.is_file():  # only after a failure: a successful os.replace moved it
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+
+
+def refuse_overwrite(path: Path | str, force: bool, option: str = "--force") -> None:
+    """An existing regular file is not replaced unless the user said so (``option``); devices, FIFOs and
+    ``/dev/stdout`` are outputs, not files to keep, so they are always fine."""
+    p = Path(path).expanduser()
+    if not force and p.is_file() and is_regular_target(p):
+        raise ToolError(msg("cli.error.output-exists", path=str(p), option=option))

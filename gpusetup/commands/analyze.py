@@ -28,7 +28,8 @@ def register(p: argparse.ArgumentParser) -> None:
         "Recognise what each input is (PyTorch collect_env, nvidia-smi table/-q/XML, kernel log, "
         "Python traceback, docker error, a message mixing prose and logs, a gpusetup JSON report or support "
         "bundle), extract the facts it holds, and run the same diagnosis rules as `gpusetup diagnose`. "
-        "Exit code: 0 nothing found, 1 warnings, 2 errors, 3 an input could not be read."
+        "Exit code: 0 nothing found, 1 warnings (also: an input in which nothing could be recognised, files a "
+        "bundle's manifest does not list, a report from a newer gpusetup), 2 errors, 3 an input could not be read."
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="input files; '-' reads standard input")
     p.add_argument("--json", action="store_true", help='write JSON: {"inputs", "facts", "fact_lines", "missing", '
@@ -72,9 +73,11 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(out)
     for bad in analysis.unreadable:
         print(f"gpusetup analyze: {render(bad.said or bad.error, output_language())}", file=sys.stderr)
-    if analysis.unreadable:
-        return EXIT_TOOL
-    return analysis.worst.exit_code
+    for item in analysis.warned if (args.json or args.output) else []:  # (the text on the terminal says them)
+        for warning in item.warnings:
+            print(f"gpusetup analyze: {render(msg('analyze.out.warning', warning=warning), output_language())}",
+                  file=sys.stderr)
+    return analysis.exit_code  # 3 unreadable; an input that yielded nothing is a warning (1), never healthy
 
 
 def _fleet(args: argparse.Namespace, rows) -> int:  # noqa: ANN001 - list[FleetRow], imported lazily
@@ -159,6 +162,8 @@ def render_text(analysis, language: str | None = None,  # noqa: ANN001 - gpusetu
             lines.append(f"  {i.name}: {_describe(i, lang)}")
         for note in i.notes:
             lines.append("      " + w(msg("analyze.out.note", note=note)))
+        for warning in i.warnings:
+            lines.append("      " + w(msg("analyze.out.warning", warning=warning)))
     lines.append("")
     if not any(not i.error for i in analysis.inputs):
         lines.append(w(msg("analyze.out.nothing-read")))

@@ -26,7 +26,9 @@ def register(p: argparse.ArgumentParser) -> None:
     info.set_defaults(handler=run_info)
     upd = sub.add_parser("update", help="download a newer data bundle (signed, checksummed)")
     upd.add_argument("--url", help="bundle location (https://…/); default: $GPUSETUP_DB_URL")
-    upd.add_argument("--timeout", type=positive_number, default=20.0, help="seconds per download (default 20)")
+    upd.add_argument("--timeout", type=positive_number, default=20.0,
+                     help="seconds one download may take, start to end (default 20); the whole update stops after "
+                          "three times that")
     upd.set_defaults(handler=run_update)
     p.set_defaults(handler=run_info, json=False)
 

@@ -7,7 +7,13 @@ import sys
 from pathlib import Path
 
 from gpusetup import term
-from gpusetup.commands import positive_number, prepare_output, python_executable, write_atomic
+from gpusetup.commands import (
+    positive_number,
+    prepare_output,
+    python_executable,
+    refuse_overwrite,
+    write_atomic,
+)
 from gpusetup.errors import EXIT_TOOL
 from gpusetup.i18n import output_language
 from gpusetup.messages import msg
@@ -28,7 +34,9 @@ def register(p: argparse.ArgumentParser) -> None:
     fmt.add_argument("--json", action="store_true", help="write JSON (schema: resources/schema/report.schema.json)")
     fmt.add_argument("--format", choices=["text", "json", "markdown", "html", "prometheus"],
                      help="output format (default text); prometheus: node_exporter textfile-collector metrics")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of the terminal")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of the terminal (an "
+                   "existing file is replaced only with --force; /dev/stdout, a FIFO or a device is written through)")
+    p.add_argument("--force", action="store_true", help="replace the -o FILE if it exists")
     p.add_argument("--textfile", metavar="FILE.prom",
                    help="also write Prometheus metrics to FILE.prom (atomically; for node_exporter's textfile "
                         "collector), whatever the --format")
@@ -43,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     fmt = "json" if args.json else (args.format or "text")
     if args.output:
         prepare_output(args.output)  # a bad -o is reported before the detection, not after it
+        refuse_overwrite(args.output, args.force)
     if args.textfile:
         prepare_output(args.textfile, "gpusetup.prom")
     ctx = ProbeContext(python=args.python, deep=args.deep, timeout=args.timeout)

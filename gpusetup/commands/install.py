@@ -46,6 +46,7 @@ from gpusetup.install.python import find_uv, newer_python_offer
 from gpusetup.install.timing import about
 from gpusetup.messages import add_note, msg, render, render_notes, step_explain, step_title
 from gpusetup.model import Message
+from gpusetup.paths import state_folder
 from gpusetup.probe import detect
 from gpusetup.runner import SubprocessRunner
 
@@ -269,7 +270,10 @@ def render_plan(plan: Any, machine: Any, *, state_dir: Path, foreign: bool = Fal
 
 
 def run(args: argparse.Namespace) -> int:
-    state_dir = Path(args.state_dir).expanduser() if args.state_dir else default_state_dir()
+    state_dir = state_folder(args.state_dir) if args.state_dir else default_state_dir()
+    if args.state_dir and state_dir != Path(args.state_dir).expanduser():  # /tmp, ~: never chmod-ed, a subfolder
+        print(render(msg("install.cli.state-subfolder", folder=args.state_dir, path=str(state_dir)),
+                     output_language()), file=sys.stderr)
     if sum(bool(x) for x in (args.resume, args.rollback, getattr(args, "repair", False))) > 1:
         raise ToolError(msg("cli.error.one-of-resume-rollback-repair"))
 

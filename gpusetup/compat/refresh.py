@@ -38,6 +38,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from gpusetup import credentials, versions
+from gpusetup.compat import fetch
 from gpusetup.versions import Version
 
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
@@ -107,24 +108,28 @@ class Http:
         if last_modified:
             headers["If-Modified-Since"] = last_modified
         self._count(requests_=1)
-        end = time.monotonic() + self.deadline
         where = scrub(url)
         try:
-            with self.session.get(url, headers=headers, stream=True, timeout=self.timeout) as r:
-                if r.status_code == 304 and (etag or last_modified):
-                    self._count(not_modified=1)
-                    return Response(304, b"", r.url, r.headers.get("Content-Type", ""), dict(r.headers))
-                if r.status_code == 404:
-                    raise RefreshError(f"{where}: not found (404)")
-                if r.status_code not in (200, 206):
-                    raise RefreshError(f"{where}: the server answered {r.status_code}")
-                if byte_range is not None and r.status_code != 206:
-                    raise RefreshError(f"{where}: the server does not answer range requests")
-                body = _read_bounded(r, limit, end, where)
-                self._count(bytes_=len(body))
-                return Response(r.status_code, body, r.url, r.headers.get("Content-Type", ""), dict(r.headers))
+            got = fetch.get(self.session, url, limit=limit, timeout=self.timeout,
+                            deadline=time.monotonic() + self.deadline, headers=headers)
+        except fetch.DeadlineExceeded as exc:
+            raise RefreshError(f"{where}: no complete answer within {self.deadline:.0f} s") from exc
+        except fetch.TooLarge as exc:
+            raise RefreshError(f"{where}: larger than {limit} bytes, refused") from exc
         except requests.exceptions.RequestException as exc:
             raise RefreshError(f"{where}: {type(exc).__name__}: {scrub(str(exc))}") from exc
+        ctype = got.headers.get("Content-Type", "")
+        if got.status == 304 and (etag or last_modified):
+            self._count(not_modified=1)
+            return Response(304, b"", got.url, ctype, dict(got.headers))
+        if got.status == 404:
+            raise RefreshError(f"{where}: not found (404)")
+        if got.status not in (200, 206):
+            raise RefreshError(f"{where}: the server answered {got.status}")
+        if byte_range is not None and got.status != 206:
+            raise RefreshError(f"{where}: the server does not answer range requests")
+        self._count(bytes_=len(got.body))
+        return Response(got.status, got.body, got.url, ctype, dict(got.headers))
 
     def get(self, url: str, *, accept: str | None = None, limit: int = MAX_PAGE_BYTES,
             byte_range: tuple[int, int] | None = None) -> tuple[bytes, str, str]:
@@ -155,25 +160,6 @@ class Response:
     url: str
     content_type: str
     headers: dict[str, str]
-
-
-def _read_bounded(r: Any, limit: int, end: float, where: str) -> bytes:
-    """The body, read as it arrives (``read1``: whatever one socket read gives) so the deadline is checked
-    between reads: a per-read timeout alone lets a server that sends a byte a second hold the read forever."""
-    chunks, total = [], 0
-    raw = r.raw
-    reader = getattr(raw, "read1", None)
-    while True:
-        if time.monotonic() > end:
-            raise RefreshError(f"{where}: the download did not finish in time (deadline passed)")
-        chunk = reader(1 << 16) if reader is not None else raw.read(1 << 16, decode_content=True)
-        if not chunk:
-            break
-        total += len(chunk)
-        if total > limit:
-            raise RefreshError(f"{where}: larger than {limit} bytes, refused")
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def scrub(text: str) -> str:

@@ -27,6 +27,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,8 @@ from urllib.parse import urljoin, urlsplit
 
 from gpusetup import resources
 from gpusetup.compat import db as compat_db
+from gpusetup.compat import fetch
+from gpusetup.credentials import scrub
 from gpusetup.messages import msg, render
 from gpusetup.model import Message
 from gpusetup.resources import resource
@@ -145,32 +148,35 @@ def check_url(url: str) -> str:
         if loopback:
             return url if url.endswith("/") else url + "/"
         raise UpdateError(msg("db.update.error.plain-http", host=host))
-    raise UpdateError(msg("db.update.error.bad-url", url=repr(url)))
+    raise UpdateError(msg("db.update.error.bad-url", url=scrub(repr(url))))
 
 
-def _get(session: Any, url: str, limit: int, timeout: float) -> bytes:
+def _get(session: Any, url: str, limit: int, timeout: float, deadline: float | None = None) -> bytes:
+    """One file of the bundle: at most ``limit`` bytes, the whole download within ``timeout`` seconds (and
+    before ``deadline``, the whole update's). Messages show the URL without its password."""
     import requests  # lazy: 82-185 ms (python -X importtime); only `db update` downloads
 
+    shown = scrub(url)
+    end = time.monotonic() + timeout
+    end = min(end, deadline) if deadline is not None else end
     try:
-        with session.get(url, stream=True, timeout=timeout) as r:
-            check_url(r.url)  # a redirect must not leave https
-            if r.status_code != 200:
-                raise UpdateError(msg("db.update.error.status", url=url, status=f"{r.status_code} {r.reason}"))
-            chunks, total = [], 0
-            for chunk in r.iter_content(65536):
-                total += len(chunk)
-                if total > limit:
-                    raise UpdateError(msg("db.update.error.too-large", url=url, limit=limit))
-                chunks.append(chunk)
-            return b"".join(chunks)
+        got = fetch.get(session, url, limit=limit, timeout=timeout, deadline=end, read_status=(200,),
+                        check_url=check_url)  # a redirect must not leave https
+    except fetch.DeadlineExceeded as exc:
+        raise UpdateError(msg("db.update.error.deadline", url=shown, seconds=f"{max(exc.seconds, 1):.0f}")) from exc
+    except fetch.TooLarge as exc:
+        raise UpdateError(msg("db.update.error.too-large", url=shown, limit=limit)) from exc
     except requests.exceptions.ChunkedEncodingError as exc:
-        raise UpdateError(msg("db.update.error.dropped", url=url)) from exc
+        raise UpdateError(msg("db.update.error.dropped", url=shown)) from exc
     except requests.exceptions.ConnectionError as exc:
-        raise UpdateError(msg("db.update.error.connection", url=url, error=type(exc).__name__)) from exc
+        raise UpdateError(msg("db.update.error.connection", url=shown, error=type(exc).__name__)) from exc
     except requests.exceptions.Timeout as exc:
-        raise UpdateError(msg("db.update.error.timeout", url=url, seconds=f"{timeout:.0f}")) from exc
+        raise UpdateError(msg("db.update.error.timeout", url=shown, seconds=f"{timeout:.0f}")) from exc
     except requests.exceptions.RequestException as exc:
-        raise UpdateError(msg("db.update.error.download", url=url, error=str(exc))) from exc
+        raise UpdateError(msg("db.update.error.download", url=shown, error=scrub(str(exc)))) from exc
+    if got.status != 200:
+        raise UpdateError(msg("db.update.error.status", url=shown, status=f"{got.status} {got.reason}"))
+    return got.body
 
 
 def _parse_manifest(raw: bytes) -> dict[str, Any]:
@@ -232,11 +238,16 @@ def update(
     keys: list[bytes] | None = None,
     timeout: float = 20.0,
     session: Any = None,
+    deadline_s: float | None = None,
 ) -> UpdateResult:
-    """Download, verify and install a data bundle. Never raises; on any error the data in use is unchanged."""
+    """Download, verify and install a data bundle. Never raises; on any error the data in use is unchanged.
+
+    ``timeout``: seconds one download may take, start to end (not per read: a server dripping a byte a second
+    is stopped too); ``deadline_s``: the whole update's limit (default three times ``timeout``)."""
     dest = dest or compat_db.user_dir()
+    deadline = time.monotonic() + (deadline_s if deadline_s is not None else 3 * timeout)
     try:
-        return _update(url, dest, keys, timeout, session)
+        return _update(url, dest, keys, timeout, session, deadline)
     except UpdateError as exc:
         return UpdateResult.of(False, msg("db.update.failed", reason=exc.message or str(exc), in_use=_in_use(dest)))
     except Exception as exc:  # noqa: BLE001 - an update must never crash the tool
@@ -255,7 +266,8 @@ def _in_use(dest: Path) -> Message:
     return msg("db.update.keeps-installed", version=db.version)
 
 
-def _update(url: str | None, dest: Path, keys: list[bytes] | None, timeout: float, session: Any) -> UpdateResult:
+def _update(url: str | None, dest: Path, keys: list[bytes] | None, timeout: float, session: Any,
+            deadline: float) -> UpdateResult:
     import requests  # lazy: 82-185 ms (python -X importtime); only `db update` downloads
 
     url = url or os.environ.get(URL_ENV)
@@ -264,16 +276,19 @@ def _update(url: str | None, dest: Path, keys: list[bytes] | None, timeout: floa
     base = check_url(url)
     keys = pinned_keys() if keys is None else keys
     sess = session or requests.Session()
-    manifest_raw = _get(sess, urljoin(base, MANIFEST), MAX_MANIFEST_BYTES, timeout)
-    signature = _get(sess, urljoin(base, SIGNATURE), 4096, timeout)
+    _clean_leftovers(dest)
+    manifest_raw = _get(sess, urljoin(base, MANIFEST), MAX_MANIFEST_BYTES, timeout, deadline)
+    signature = _get(sess, urljoin(base, SIGNATURE), 4096, timeout, deadline)
     verify_signature(manifest_raw, signature, keys)
     manifest = _parse_manifest(manifest_raw)
     version = manifest["bundle_version"]
 
     compat_db.clear_cache()
     current = compat_db._cached(str(dest))
-    if Version(version) < Version(current.version):
-        raise UpdateError(msg("db.update.error.older", version=version, current=current.version))
+    floor = read_floor(dest)
+    newest = max((v for v in (current.version, floor) if v), key=Version)
+    if Version(version) < Version(newest):
+        raise UpdateError(msg("db.update.error.older", version=version, current=newest))
     if current.origin != "embedded" and version == current.version:
         return UpdateResult.of(True, msg("db.update.up-to-date", version=version), version, dest)
 
@@ -281,7 +296,7 @@ def _update(url: str | None, dest: Path, keys: list[bytes] | None, timeout: floa
     tmp = Path(tempfile.mkdtemp(prefix=".compat-new-", dir=dest.parent))
     try:
         for f in manifest["files"]:
-            data = _get(sess, urljoin(base, f["name"]), MAX_FILE_BYTES, timeout)
+            data = _get(sess, urljoin(base, f["name"]), MAX_FILE_BYTES, timeout, deadline)
             if len(data) != f["size"]:
                 raise UpdateError(msg("db.update.error.incomplete", name=f["name"], got=len(data), size=f["size"]))
             digest = hashlib.sha256(data).hexdigest()
@@ -292,6 +307,7 @@ def _update(url: str | None, dest: Path, keys: list[bytes] | None, timeout: floa
         _write(tmp / MANIFEST, manifest_raw)
         _write(tmp / SIGNATURE, signature)
         compat_db.read_files(tmp)  # the resolver must be able to load it
+        write_floor(dest, version)  # before the swap: a crash between its two renames cannot lower it
         previous = _swap(tmp, dest)
     finally:
         if tmp.exists():
@@ -300,6 +316,69 @@ def _update(url: str | None, dest: Path, keys: list[bytes] | None, timeout: floa
     said = msg("db.update.installed-kept", version=version, path=str(dest), previous=str(previous)) if previous \
         else msg("db.update.installed", version=version, path=str(dest))
     return UpdateResult.of(True, said, version, dest, previous)
+
+
+FLOOR_SUFFIX = ".floor.json"
+LEFTOVER_AGE_S = 3600  # a .compat-new-* folder this old belongs to no running update
+
+
+def _floor_path(dest: Path) -> Path:
+    return dest.with_name(dest.name + FLOOR_SUFFIX)
+
+
+def read_floor(dest: Path) -> str | None:
+    """The newest bundle version ever installed here: kept beside the data, not in it, so that losing the data
+    (a crash between the two renames of the swap, a deleted folder) never lets an older signed bundle back in."""
+    try:
+        with open(_floor_path(dest), "rb") as fh:
+            doc = json.loads(fh.read(4096))
+        version = doc.get("version") if isinstance(doc, dict) else None
+        if isinstance(version, str):
+            Version(version)
+            return version
+    except (OSError, ValueError, TypeError):
+        pass
+    return None
+
+
+def write_floor(dest: Path, version: str) -> None:
+    """Raise the floor to ``version`` (never lower it), atomically."""
+    old = read_floor(dest)
+    if old is not None and Version(old) >= Version(version):
+        return
+    path = _floor_path(dest)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(json.dumps({"version": version}).encode() + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _clean_leftovers(dest: Path) -> None:
+    """Folders of downloads that were killed (``.compat-new-*``) are removed once they are an hour old; a data
+    folder lost between the two renames of a crashed swap is put back from ``<dest>.old``."""
+    old = dest.with_name(dest.name + ".old")
+    if not dest.exists() and old.is_dir() and not old.is_symlink():
+        with contextlib.suppress(OSError):
+            os.replace(old, dest)
+    try:
+        entries = list(dest.parent.glob(".compat-new-*"))
+    except OSError:
+        return
+    now = time.time()
+    for entry in entries:
+        try:
+            if entry.is_dir() and not entry.is_symlink() and now - entry.stat().st_mtime > LEFTOVER_AGE_S:
+                shutil.rmtree(entry, ignore_errors=True)
+        except OSError:
+            continue
 
 
 def _write(path: Path, data: bytes) -> None:

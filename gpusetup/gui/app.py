@@ -19,7 +19,7 @@ from gpusetup.gui.demo import DemoServices
 from gpusetup.gui.pages.base import PAGE_WELCOME
 from gpusetup.gui.services import Services
 from gpusetup.gui.wizard import SetupWizard, app_icon
-from gpusetup.paths import open_private, private_dir
+from gpusetup.paths import PrivateRotatingLog, private_dir
 
 log = logging.getLogger("gpusetup.gui")
 
@@ -42,8 +42,7 @@ def setup_file_log(log_dir: Path) -> Path | None:
     try:
         private_dir(log_dir)
         path = log_dir / "wizard.log"
-        open_private(path, "a").close()  # created (or tightened to) 0600 before logging opens it
-        handler = logging.FileHandler(path, encoding="utf-8", delay=False)
+        handler: logging.FileHandler = PrivateRotatingLog(path)  # 0600, never through a link, 5 MB × 3 at most
     except OSError:
         return None
     handler.addFilter(ScrubFilter())

@@ -193,7 +193,9 @@ class _Run:
         """{package: version} of the target environment, or None when it cannot be read (yet)."""
         if not self.plan.python:
             return None
-        res = run_streaming([*self.plan.python, "-I", "-c", snippets.LIST], timeout=SNAPSHOT_TIMEOUT)
+        # one JSON line of every installed package: longer than a log line may be (stream.MAX_LINE)
+        res = run_streaming([*self.plan.python, "-I", "-c", snippets.LIST], timeout=SNAPSHOT_TIMEOUT,
+                            max_line=8 << 20)
         if not res.ok:
             return None
         try:

@@ -183,7 +183,9 @@ def test_scrub_masks_user_info_and_keeps_the_rest(text: str, want: str | None) -
     assert credentials.scrub(text) == (want if want is not None else text)
 
 
-def test_state_folder_is_private_even_when_it_existed(tmp_path: Path) -> None:
+def test_state_files_are_private_and_an_existing_folder_is_left_as_it_was(tmp_path: Path) -> None:
+    """Issue 25: gpusetup never chmods a folder it did not create (`--state-dir /tmp` made /tmp 0700); what it
+    writes there is private file by file. (A new folder is created 0700: tests/hostile/test_state_safety.py.)"""
     jdir = tmp_path / "state"
     jdir.mkdir(mode=0o755)
     os.chmod(jdir, 0o755)
@@ -193,7 +195,7 @@ def test_state_folder_is_private_even_when_it_existed(tmp_path: Path) -> None:
 
     with InstallLock(jdir):
         pass
-    assert stat.S_IMODE(jdir.stat().st_mode) == 0o700
+    assert stat.S_IMODE(jdir.stat().st_mode) == 0o755
     assert stat.S_IMODE((jdir / "journal.jsonl").stat().st_mode) == 0o600
     assert stat.S_IMODE((jdir / "install.lock").stat().st_mode) == 0o600
 
