@@ -113,7 +113,8 @@ class Http:
             got = fetch.get(self.session, url, limit=limit, timeout=self.timeout,
                             deadline=time.monotonic() + self.deadline, headers=headers)
         except fetch.DeadlineExceeded as exc:
-            raise RefreshError(f"{where}: no complete answer within {self.deadline:.0f} s") from exc
+            raise RefreshError(f"{where}: the download did not finish in time (no complete answer within "
+                               f"{self.deadline:.0f} s)") from exc
         except fetch.TooLarge as exc:
             raise RefreshError(f"{where}: larger than {limit} bytes, refused") from exc
         except requests.exceptions.RequestException as exc:
