@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +14,7 @@ from gpusetup.errors import ToolError
 from gpusetup.i18n import output_language
 from gpusetup.messages import msg, render
 from gpusetup.model import EMIT_KINDS  # from model, not generate.project (see run_emit)
+from gpusetup.paths import is_regular_target, write_output
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -82,14 +81,11 @@ def run_emit(args: argparse.Namespace, plans: list[Any], machine: Any, doc: dict
         sys.stdout.write(emitted.text)
         return
     path = Path(args.output).expanduser()
-    if path.exists() and not args.force:
+    if path.exists() and is_regular_target(path) and not args.force:  # a device or /dev/stdout is written through
         raise ToolError(msg("cli.error.emit-exists", path=str(path)))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(emitted.text)
-        os.replace(tmp, path)
+        write_output(path, emitted.text)
     except OSError as exc:
         raise ToolError(msg("cli.error.cannot-write-here", path=str(path), reason=exc.strerror or str(exc))) from exc
     print(render(msg("emit.out.wrote", path=str(path), kind=emitted.kind), output_language()))

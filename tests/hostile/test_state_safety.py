@@ -260,3 +260,23 @@ def test_paths_write_output_keeps_the_mode_of_an_existing_file(tmp_path: Path) -
     os.chmod(f, 0o750)
     paths.write_output(f, "new")
     assert stat.S_IMODE(f.stat().st_mode) == 0o750
+
+
+def test_plan_emit_to_a_device_writes_through_and_a_file_needs_force(tmp_path: Path) -> None:
+    """`plan --emit … -o` follows the same rules (issue 26: a rename over /dev/null, as root, broke the system)."""
+    prof = tmp_path / "m.json"
+    prof.write_text('{"os": "linux", "python": "3.12", "driver": "580.95.05", '
+                    '"gpus": [{"vendor": "nvidia", "name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9"}]}')
+    if os.geteuid() == 0:
+        dev = tmp_path / "null"
+        os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    else:
+        dev = Path("/dev/null")
+    argv = [sys.executable, "-m", "gpusetup", "plan", "--offline", "--for", str(prof), "--emit", "requirements", "-o"]
+    res = subprocess.run([*argv, str(dev)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert stat.S_ISCHR(os.lstat(dev).st_mode)
+    kept = tmp_path / "requirements.txt"
+    kept.write_text("mine\n")
+    res = subprocess.run([*argv, str(kept)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert res.returncode == 3 and kept.read_text() == "mine\n"
