@@ -53,7 +53,12 @@ def run_streaming(
     log: IO[str] | None = None,
     env: Mapping[str, str] | None = None,
     own_session: bool = True,
+    private: Callable[[str], str | None] | None = None,
 ) -> StreamResult:
+    """Run ``argv``; each output line goes to ``log``, the tail and ``on_line``. ``private`` sees each line first
+    and returns what may be kept of it (the line, a masked copy, or None): the log and the tail (which reaches
+    the journal and error messages) get only that; ``on_line`` still gets the line itself (a one-time password
+    the installer prints for the screen, never for a file)."""
     argv = [str(a) for a in argv]
     start = time.monotonic()
     exe = argv[0] if os.sep in argv[0] or (os.altsep and os.altsep in argv[0]) else shutil.which(argv[0])
@@ -100,10 +105,12 @@ def run_streaming(
             eof = True
         elif line:
             line = scrub(line)  # a tool that echoes a URL with its password never gets it into our log
-            tail.append(line.rstrip("\n"))
-            if log is not None:
-                log.write(line)
-                log.flush()
+            kept = line if private is None else private(line)
+            if kept is not None:
+                tail.append(kept.rstrip("\n"))
+                if log is not None:
+                    log.write(kept)
+                    log.flush()
             if on_line is not None:
                 on_line(line)
         if not eof and cancel is not None and cancel.cancelled:
@@ -123,9 +130,12 @@ def run_streaming(
                 break
             if line:
                 line = scrub(line)
-                tail.append(line.rstrip("\n"))
+                kept = line if private is None else private(line)
+                if kept is None:
+                    continue
+                tail.append(kept.rstrip("\n"))
                 if log is not None:
-                    log.write(line)
+                    log.write(kept)
     try:
         rc = proc.wait(timeout=GRACE_SECONDS + 2)
     except subprocess.TimeoutExpired:

@@ -27,6 +27,7 @@ from gpusetup.gui.pages.install import DONE
 from gpusetup.gui.pages.machine import driver_words
 from gpusetup.gui.screenshots import SIZE, wait_until_idle
 from gpusetup.gui.wizard import SetupWizard
+from gpusetup.i18n import set_surface
 from gpusetup.messages import msg, render, variant_label
 from gpusetup.model import Machine, Severity
 
@@ -183,6 +184,8 @@ def test_the_demo_pauses_at_the_restart_and_continues_after_it(tmp_path: Path) -
     out = s.execute(plan)
     assert out.ok and out.needs_reboot and out.failed_step == "reboot"
     assert s._done_steps == ids[: ids.index("reboot")]
+    assert "gpusetup install --resume" in render(out.said)  # the command line's words for the same decision…
+    set_surface("wizard")  # …and the wizard's, as every wizard window reads it (gpusetup.gui.wizard)
     assert "gpusetup install --resume" not in render(out.said) and "--resume" not in render(out.said, "zh_CN")
     again = s.resume()
     assert again.ok and not again.needs_reboot and s._done_steps == ids
