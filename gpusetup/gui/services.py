@@ -688,12 +688,16 @@ def _outcome(result: Any) -> InstallOutcome:
     if isinstance(result, InstallOutcome):
         return result
     message = str(getattr(result, "message", "") or "")
+    cancelled = bool(getattr(result, "cancelled", False))
+    reboot = bool(getattr(result, "reboot_needed", False) or getattr(result, "needs_reboot", False))
     return InstallOutcome(
-        ok=bool(getattr(result, "ok", False)),
-        cancelled=bool(getattr(result, "cancelled", False)),
+        # the installer pauses for a restart with ok=False (its command line exits 1 there); for the page that is
+        # no failure but "restart now", as the demonstration says it (never "Step 'Restart' failed")
+        ok=bool(getattr(result, "ok", False)) or (reboot and not cancelled),
+        cancelled=cancelled,
         failed_step=getattr(result, "failed_step", None),
         message=message,
-        needs_reboot=bool(getattr(result, "reboot_needed", False) or getattr(result, "needs_reboot", False)),
+        needs_reboot=reboot,
         raw=result,
         fix=getattr(result, "fix", None),
         said=getattr(result, "said", None),  # the core's decision (worded for the wizard by its @wizard wording)
