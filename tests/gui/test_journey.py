@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import time
 from pathlib import Path
 
@@ -33,7 +34,9 @@ from journey import (
     xvfb,
 )
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWizard
 from test_wizard_flow import click_next, texts, wait_ready
+from test_zh_walk import _open_sections, _problems
 
 from gpusetup.gui.pages.base import PAGE_CHOOSE, PAGE_DONE, PAGE_INSTALL, PAGE_MACHINE, PAGE_PLAN, PAGE_VERIFY
 from gpusetup.gui.pages.install import DONE, PENDING, RUNNING, InstallPage
@@ -120,8 +123,19 @@ def assert_installed(w, inst: InstallPage, env: Path, language: str) -> None:
     assert ok, f"✓ over a framework that does not import: {error}"
 
 
+def no_english(w, language: str) -> None:
+    """In Chinese, the page (with its sections open, as a beginner may open them) has no English sentence and no
+    command-line advice (commands, package names and paths aside): tests/gui/test_zh_walk.py's reading."""
+    if language != "zh_CN":
+        return
+    _open_sections(w.currentPage())
+    found = _problems(w, [])
+    assert not found, "\n".join(found)
+
+
 def prove(qtbot, w, env: Path, language: str) -> str:
     """Verify and Done: one sentence for JAX, worded in the page's language, the same on both pages."""
+    no_english(w, language)  # the install page, finished
     click_next(qtbot, w, PAGE_VERIFY)
     verify = w.currentPage()
     wait_ready(qtbot, w)
@@ -133,9 +147,11 @@ def prove(qtbot, w, env: Path, language: str) -> str:
     assert verify.status.kind == "pass"
     if language == "zh_CN":
         assert CJK.search(said.text) and CJK.search(verify.status.text.text())
+    no_english(w, language)
     click_next(qtbot, w, PAGE_DONE)
     wait_ready(qtbot, w)
     assert said.text in texts(w.currentPage()), "Done says what the proof said"
+    no_english(w, language)
     return said.text
 
 
@@ -246,7 +262,9 @@ def test_cancel_during_pip_finish_this_step_then_stop_then_continue(qtbot, make_
     prove(qtbot, w, env, "en")
 
 
-def test_killed_during_pip_restart_continue_and_prove(qtbot, make_wizard, index, home, tmp_path: Path) -> None:
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_killed_during_pip_restart_continue_and_prove(qtbot, make_wizard, index, home, tmp_path: Path,
+                                                      language: str) -> None:
     """The app, a process of its own in a real X server, is killed with SIGKILL while pip runs; started again, the
     Welcome page offers to continue; the interrupted step is redone and the proof follows."""
     env, state = tmp_path / "env", tmp_path / "state"
@@ -256,7 +274,7 @@ def test_killed_during_pip_restart_continue_and_prove(qtbot, make_wizard, index,
         qt = xcb_check(display)
         if not qt.ok:
             pytest.skip(f"Qt's xcb plugin cannot load here: {qt.reason()} (.ci/run installs what it needs)")
-        app = start_app(home, display, state, f"{index.url}/simple", env, "en")
+        app = start_app(home, display, state, f"{index.url}/simple", env, language)
         status = state / "app.json"
         deadline = time.monotonic() + TIMEOUT / 1000
         while not pip_into(env) and app.poll() is None and time.monotonic() < deadline:
@@ -274,6 +292,111 @@ def test_killed_during_pip_restart_continue_and_prove(qtbot, make_wizard, index,
     assert not imports(env, "jax")[0]
     journal = Journal(state / "install")
     assert journal.status() == "unfinished" and list(journal.in_flight()) == ["pip-install"]
-    w, inst = reopen_and_continue(qtbot, make_wizard, JourneyServices(state, f"{index.url}/simple"), "en")
+    w, inst = reopen_and_continue(qtbot, make_wizard, JourneyServices(state, f"{index.url}/simple"), language)
+    assert_installed(w, inst, env, language)
+    prove(qtbot, w, env, language)
+
+
+def closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def pip_step(w) -> str:
+    return " ".join(next(s for s in w.state.plan.steps if s.id == "pip-install").argv)
+
+
+def use_mirror(qtbot, w, page, url: str) -> None:
+    page.pypi_edit.setText(url)
+    page.mirrors_button.click()
+    qtbot.waitUntil(lambda: page.mirrors_button.isEnabled() and not w.running_jobs(), timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_mirror_set_wrong_cleared_and_set(qtbot, make_wizard, index, home, tmp_path: Path, monkeypatch,
+                                          language: str) -> None:
+    """Where PyPI does not answer (pip's configured index is a closed port): a mistyped mirror is refused on the
+    plan page and not used; a mirror that answers is used by the plan; cleared, the plan uses none again, and the
+    install stops before changing anything, offering a mirror; set again, the install goes through it and the
+    proof follows."""
+    monkeypatch.setenv("PIP_INDEX_URL", f"http://127.0.0.1:{closed_port()}/simple")
+    env, state = tmp_path / "env", tmp_path / "state"
+    services = JourneyServices(state, None)  # the plan names no index: pip's own, or the PyPI mirror
+    w = make_wizard(services, language=language)
+    for page_id in (PAGE_MACHINE, PAGE_CHOOSE):
+        click_next(qtbot, w, page_id)
+        qtbot.waitUntil(lambda: not w.running_jobs(), timeout=TIMEOUT)
+    w.currentPage().venv_path.setText(str(env))
+    for name, box in w.currentPage().checks.items():
+        box.setChecked(name == "jax")
+    click_next(qtbot, w, PAGE_PLAN)
+    qtbot.waitUntil(lambda: not w.running_jobs(), timeout=TIMEOUT)
+    plan_page = w.currentPage()
+    assert "--index-url" not in pip_step(w)
+    # set wrong: refused, said in the page's language, not used
+    wrong = f"http://127.0.0.1:{closed_port()}/pypi/simple"
+    use_mirror(qtbot, w, plan_page, wrong)
+    status = plan_page.mirrors_status.text.text()
+    assert plan_page.mirrors_status.kind == "fail" and "127.0.0.1" in status, status
+    assert (CJK.search(status) is not None) == (language == "zh_CN"), status
+    assert services.index_url is None and wrong not in pip_step(w)
+    # set: checked, used
+    good = f"{index.url}/simple"
+    use_mirror(qtbot, w, plan_page, good)
+    assert plan_page.mirrors_status.kind == "pass", plan_page.mirrors_status.text.text()
+    assert f"--index-url {good}" in pip_step(w)
+    # cleared: no mirror; the install checks the index before changing anything and offers a mirror
+    use_mirror(qtbot, w, plan_page, "")
+    assert plan_page.mirrors_status.kind == "pass" and services.index_url == ""
+    assert "--index-url" not in pip_step(w)
+    click_next(qtbot, w, PAGE_INSTALL)
+    inst = w.currentPage()
+    finished(qtbot, w, inst)
+    out = w.state.install
+    assert not out.ok and out.fix == "network" and out.failed_step == "preflight", out.message
+    assert inst.fix_card.isVisible() and inst.mirror_edit.isVisible() and not inst.isComplete()
+    assert all(r.state != DONE for r in inst.rows)
+    assert not env.exists(), "nothing was changed"
+    no_english(w, language)
+
+    def try_again(url: str) -> None:
+        w.state.install = None
+        inst.mirror_edit.setText(url)
+        inst.fix_button.click()
+        qtbot.waitUntil(lambda: w.state.install is not None and inst.phase == "finished" and not w.running_jobs(),
+                        timeout=TIMEOUT)
+
+    # where the install page offers it: set wrong (refused by the check before anything changes), cleared (no
+    # mirror again, not the mistyped one), set (the plan is made again through it and installed)
+    try_again(wrong)
+    assert w.state.install.fix == "network" and f"--index-url {wrong}" in pip_step(w)
+    assert "127.0.0.1" in inst.status.text.text() and not env.exists()
+    try_again("")
+    assert w.state.install.fix == "network" and "--index-url" not in pip_step(w), pip_step(w)
+    assert services.index_url is None and not env.exists()
+    try_again(good)
+    assert f"--index-url {good}" in pip_step(w)
+    assert_installed(w, inst, env, language)
+    assert any(name.startswith("jax-0.0.1") for name, _ in index.served)
+    prove(qtbot, w, env, language)
+
+
+def test_cancel_after_the_install_finished_changes_nothing(qtbot, make_wizard, index, home, tmp_path: Path) -> None:
+    """After the finish there is no install to cancel: the page's Cancel is gone, the window's Cancel closes it
+    without a question and undoes nothing; opened again, nothing is offered to continue and JAX still works."""
+    env, state = tmp_path / "env", tmp_path / "state"
+    w, inst = walk_to_install(qtbot, make_wizard, JourneyServices(state, f"{index.url}/simple"), env)
+    finished(qtbot, w, inst)
     assert_installed(w, inst, env, "en")
-    prove(qtbot, w, env, "en")
+    assert not inst.cancel_button.isVisible()
+    cancel = w.button(QWizard.WizardButton.CancelButton)
+    assert cancel.isVisible() and cancel.isEnabled()
+    qtbot.mouseClick(cancel, Qt.MouseButton.LeftButton)
+    assert inst.question is None and not w.isVisible(), "nothing running: closed without a question"
+    assert Journal(state / "install").status() == "finished" and imports(env, "jax")[0]
+    again = make_wizard(JourneyServices(state, f"{index.url}/simple"))
+    qtbot.wait(200)
+    assert not again.currentPage().resume_card.isVisible()
