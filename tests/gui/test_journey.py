@@ -400,3 +400,22 @@ def test_cancel_after_the_install_finished_changes_nothing(qtbot, make_wizard, i
     again = make_wizard(JourneyServices(state, f"{index.url}/simple"))
     qtbot.wait(200)
     assert not again.currentPage().resume_card.isVisible()
+
+
+def test_close_during_pip_reopen_and_undo(qtbot, make_wizard, index, home, tmp_path: Path) -> None:
+    """Closed while pip runs, opened again, and the user chooses to undo instead of continuing: the environment
+    the install made is removed, nothing is offered to continue any more, and a new install can start."""
+    env, state = tmp_path / "env", tmp_path / "state"
+    w, inst = walk_to_install(qtbot, make_wizard, JourneyServices(state, f"{index.url}/simple", slow=True), env)
+    qtbot.waitUntil(lambda: pip_running(inst, env), timeout=TIMEOUT)
+    w.close()
+    answer(qtbot, inst, inst.STOP_NOW)
+    qtbot.waitUntil(lambda: not w.isVisible() and not w.running_jobs(), timeout=TIMEOUT)
+    assert env.exists() and not imports(env, "jax")[0]
+    w2 = make_wizard(JourneyServices(state, f"{index.url}/simple"))
+    welcome = w2.currentPage()
+    qtbot.waitUntil(welcome.resume_card.isVisible, timeout=TIMEOUT)
+    qtbot.mouseClick(welcome.discard_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not welcome.resume_card.isVisible() and not w2.running_jobs(), timeout=TIMEOUT)
+    assert not env.exists() and Journal(state / "install").status() == "rolled-back"
+    assert not JourneyServices(state, None).unfinished_install()

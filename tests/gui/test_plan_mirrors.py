@@ -256,6 +256,15 @@ def test_the_newer_python_offer_is_a_button(qtbot, make_wizard, tmp_path: Path) 
     msg("install.exec.step-failed", step="Install torch", what="exit code 1", command="pip install torch", tail="x",
         hint="", log="/l"),
     msg("docker.alt.nothing-fits"),
+    msg("install.exec.check-failed", step="Import jax", what="exit code 1", command="python -c import", tail="x",
+        log="/l"),
+    msg("install.exec.check-failed-repaired", step="Import jax", what="exit code 1", command="python -c import",
+        tail="x", log="/l"),
+    msg("install.exec.pip-broken", python="/env/bin/python"),
+    msg("install.exec.plan-damaged", dir="/state/install"),
+    msg("install.exec.missing-credentials", urls="https://u:****@m.example/simple", first="https://u:****@m.example"),
+    msg("install.exec.nothing-to-resume"),
+    msg("install.exec.not-restarted"),
 ])
 def test_the_core_s_command_line_advice_in_the_wizard_s_words(message) -> None:
     """The index error banner with --index-url / --download-only, "`gpusetup plan` shows…", "To get it: gpusetup

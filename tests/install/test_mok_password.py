@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -61,17 +62,18 @@ def test_the_enrolment_password_reaches_the_screen_and_no_file(tmp_path: Path) -
 def test_gpusetup_install_prints_it_framed_and_again_under_the_outcome(tmp_path: Path, lang: str, words: str) -> None:
     """The command line's run, for real: a plan stopped before the driver step, then ``gpusetup install
     --resume`` runs the driver step, which requests the enrolment."""
-    jdir = tmp_path / "state"
+    home = tmp_path / "home"
+    jdir = home / "state" / "install"  # the default state folder (GPUSETUP_HOME), where a bundle looks
     gate = tmp_path / "gate"
     first = Step(id="gate", title="wait for the gate", argv=[
         sys.executable, "-c", f"import os, sys; sys.exit(0 if os.path.exists({str(gate)!r}) else 1)"])
     res = execute(driver_plan(tmp_path, first), journal_dir=jdir, check_network=False)
     assert not res.ok and res.failed_step == "gate"
     gate.touch()
-    home = tmp_path / "home"
     env = {**os.environ, "GPUSETUP_HOME": str(home), "PYTHONIOENCODING": "utf-8"}
-    out = subprocess.run([sys.executable, "-m", "gpusetup", "install", "--lang", lang, "--resume", "--yes",
-                          "--state-dir", str(jdir)], capture_output=True, text=True, env=env, timeout=120, cwd=ROOT)
+    env.pop("GPUSETUP_STATE_DIR", None)
+    out = subprocess.run([sys.executable, "-m", "gpusetup", "install", "--lang", lang, "--resume", "--yes"],
+                         capture_output=True, text=True, env=env, timeout=120, cwd=ROOT)
     shown = out.stdout + out.stderr
     assert out.returncode == 1, shown  # paused for the restart
     assert not PASSWORD_LINE.search(shown), "the installer's raw line is not shown; its words are"
@@ -82,6 +84,15 @@ def test_gpusetup_install_prints_it_framed_and_again_under_the_outcome(tmp_path:
     assert shown.count("=" * 72) == 4
     restart = render(msg("install.exec.restart-now"), lang)
     assert shown.index(restart) < shown.rindex(password), "the password again where the restart is explained"
-    leaked = [str(p) for folder in (jdir, home) if folder.exists()
-              for p, text in files_under(folder).items() if password in text]
+    leaked = [str(p) for p, text in files_under(home).items() if password in text]
     assert not leaked, leaked
+    if lang == "en":  # and in the support bundle made afterwards: the journal and the log, without it
+        zip_path = tmp_path / "bundle.zip"
+        made = subprocess.run([sys.executable, "-m", "gpusetup", "bundle", "--no-plan", "-o", str(zip_path)],
+                              capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
+        assert zip_path.is_file(), made.stdout + made.stderr
+        with zipfile.ZipFile(zip_path) as zf:
+            names = zf.namelist()
+            assert any(n.endswith("install/journal.jsonl") for n in names) and any(n.endswith("install.log") for n in names), names
+            inside = [n for n in names if password.encode() in zf.read(n)]
+        assert not inside, inside

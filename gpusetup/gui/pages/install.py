@@ -449,7 +449,7 @@ class InstallPage(BasePage):
         stays until the window closes (it is in no log or file: the user must write it down now)."""
         password = str(message.params.get("password") or "")
         self.secret_value.setText(password)
-        self.secret_value.setAccessibleName(tr("One-time password"))
+        self.secret_value.setAccessibleName(self.secret_card.title.text())
         self.secret_text.setText(render(message, current_language()))
         self.secret_card.setVisible(True)
 
