@@ -161,12 +161,19 @@ def _template(words: Mapping[str, str], code: str) -> str | None:
     return words.get(code)
 
 
+def _english_text_fits(language: str | None) -> bool:
+    """Whether the English text stored beside a code can be shown as it is: in English on the command line.
+    Elsewhere the code is worded again (another language, or the wizard's ``code@wizard`` words: the stored text
+    was written for the command line, e.g. a plan made by ``gpusetup plan`` or read from the journal)."""
+    return lang_code(language) == SOURCE_LANGUAGE and surface() == "cli"
+
+
 def render_parts(code: str, params: Mapping[str, Any] | None, fallback: str, language: str | None = None) -> str:
     """Words for an object that carries ``code``/``params`` beside its English text (Rejected, Action);
     the English ``fallback`` when it has no code (a report from an older version)."""
     if not code:
         return fallback
-    if lang_code(language) == SOURCE_LANGUAGE and fallback:
+    if _english_text_fits(language) and fallback:
         return fallback
     return render(Message(code=code, params=dict(params or {})), language)
 
@@ -182,7 +189,7 @@ def message_of(obj: Any) -> Message | str:
 def render_notes(notes: Iterable[str], codes: Iterable[Message | Mapping[str, Any]], language: str | None = None) -> list[str]:
     """A plan's notes in ``language``: from their codes when there is one per note, else the English."""
     notes, codes = list(notes), list(codes)
-    if len(codes) != len(notes) or lang_code(language) == SOURCE_LANGUAGE:
+    if len(codes) != len(notes) or _english_text_fits(language):
         return notes
     return [render(c, language) for c in codes]
 
@@ -213,13 +220,13 @@ def worded_step(sid: str, title: Message, explain: Message, **fields: Any) -> St
 
 def step_title(step: Step, language: str | None = None) -> str:
     """A step's title in ``language`` (its English title when it carries no code: a plan saved earlier)."""
-    return render(step.title_code, language) if step.title_code is not None and lang_code(language) != SOURCE_LANGUAGE \
+    return render(step.title_code, language) if step.title_code is not None and not _english_text_fits(language) \
         else step.title
 
 
 def step_explain(step: Step, language: str | None = None) -> str:
     """What a step does and why, in ``language`` (its English text when it carries no code)."""
-    return render(step.explain_code, language) if step.explain_code is not None and lang_code(language) != SOURCE_LANGUAGE \
+    return render(step.explain_code, language) if step.explain_code is not None and not _english_text_fits(language) \
         else step.explain
 
 

@@ -299,7 +299,8 @@ enrol_key() {
             [ -n "$pw" ] || pw=$(date +%N | cut -c1-8)
             hash="$WORK/mok.hash"
             printf '+ mokutil --generate-hash=<one-time password> > %s\n' "$hash"
-            run mokutil --import "$key" --hash-file "$hash"
+            # shown, not run: the import needs the hash file written just below (mokutil fails without it)
+            printf '+ mokutil --import %q --hash-file %q\n' "$key" "$hash"
             if [ "$DRY_RUN" = 0 ]; then
                 mokutil --generate-hash="$pw" >"$hash"
                 mokutil --import "$key" --hash-file "$hash" || die "mokutil could not request the key enrolment (see above); the driver's module will not load with Secure Boot on"

@@ -41,6 +41,7 @@ from gpusetup.install import (
     rollback,
     step_estimates,
 )
+from gpusetup.install.execute import MOK_PASSWORD
 from gpusetup.install.journal import Journal
 from gpusetup.install.python import find_uv, newer_python_offer
 from gpusetup.install.timing import about
@@ -128,16 +129,32 @@ def _confirm(question: Message, yes: bool) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-class _Printer:
-    """Progress on stderr: one updating line on a terminal, one line per change otherwise."""
+def _framed(text: str) -> str:
+    """``text`` between two rules, with blank lines around: what must not scroll by unnoticed."""
+    rule = "=" * 72
+    return f"\n{rule}\n{text}\n{rule}\n"
 
-    def __init__(self) -> None:
+
+class _Printer:
+    """Progress on stderr: one updating line on a terminal, one line per change otherwise. What the installer
+    says for the screen only (the Secure Boot key's one-time password) is printed framed, on lines of its own,
+    and kept to be shown again under the outcome."""
+
+    def __init__(self, kept: list[Message] | None = None) -> None:
         self.tty = sys.stderr.isatty()
         self.last = ""
         self._key = ""
         self._at = 0.0
+        self.kept = kept if kept is not None else []
 
     def __call__(self, said: str | Message, fraction: float | None) -> None:
+        if isinstance(said, Message) and said.code == MOK_PASSWORD:  # on screen, never in a file of ours
+            self.kept.append(said)
+            if self.tty and self.last:
+                sys.stderr.write("\n")
+            self.last = ""
+            print(_framed(render(said, output_language())), file=sys.stderr, flush=True)
+            return
         label = render(said, output_language())  # the installer says its progress as data: words here
         pct = f"{fraction:4.0%} " if fraction is not None else "     "
         line = scrub(f"{pct}{label}")
@@ -160,10 +177,11 @@ class _Printer:
             sys.stderr.write("\n")
 
 
-def _run_job(job: Any) -> Any:
-    """Run ``job(token, printer)`` with Ctrl-C mapped to a clean cancel (a second Ctrl-C aborts)."""
+def _run_job(job: Any, kept: list[Message] | None = None) -> Any:
+    """Run ``job(token, printer)`` with Ctrl-C mapped to a clean cancel (a second Ctrl-C aborts); what the
+    installer said for the screen only is added to ``kept`` (shown again under the outcome)."""
     token = CancelToken()
-    printer = _Printer()
+    printer = _Printer(kept)
 
     def on_sigint(signum: int, frame: Any) -> None:
         if token.cancelled:
@@ -277,6 +295,7 @@ def run(args: argparse.Namespace) -> int:
     if sum(bool(x) for x in (args.resume, args.rollback, getattr(args, "repair", False))) > 1:
         raise ToolError(msg("cli.error.one-of-resume-rollback-repair"))
 
+    kept: list[Message] = []  # what the installer said for the screen only (shown again under the outcome)
     if args.rollback or args.resume or args.repair:
         question = (msg("install.cli.confirm-rollback") if args.rollback else
                     msg("install.cli.confirm-repair") if args.repair else msg("install.cli.confirm-resume"))
@@ -290,8 +309,9 @@ def run(args: argparse.Namespace) -> int:
             credentials.remember(args.pytorch_mirror)
             again = repair if args.repair else resume
             res = _run_job(lambda tok, pr: again(state_dir, progress=pr, cancel=tok,
-                                                 check_network=not args.no_network_check, ask_secret=_ask_secret))
-        return _report(res, args, state_dir, EXIT_OK, EXIT_WARN, EXIT_ERROR, EXIT_TOOL)
+                                                 check_network=not args.no_network_check, ask_secret=_ask_secret),
+                           kept)
+        return _report(res, args, state_dir, EXIT_OK, EXIT_WARN, EXIT_ERROR, EXIT_TOOL, kept=kept)
 
     machine, foreign = _machine(args)
     plan = _build(args, machine, foreign)
@@ -316,8 +336,8 @@ def run(args: argparse.Namespace) -> int:
         print(render(msg("install.cli.not-confirmed"), output_language()), file=sys.stderr)
         return EXIT_TOOL
     res = _run_job(lambda tok, pr: execute(plan, journal_dir=state_dir, progress=pr, cancel=tok,
-                                           check_network=not args.no_network_check))
-    return _report(res, args, state_dir, EXIT_OK, EXIT_WARN, EXIT_ERROR, EXIT_TOOL, plan=plan)
+                                           check_network=not args.no_network_check), kept)
+    return _report(res, args, state_dir, EXIT_OK, EXIT_WARN, EXIT_ERROR, EXIT_TOOL, plan=plan, kept=kept)
 
 
 def _machine(args: argparse.Namespace) -> tuple[Any, bool]:
@@ -392,11 +412,13 @@ def _add_live_notes(args: argparse.Namespace, fplans: list[Any], machine: Any, p
 
 
 def _report(res: Any, args: argparse.Namespace, state_dir: Path, ok: int, warn: int, err: int, tool: int,
-            plan: Any = None) -> int:
+            plan: Any = None, kept: list[Message] | None = None) -> int:
     lang = output_language()
     stream = sys.stdout if res.ok else sys.stderr
     words = render(res.said, lang) if getattr(res, "said", None) is not None else res.message
     print(scrub(words), file=stream)
+    for said in kept or []:  # the Secure Boot password again, where the restart instructions are read
+        print(_framed(render(said, lang)), file=stream)
     for note in getattr(res, "notes", None) or []:
         print(scrub(render(msg("install.cli.note", note=note), lang)), file=stream)
     if res.log_path and res.log_path not in res.message:

@@ -20,7 +20,6 @@ from typing import Any
 
 from gpusetup.cancel import CancelToken, Progress, SaidProgress
 from gpusetup.gui.services import DockerOutcome, InstallOutcome, LogFn, Services, Target
-from gpusetup.gui.wording import for_wizard
 from gpusetup.messages import add_note, msg
 from gpusetup.mirrors import url_problem
 from gpusetup.model import FrameworkPlan, Machine, Message, Plan, SelfTestResult, from_dict
@@ -111,7 +110,7 @@ class DemoServices(Services):
                     log_line("[demo] a restart would be needed here")
                 self._paused_at = step.id
                 return InstallOutcome(ok=True, needs_reboot=True, failed_step=step.id, message="restart needed",
-                                      said=for_wizard(msg("install.exec.restart-now")))
+                                      said=msg("install.exec.restart-now"))
             self._done_steps.append(step.id)
         if progress:
             progress(msg("install.progress.done"), 1.0)

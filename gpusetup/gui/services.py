@@ -21,7 +21,6 @@ from typing import Any
 
 from gpusetup import paths
 from gpusetup.cancel import CancelToken, Progress, SaidProgress
-from gpusetup.gui.wording import for_wizard
 from gpusetup.i18n import output_language
 from gpusetup.messages import add_note, msg
 from gpusetup.model import (
@@ -589,8 +588,8 @@ class Services:
                 continue
             if isinstance(sel, select.Refusal):
                 out[fw] = DockerOutcome(ok=False, out_dir="", refused=sel.reason, alternative=sel.alternative,
-                                        refused_code=for_wizard(sel.reason_code),
-                                        alternative_code=for_wizard(sel.alternative_code), raw=sel)
+                                        refused_code=sel.reason_code,
+                                        alternative_code=sel.alternative_code, raw=sel)
         return out
 
     # --------------------------------------------------------------------------------- selftest
@@ -689,15 +688,19 @@ def _outcome(result: Any) -> InstallOutcome:
     if isinstance(result, InstallOutcome):
         return result
     message = str(getattr(result, "message", "") or "")
+    cancelled = bool(getattr(result, "cancelled", False))
+    reboot = bool(getattr(result, "reboot_needed", False) or getattr(result, "needs_reboot", False))
     return InstallOutcome(
-        ok=bool(getattr(result, "ok", False)),
-        cancelled=bool(getattr(result, "cancelled", False)),
+        # the installer pauses for a restart with ok=False (its command line exits 1 there); for the page that is
+        # no failure but "restart now", as the demonstration says it (never "Step 'Restart' failed")
+        ok=bool(getattr(result, "ok", False)) or (reboot and not cancelled),
+        cancelled=cancelled,
         failed_step=getattr(result, "failed_step", None),
         message=message,
-        needs_reboot=bool(getattr(result, "reboot_needed", False) or getattr(result, "needs_reboot", False)),
+        needs_reboot=reboot,
         raw=result,
         fix=getattr(result, "fix", None),
-        said=for_wizard(getattr(result, "said", None)),  # the core's decision in the wizard's words (no CLI flags)
+        said=getattr(result, "said", None),  # the core's decision (worded for the wizard by its @wizard wording)
         notes=[n for n in (getattr(result, "notes", None) or []) if isinstance(n, Message)],
         stopped=bool(getattr(result, "stopped", False)),
         ran=list(getattr(result, "ran", None) or []) if hasattr(result, "ran") else None,
@@ -730,8 +733,8 @@ def _docker_outcome(res: Any, out_dir: Path) -> DockerOutcome:
         host_findings=host,
         why_codes=_codes(getattr(res, "why_codes", None), getattr(res, "why", None)),
         warning_codes=_codes(getattr(res, "warning_codes", None), warnings),
-        refused_code=for_wizard(getattr(res, "reason_code", None)) if refused else None,
-        alternative_code=for_wizard(getattr(res, "alternative_code", None)) if refused else None,
+        refused_code=getattr(res, "reason_code", None) if refused else None,
+        alternative_code=getattr(res, "alternative_code", None) if refused else None,
     )
 
 

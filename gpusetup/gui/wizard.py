@@ -12,6 +12,7 @@ from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QIcon, QPaintEvent, QPixmap
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget, QWizard
 
+from gpusetup import i18n as core_i18n
 from gpusetup.gui import theme
 from gpusetup.gui.i18n import tr
 from gpusetup.gui.pages.base import (
@@ -94,6 +95,7 @@ class SetupWizard(QWizard):
         lazy_pages: bool = False,
     ) -> None:
         super().__init__(parent)
+        core_i18n.set_surface("wizard")  # every word on its pages is read here: the catalogue's code@wizard wordings
         self.services = services
         self.settings = settings
         self.language = language

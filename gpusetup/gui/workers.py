@@ -37,6 +37,7 @@ class JobSignals(QObject):
     finished = Signal(object)  # the core call's return value
     failed = Signal(str, object)  # plain message, the exception (tracebacks go to the log file)
     cancelled = Signal()
+    told = Signal(object)  # a Message the page needs as data, not as a progress label (JobContext.tell)
     done = Signal()  # always last, whatever happened
 
 
@@ -64,6 +65,11 @@ class JobContext:
             self._last_progress = now
             self._last_label = label
             self._signals.progress.emit(label, frac)
+
+    def tell(self, message: Message) -> None:
+        """Hand the page a message as data, never dropped or coalesced (what the user must keep seeing, such
+        as the one-time password of a Secure Boot key enrolment)."""
+        self._signals.told.emit(message)
 
     def log(self, line: str) -> None:
         """Core log callback: lines are batched and delivered together."""

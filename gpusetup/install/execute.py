@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shlex
 import shutil
 import threading
@@ -54,6 +55,34 @@ REPAIRABLE = ("check-files", "import")
 MIB = 1024 * 1024
 
 FreeSpace = Callable[[str], int]  # path → free bytes
+
+# the driver installer's Secure Boot key enrolment (installers/gpusetup-common.sh, enrol_key) prints the
+# one-time password the MokManager screen asks for at the restart, for the screen only (issue 26)
+MOK_PASSWORD_LINE = re.compile(r"^gpusetup: mok-password (\S+)\s*$")
+MOK_PASSWORD = "install.secure-boot.mok-password"  # the message code the progress callback gets it as
+
+
+class _OneTimePassword:
+    """Keeps the MOK one-time password out of the log, the output tail and the journal: its own line is
+    dropped, and the password is masked in any line after it (the installer's note repeats it)."""
+
+    def __init__(self) -> None:
+        self.value: str | None = None
+
+    def private(self, line: str) -> str | None:
+        m = MOK_PASSWORD_LINE.match(line.strip("\r\n"))
+        if m:
+            self.value = m.group(1)
+            return None
+        if self.value and self.value in line:
+            return line.replace(self.value, "********")
+        return line
+
+    @staticmethod
+    def said(line: str) -> Message | None:
+        """The message for the screen when ``line`` is the installer's password line."""
+        m = MOK_PASSWORD_LINE.match(line.strip("\r\n"))
+        return msg("install.secure-boot.mok-password", password=m.group(1)) if m else None
 
 
 @dataclass
@@ -168,7 +197,8 @@ class _Run:
         self.progress(said, None)
 
     def run(self, argv: list[str], needs_root: bool = False, on_line: Callable[[str], None] | None = None,
-            timeout: float | None = None, env: dict[str, str] | None = None) -> StreamResult:
+            timeout: float | None = None, env: dict[str, str] | None = None,
+            private: Callable[[str], str | None] | None = None) -> StreamResult:
         prefix = _elevation(self.elevate) if needs_root else []
         full = [*prefix, *argv]
         shown_env = "".join(f"{k}={shlex.quote(v)} " for k, v in (env or {}).items() if k != "GPUSETUP_WRITTEN")
@@ -181,7 +211,7 @@ class _Run:
             return StreamResult(full, None, error=str(exc))
         child_env = {**(env or {}), **(secret_env or {})}
         res = run_streaming(real, timeout=timeout or self.timeout, cancel=self.cancel, on_line=on_line,
-                            log=self.log_fh, own_session=not prefix, env=child_env or None)
+                            log=self.log_fh, own_session=not prefix, env=child_env or None, private=private)
         res.argv = full
         status = (res.error or ("timed out" if res.timed_out else "cancelled" if res.cancelled
                                 else f"exit code {res.returncode}"))
@@ -622,10 +652,15 @@ def _run_one(run: _Run, step: Step, pre: dict[str, Any], label: Message, i: int,
     clock = StepClock(estimate, download, unpack)
     reboot_flag: list[bool] = []
     said: list[str] = []  # lines a snippet says to the executor ("gpusetup: …", "gpusetup-check: …")
+    secret = _OneTimePassword()
 
     def on_line(line: str) -> None:
         if "gpusetup: reboot-needed" in line:
             reboot_flag.append(True)
+        password = secret.said(line)
+        if password is not None:  # for the screen only: not kept in ``said`` (nor the log: ``private``)
+            run.progress(password, None)
+            return
         if line.startswith(("gpusetup: ", "gpusetup-check: ", "removed ")):
             said.append(line.rstrip("\n"))
         if parser is not None and parser.feed(line):
@@ -641,7 +676,8 @@ def _run_one(run: _Run, step: Step, pre: dict[str, Any], label: Message, i: int,
         env.update(run.written_env())
     try:
         res = run.run(step.argv, step.needs_root, on_line, env=env or None,
-                      timeout=min(run.timeout, CHECK_TIMEOUT[step.id]) if step.id in CHECK_TIMEOUT else None)
+                      timeout=min(run.timeout, CHECK_TIMEOUT[step.id]) if step.id in CHECK_TIMEOUT else None,
+                      private=secret.private)
     finally:
         if beat is not None:
             beat.stop()

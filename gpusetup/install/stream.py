@@ -108,6 +108,7 @@ def run_streaming(
     own_session: bool = True,
     max_line: int = MAX_LINE,
     max_log: int = MAX_LOG,
+    private: Callable[[str], str | None] | None = None,
 ) -> StreamResult:
     argv = [str(a) for a in argv]
     start = time.monotonic()
@@ -172,8 +173,12 @@ def run_streaming(
 
     def take(line: str) -> None:
         line = scrub(line)  # a tool that echoes a URL with its password never gets it into our log
-        tail.append(line.rstrip("\n"))
-        out.write(line)
+        # ``private``: what a line may leave behind in the tail and the log (None: nothing, a one-time Secure Boot
+        # password); the caller still sees the line itself, to show it on screen
+        kept = line if private is None else private(line)
+        if kept is not None:
+            tail.append(kept.rstrip("\n"))
+            out.write(kept)
         if on_line is not None:
             on_line(line)
 

@@ -24,9 +24,10 @@ from gpusetup.gui import i18n
 from gpusetup.gui.demo import DemoServices, demo_kinds
 from gpusetup.gui.pages.base import PAGE_CHOOSE, PAGE_DONE, PAGE_INSTALL, PAGE_MACHINE, PAGE_PLAN
 from gpusetup.gui.pages.install import DONE
-from gpusetup.gui.pages.machine import driver_words
+from gpusetup.gui.pages.machine import driver_words, environment_rows
 from gpusetup.gui.screenshots import SIZE, wait_until_idle
 from gpusetup.gui.wizard import SetupWizard
+from gpusetup.i18n import set_surface
 from gpusetup.messages import msg, render, variant_label
 from gpusetup.model import Machine, Severity
 
@@ -183,6 +184,8 @@ def test_the_demo_pauses_at_the_restart_and_continues_after_it(tmp_path: Path) -
     out = s.execute(plan)
     assert out.ok and out.needs_reboot and out.failed_step == "reboot"
     assert s._done_steps == ids[: ids.index("reboot")]
+    assert "gpusetup install --resume" in render(out.said)  # the command line's words for the same decision…
+    set_surface("wizard")  # …and the wizard's, as every wizard window reads it (gpusetup.gui.wizard)
     assert "gpusetup install --resume" not in render(out.said) and "--resume" not in render(out.said, "zh_CN")
     again = s.resume()
     assert again.ok and not again.needs_reboot and s._done_steps == ids
@@ -201,3 +204,19 @@ def test_a_demonstration_plans_through_the_mirrors_without_the_network(tmp_path:
     s.set_mirrors("", "https://mirror.example/pytorch/whl")
     plan = s.build_plan(plans, s.machine, Target("venv", str(tmp_path / "env")))
     assert any(i.startswith("https://mirror.example/pytorch/whl/cu") for i in plan.indexes)
+
+
+@pytest.mark.parametrize(("kind", "language"), [(k, "en") for k in demo_kinds()] + [("no-gpu", "zh_CN")])
+def test_done_page_says_of_the_driver_what_the_machine_page_says(qtbot, tmp_path: Path, kind: str,
+                                                                 language: str) -> None:
+    """The machine page's "NVIDIA driver" row and the Done page's summary tell one story: on a computer with no
+    NVIDIA graphics card Done said "driver not working (no NVIDIA driver answered)" where the machine page says
+    it is not installed because there is no NVIDIA card (nothing is wrong)."""
+    run = walk(tmp_path, kind, language)
+    m = run.wizard.state.machine
+    assert m is not None
+    shown = dict(environment_rows(m))[i18n.tr("NVIDIA driver")]
+    assert shown in run.texts[PAGE_MACHINE] or any(shown in t for t in run.texts[PAGE_MACHINE]), run.texts[PAGE_MACHINE]
+    summary = " ".join(run.texts[PAGE_DONE])
+    assert shown in summary, (shown, summary)
+    run.wizard.stop_jobs()

@@ -9,6 +9,7 @@ buttons; the header kept saying "Installing" after success or failure.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import threading
@@ -232,6 +233,8 @@ def test_a_failed_file_check_offers_repair(qtbot, make_wizard, slow_index, isola
     assert row(inst, "import").state == PENDING and not inst.isComplete(), "never ✓ over a broken install"
     assert inst.repair_button.isVisible() and not inst.retry_button.isVisible()
     assert "Repair reinstalls what is broken and checks again" in inst.status.text.text()
+    # the wizard's own buttons, not the command line's (it said "gpusetup install --repair … --rollback")
+    assert not re.search(r"gpusetup (?:install|bundle)|--re|--rollback", inst.status.text.text()), inst.status.text.text()
     served = slow_index.layouts["liar"][0]
     served.write_bytes(slow_index.good_liar.read_bytes())  # the mirror now serves the wheel as it should be
     qtbot.mouseClick(inst.repair_button, Qt.MouseButton.LeftButton)

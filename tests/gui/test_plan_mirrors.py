@@ -17,11 +17,21 @@ from gpusetup.config import load_config
 from gpusetup.gui.pages.base import PAGE_CHOOSE, PAGE_MACHINE, PAGE_PLAN
 from gpusetup.gui.pages.plan import PlanPage
 from gpusetup.gui.services import InstallOutcome, Services, Target, _outcome
-from gpusetup.gui.wording import for_wizard, words
+from gpusetup.i18n import set_surface
 from gpusetup.messages import add_note, msg, render
 from gpusetup.mirrors import known
 from gpusetup.model import Plan
 from tests.compat.index_server import LocalIndex, build_wheel, metadata, serve
+
+
+def render_cli(message, lang: str) -> str:
+    """The command line's words for ``message`` (the surface the wizard's test left aside)."""
+    set_surface(None)
+    try:
+        return render(message, lang)
+    finally:
+        set_surface("wizard")
+
 
 CLI_ADVICE = re.compile(r"(?<![\w-])--[a-z][a-z-]+|gpusetup (?:install|plan|diagnose)\b")
 
@@ -99,8 +109,9 @@ def test_each_mirror_is_checked_by_a_request_before_it_is_used(tmp_path: Path) -
     assert [p.code for p in bad] == ["wizard.mirror.pytorch-failed"]
     down = s.check_mirrors(f"http://127.0.0.1:{_closed_port()}/simple", "", [torch_plan()])
     assert [p.code for p in down] == ["wizard.mirror.pypi-failed"]
+    set_surface("wizard")  # as the wizard reads it (tests/conftest.py puts the command line back)
     for lang in ("en", "zh_CN"):
-        said = words(down[0], lang)
+        said = render(down[0], lang)
         assert "127.0.0.1" in said and not CLI_ADVICE.search(said), said
     typo = s.check_mirrors("not a url", "", [])
     assert [p.code for p in typo] == ["wizard.mirror.pypi-failed"] and "not a URL" in render(typo[0])
@@ -245,14 +256,25 @@ def test_the_newer_python_offer_is_a_button(qtbot, make_wizard, tmp_path: Path) 
     msg("install.exec.step-failed", step="Install torch", what="exit code 1", command="pip install torch", tail="x",
         hint="", log="/l"),
     msg("docker.alt.nothing-fits"),
+    msg("install.exec.check-failed", step="Import jax", what="exit code 1", command="python -c import", tail="x",
+        log="/l"),
+    msg("install.exec.check-failed-repaired", step="Import jax", what="exit code 1", command="python -c import",
+        tail="x", log="/l"),
+    msg("install.exec.pip-broken", python="/env/bin/python"),
+    msg("install.exec.plan-damaged", dir="/state/install"),
+    msg("install.exec.missing-credentials", urls="https://u:****@m.example/simple", first="https://u:****@m.example"),
+    msg("install.exec.nothing-to-resume"),
+    msg("install.exec.not-restarted"),
 ])
 def test_the_core_s_command_line_advice_in_the_wizard_s_words(message) -> None:
     """The index error banner with --index-url / --download-only, "`gpusetup plan` shows…", "To get it: gpusetup
     install --python 3.12": the same decision (code and parameters), worded for the wizard's buttons."""
     assert CLI_ADVICE.search(render(message)), "the core's words carry CLI advice (else this test proves nothing)"
+    set_surface("wizard")  # what gpusetup.gui.i18n.install does for every wizard window (demos too)
     for lang in ("en", "zh_CN"):
-        said = words(message, lang)
+        said = render(message, lang)
         assert said and not CLI_ADVICE.search(said), (lang, said)
+        assert said != render_cli(message, lang)
 
 
 def test_an_install_failure_reaches_the_wizard_in_its_words() -> None:
@@ -263,7 +285,8 @@ def test_an_install_failure_reaches_the_wizard_in_its_words() -> None:
                    via=msg("install.net.no-proxy"))
 
     out = _outcome(Result())
-    assert isinstance(out, InstallOutcome) and out.said is not None
-    assert out.said == for_wizard(Result.said) and out.said.code == "wizard.net.unreachable"
-    assert out.said.params["url"] == "https://download.pytorch.org/whl/cu128"  # the decision, unchanged
-    assert not CLI_ADVICE.search(render(out.said))
+    assert isinstance(out, InstallOutcome) and out.said == Result.said  # the decision, unchanged
+    assert CLI_ADVICE.search(render(out.said))  # the command line's words…
+    set_surface("wizard")
+    for lang in ("en", "zh_CN"):  # …and the wizard's, from the same message
+        assert not CLI_ADVICE.search(render(out.said, lang)) and "download.pytorch.org/whl/cu128" in render(out.said, lang)

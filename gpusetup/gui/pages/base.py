@@ -84,6 +84,7 @@ class BasePage(QWizardPage):
         on_progress: Callable[[str, float], None] | None = None,
         on_log: Callable[[str], None] | None = None,
         on_cancelled: Callable[[], None] | None = None,
+        on_told: Callable[[Any], None] | None = None,
     ) -> Job:
         job = Job(fn, name=name)
         guard = self._guard
@@ -97,6 +98,8 @@ class BasePage(QWizardPage):
             job.signals.log.connect(guard(on_log))
         if on_cancelled:
             job.signals.cancelled.connect(guard(on_cancelled))
+        if on_told:
+            job.signals.told.connect(guard(on_told))
         job.signals.done.connect(guard(lambda j=job: self._forget(j)))
         self.jobs.append(job)
         self.wiz.track(job)

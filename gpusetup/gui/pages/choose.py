@@ -22,13 +22,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpusetup.gui import wording
 from gpusetup.gui.i18n import current_language, tr
 from gpusetup.gui.pages.base import PAGE_PLAN, PAGE_VERIFY, BasePage
 from gpusetup.gui.services import FRAMEWORKS, Target, Unavailable, python_version_of
 from gpusetup.gui.widgets import Busy, Card, StatusLine, label
 from gpusetup.gui.workers import JobContext
-from gpusetup.messages import variant_label
+from gpusetup.messages import render_notes, variant_label
 from gpusetup.model import FrameworkPlan, PythonEnv
 from gpusetup.report.plans import action_why, rejected_reason
 
@@ -63,7 +62,7 @@ def describe(fp: FrameworkPlan | None) -> tuple[bool, str, str]:
         if fp.rejected:
             line += " " + rejected_reason(fp.rejected[0], lang)
         return True, line, reasons
-    notes = wording.notes(fp.notes, fp.note_codes, lang)  # the core's notes, without command-line advice
+    notes = render_notes(fp.notes, fp.note_codes, lang)  # the core's notes, in the wizard's words (code@wizard)
     why = rejected_reason(fp.rejected[0], lang) if fp.rejected else ("; ".join(notes) or tr("no build fits this computer"))
     return False, tr("Not possible on this computer: {why}").format(why=why), reasons or why
 

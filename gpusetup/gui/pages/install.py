@@ -45,7 +45,7 @@ from gpusetup.gui.widgets import (
     step_heading,
 )
 from gpusetup.gui.workers import JobContext
-from gpusetup.messages import finding_words, outcome_text, render
+from gpusetup.messages import finding_words, msg, outcome_text, render
 from gpusetup.model import Message, Severity, Step
 
 if TYPE_CHECKING:
@@ -54,6 +54,27 @@ if TYPE_CHECKING:
 ilog = logging.getLogger("gpusetup.gui.install")
 
 PENDING, RUNNING, DONE, FAILED, UNDONE = "pending", "running", "done", "failed", "undone"
+
+
+def _telling(ctx: JobContext) -> Any:
+    """The installer's progress callback for ``ctx``: a message for the screen only (the Secure Boot password)
+    is handed to the page as data (``JobContext.tell``); everything else is progress."""
+    from gpusetup.install.execute import MOK_PASSWORD  # lazy: the install page is not on the first paint
+
+    def progress(label: str | Message, fraction: float | None = None) -> None:
+        if isinstance(label, Message) and label.code == MOK_PASSWORD:
+            ctx.tell(label)
+            return
+        ctx.progress(label, fraction)
+
+    return progress
+
+
+def _big_mono(w: QWidget) -> Any:
+    f = mono_font()
+    f.setPointSizeF(w.font().pointSizeF())
+    f.setBold(True)
+    return f
 
 
 def sentences(*parts: str) -> str:
@@ -127,6 +148,16 @@ class InstallPage(BasePage):
         self.setSubTitle(tr("You can keep using your computer meanwhile. Cancel asks whether to stop at once and undo, or to finish the current step first."))
         self.status = StatusLine()
         self.content.addWidget(self.status)
+        # the Secure Boot key's one-time password (the driver installer's, said for the screen only): shown here
+        # as soon as it is said and until the window closes; nothing on this page hides it again
+        self.secret_card = Card(render(msg("wizard.secure-boot.title"), current_language()))
+        self.secret_value = label("", bold=True, size=2.0)
+        self.secret_value.setFont(_big_mono(self.secret_value))
+        self.secret_text = label("")
+        self.secret_card.body.addWidget(self.secret_value)
+        self.secret_card.body.addWidget(self.secret_text)
+        self.secret_card.setVisible(False)
+        self.content.addWidget(self.secret_card)
         self.notes_box = QVBoxLayout()  # what the installer said beside its outcome (a skipped pip update…)
         self.content.addLayout(self.notes_box)
         self.progress = Busy()
@@ -388,16 +419,17 @@ class InstallPage(BasePage):
         stop_after = self._stop_after = CancelToken()
 
         def body(ctx: JobContext) -> InstallOutcome:
+            progress = _telling(ctx)
             if repair:
-                return services.repair(progress=ctx.progress, cancel=ctx.cancel, log_line=ctx.log)
+                return services.repair(progress=progress, cancel=ctx.cancel, log_line=ctx.log)
             if resume:
-                return services.resume(progress=ctx.progress, cancel=ctx.cancel, log_line=ctx.log, stop_after=stop_after)
+                return services.resume(progress=progress, cancel=ctx.cancel, log_line=ctx.log, stop_after=stop_after)
             if services.unfinished_install():  # an earlier attempt stopped half-way: undo it, then this plan
                 ctx.log("An earlier installation did not finish; undoing it before this one starts.")
-                back = services.rollback(progress=ctx.progress, log_line=ctx.log)
+                back = services.rollback(progress=progress, log_line=ctx.log)
                 if not back.ok:
                     return back
-            return services.execute(plan, progress=ctx.progress, cancel=ctx.cancel, log_line=ctx.log,
+            return services.execute(plan, progress=progress, cancel=ctx.cancel, log_line=ctx.log,
                                     stop_after=stop_after)
 
         self._job = self.run_job(
@@ -408,8 +440,18 @@ class InstallPage(BasePage):
             on_progress=self._on_progress,
             on_log=self._append_log,
             on_cancelled=lambda: self._installed(InstallOutcome(ok=False, cancelled=True, message=tr("cancelled"))),
+            on_told=self._told,
         )
         self._buttons()
+
+    def _told(self, message: Message) -> None:
+        """What the installer said for the screen only: the Secure Boot key's one-time password, in a box that
+        stays until the window closes (it is in no log or file: the user must write it down now)."""
+        password = str(message.params.get("password") or "")
+        self.secret_value.setText(password)
+        self.secret_value.setAccessibleName(self.secret_card.title.text())
+        self.secret_text.setText(render(message, current_language()))
+        self.secret_card.setVisible(True)
 
     def start_repair(self) -> None:
         """The Repair button: reinstall what the check found broken, then check again (``install --repair``)."""

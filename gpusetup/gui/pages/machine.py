@@ -80,8 +80,11 @@ def _nvidia_module_loaded(machine: Machine, gpu: Gpu | None = None) -> bool:
 def driver_words(machine: Machine, gpu: Gpu | None = None) -> str:
     """The NVIDIA driver in words, the same wherever the wizard names it: its version (and the CUDA it supports);
     when the version was not read, whether it works (it reported the CUDA it supports), is loaded, or does not
-    answer at all. Never "not working" for a driver that answered (issue 21: the recorded A100)."""
+    answer at all. Never "not working" for a driver that answered (issue 21: the recorded A100), nor for one that is
+    simply not needed (no NVIDIA graphics card: the Done page said "driver not working" there)."""
     d = machine.driver
+    if not (d.version or d.cuda_driver_version or machine.nvidia_gpus):  # nothing is wrong: none is needed
+        return tr("not installed (no NVIDIA graphics card)")
     if d.version:
         if d.cuda_driver_version:
             return tr("{version} (supports CUDA up to {cuda})").format(version=d.version, cuda=d.cuda_driver_version)
@@ -111,10 +114,7 @@ def environment_rows(m: Machine) -> list[tuple[str, str]]:
         rows.append((tr("Processor"), s.cpu.model))
     if s.ram_total_mib:
         rows.append((tr("Memory (RAM)"), _mib(s.ram_total_mib)))
-    if m.driver.version or m.driver.cuda_driver_version or m.nvidia_gpus:
-        rows.append((tr("NVIDIA driver"), driver_words(m)))
-    else:
-        rows.append((tr("NVIDIA driver"), tr("not installed (no NVIDIA graphics card)")))
+    rows.append((tr("NVIDIA driver"), driver_words(m)))
     tk = ", ".join(f"{t.version or '?'} ({t.path})" for t in m.cuda.toolkits)
     rows.append((tr("CUDA toolkit"), tk or tr("none found (not needed for PyTorch, TensorFlow or JAX wheels)")))
     py = []

@@ -25,7 +25,6 @@ from gpusetup import mirrors
 from gpusetup.compat import live
 from gpusetup.compat.download_size import install_choice
 from gpusetup.config import ConfigError, config_path
-from gpusetup.gui import wording
 from gpusetup.gui.i18n import current_language, tr
 from gpusetup.gui.pages.base import BasePage
 from gpusetup.gui.pages.choose import FRAMEWORK_NAMES
@@ -42,7 +41,7 @@ from gpusetup.gui.widgets import (
     step_heading,
 )
 from gpusetup.gui.workers import JobContext
-from gpusetup.messages import message_of, msg, render, variant_label
+from gpusetup.messages import message_of, msg, render, render_notes, variant_label
 from gpusetup.model import Action, Choice, FrameworkPlan, Machine, Message, Plan, Step
 from gpusetup.report.plans import action_title as core_action_title
 from gpusetup.report.plans import action_why, rejected_reason
@@ -62,8 +61,8 @@ def say(message: Message) -> str:
 
 
 def _step_explain(step: Step, language: str) -> str:
-    """What a step does, in the wizard's words (no command-line advice: gpusetup.gui.wording)."""
-    return wording.words(step.explain_code, language) if step.explain_code is not None else step.explain
+    """What a step does, in the wizard's words (its ``code@wizard`` wording where the catalogue has one)."""
+    return render(step.explain_code, language) if step.explain_code is not None else step.explain
 
 
 def _size(mib: int) -> str:
@@ -191,14 +190,14 @@ class PlanPage(BasePage):
         problems, made, saved = result
         self.mirrors_button.setEnabled(True)
         if problems:
-            self.mirrors_status.set("fail", " ".join(wording.words(p, current_language()) for p in problems))
+            self.mirrors_status.set("fail", " ".join(render(p, current_language()) for p in problems))
             self.completeChanged.emit()
             return
         pypi, pytorch = self.services.mirrors()
         said = say(msg("wizard.mirrors.in-use" if (pypi or pytorch) else "wizard.mirrors.cleared"))
         failed_to_save = saved is not None and saved.code != "wizard.mirrors.saved"
         self.mirrors_status.set("warn" if failed_to_save else "pass",
-                                said + (" " + wording.words(saved, current_language()) if saved is not None else ""))
+                                said + (" " + render(saved, current_language()) if saved is not None else ""))
         self._replanned(made)
 
     @staticmethod
@@ -299,7 +298,7 @@ class PlanPage(BasePage):
         else:
             # the planner's refusal as data (PlanError.message), worded in the interface's language
             coded = getattr(exc, "message", None)
-            error = wording.words(coded, current_language()) if isinstance(coded, Message) else message
+            error = render(coded, current_language()) if isinstance(coded, Message) else message
             self.status.set("fail", tr("The plan could not be made: {error}").format(error=error))
         self.show_plan()
 
@@ -348,8 +347,8 @@ class PlanPage(BasePage):
             first = Card(tr("First, these steps are needed"))
             for a in actions:
                 first.body.addWidget(label("• " + action_title(a), bold=True))
-                first.body.addWidget(label(wording.words(message_of(a), lang) if a.code else action_why(a, lang)))
-                english.append(wording.words(message_of(a), "en") if a.code else a.why)
+                first.body.addWidget(label(render(message_of(a), lang) if a.code else action_why(a, lang)))
+                english.append(render(message_of(a), "en") if a.code else a.why)
                 if a.commands:
                     first.body.addWidget(CommandBox("\n".join(a.commands), accessible=action_title(a), max_lines=4))
             self.body.addWidget(first)
@@ -360,10 +359,10 @@ class PlanPage(BasePage):
             card = Card(tr("What the container will have"))
             for fw, out in refused.items():
                 name = FRAMEWORK_NAMES.get(fw, fw)
-                reason = wording.words(out.refused_code, lang) if out.refused_code is not None else (out.refused or "")
+                reason = render(out.refused_code, lang) if out.refused_code is not None else (out.refused or "")
                 card.body.addWidget(label(say(msg("wizard.docker.refused", name=name, reason=reason)), bold=True))
                 if out.alternative_code is not None or out.alternative:
-                    alt = wording.words(out.alternative_code, lang) if out.alternative_code is not None else out.alternative
+                    alt = render(out.alternative_code, lang) if out.alternative_code is not None else out.alternative
                     card.body.addWidget(label(tr("Instead: {alt}").format(alt=alt)))
             self.body.addWidget(card)
 
@@ -386,9 +385,9 @@ class PlanPage(BasePage):
             what.body.addWidget(head)
             if c.packages:
                 what.body.addWidget(label(tr("Packages: {list}").format(list=", ".join(c.packages))))
-            for note in wording.notes(fp.notes, fp.note_codes, lang):
+            for note in render_notes(fp.notes, fp.note_codes, lang):
                 what.body.addWidget(label("• " + note))
-            english += wording.notes(fp.notes, fp.note_codes, "en")
+            english += render_notes(fp.notes, fp.note_codes, "en")
             if fp.gpus_left_out and self.state.machine is not None:
                 names = [self._gpu_name(i) for i in fp.gpus_left_out]
                 what.body.addWidget(label(tr("Not used by this build: {gpus}").format(gpus=", ".join(names))))
@@ -446,7 +445,7 @@ class PlanPage(BasePage):
                     if translated and step.explain:
                         ex.setToolTip(_step_explain(step, "en"))
                     steps.body.addWidget(ex)
-            for note in wording.notes(plan.notes, plan.note_codes, lang):
+            for note in render_notes(plan.notes, plan.note_codes, lang):
                 steps.body.addWidget(label("• " + note))
             if offer is not None and offer.params.get("python"):  # the wizard's own button for the core's offer
                 python = str(offer.params["python"])
@@ -457,7 +456,7 @@ class PlanPage(BasePage):
                 prow.addWidget(self.python_button)
                 steps.body.addLayout(prow)
             if lang != "en":
-                sec = details_section(step_english + [f"• {n}" for n in wording.notes(plan.notes, plan.note_codes, "en")])
+                sec = details_section(step_english + [f"• {n}" for n in render_notes(plan.notes, plan.note_codes, "en")])
                 if sec is not None:
                     self.step_details = sec
                     steps.body.addWidget(sec)
