@@ -157,7 +157,7 @@ def shared_session(proxies: dict[str, str] | None = None) -> Any:
         session = _SESSIONS.get(key)
         if session is None:
             import requests  # lazy: 82-185 ms (python -X importtime); only a page that must be read
-            from requests.adapters import HTTPAdapter
+            from requests.adapters import HTTPAdapter  # lazy: with requests, only when a page must be read
 
             session = requests.Session()
             session.headers.setdefault("User-Agent", "gpusetup-compat-refresh")
