@@ -168,7 +168,8 @@ def _cuobjdump(ctx: Context, tool: str, path: Path) -> R.GpuCode:
             raise
         code = R.gpu_code(ctx.runner, legacy, path)
         code.tool = legacy
-        code.how = f"{_tool_release(ctx, legacy)} (the current cuobjdump said: {str(exc).split(': ', 1)[-1][:120]})"
+        said = str(exc).split(": ", 1)[-1].replace(f"{path.parent}/", "")  # the temporary folder means nothing later
+        code.how = f"{_tool_release(ctx, legacy)} (the current cuobjdump said: {said[:120]})"
         return code
 
 
