@@ -33,22 +33,28 @@ from gpusetup.paths import cache_dir  # noqa: E402
 from gpusetup.runner import SubprocessRunner  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-FILES = ("pytorch", "tensorflow", "jax")
+FILES = ("pytorch", "tensorflow", "jax", "host_compilers")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index-url", default="https://pypi.org/simple/", help="PEP 503/691 index (default: PyPI)")
     ap.add_argument("--project", action="append", choices=sorted(derive.DERIVERS),
-                    help="torch, tensorflow or jax (repeatable; default: all three)")
+                    help="torch, tensorflow, jax or nvcc (the host compilers nvcc accepts; repeatable; default: all)")
     ap.add_argument("--series", default="", help="only these release series, comma-separated (e.g. 2.14,2.15)")
     ap.add_argument("--gpu-code", action="store_true",
                     help="run cuobjdump on the CUDA libraries inside the wheels (fetches those members by range)")
-    ap.add_argument("--gpu-code-series", default="", help="series to read GPU code for (default: the newest)")
+    ap.add_argument("--gpu-code-series", default="",
+                    help="series to read GPU code for (default: the newest); torch series older than 2.0 may be named "
+                         "(their arch_lists rows are proposed, their variants are not)")
     ap.add_argument("--max-library-mb", type=int, default=256,
                     help="largest library member to fetch for cuobjdump (torch's libtorch_cuda.so is ~500 MiB, "
                          "TensorFlow's libtensorflow_framework.so.2 ~160 MiB; default 256)")
     ap.add_argument("--cuobjdump", help="path to cuobjdump (default: PATH, then the nvidia-cuda-cuobjdump wheel)")
+    ap.add_argument("--cuobjdump-legacy", metavar="PATH",
+                    help="a CUDA 11.x cuobjdump, used where the current one refuses a library (sm_35/sm_37 cubins of "
+                         "torch <= 2.0, torch 2.1-2.4's libtorch_cuda.so); e.g. usr/bin/cuobjdump of Ubuntu's "
+                         "nvidia-cuda-toolkit 11.5.1 package")
     ap.add_argument("--data", type=Path, default=ROOT / "resources" / "compat", help="compat data to diff against")
     ap.add_argument("--out", type=Path, required=True, help="folder for compat.diff, facts.json, proposed/")
     ap.add_argument("--timeout", type=float, default=60.0)
@@ -70,8 +76,12 @@ def main(argv: list[str] | None = None) -> int:
         gpu_code_series=[s for s in args.gpu_code_series.split(",") if s],
         max_library_bytes=args.max_library_mb << 20,
         cuobjdump=args.cuobjdump,
+        cuobjdump_legacy=args.cuobjdump_legacy,
     )
-    ctx = derive.Context(R.Http(timeout=args.timeout), SubprocessRunner(), opts)
+    # one cache folder for pages, metadata, wheel members and what cuobjdump read: a second refresh reads only new files
+    cache = IndexCache(R.Http(timeout=args.timeout, deadline=args.timeout * 20), args.cache or cache_dir() / "refresh")
+    ctx = derive.Context(R.Http(timeout=args.timeout, deadline=args.timeout * 20), SubprocessRunner(), opts,
+                         cache=cache)
     facts: list[derive.Fact] = []
     for project in args.project or sorted(derive.DERIVERS):
         try:
@@ -82,7 +92,6 @@ def main(argv: list[str] | None = None) -> int:
     after, changes = derive.propose(before, facts)
     hist = None
     if args.history:
-        cache = IndexCache(R.Http(timeout=args.timeout, deadline=args.timeout * 20), args.cache or cache_dir() / "refresh")
         hist = H.derive(H.Reader(cache, args.index_url))
         for fam in H.FAMILIES:
             after[fam]["tables"]["wheels"] = H.table(hist, fam)
@@ -100,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "compat.diff").write_text(diff, encoding="utf-8")
     report = derive.facts_report(facts, ctx.problems, ctx)
     (args.out / "facts.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"{len(facts)} facts from {args.index_url} ({ctx.http.requests} requests, {ctx.http.bytes >> 10} KiB)")
+    print(f"{len(facts)} facts from {args.index_url} ({ctx.http.requests} requests, {ctx.http.bytes >> 10} KiB; "
+          f"{ctx.reads['libraries']} CUDA libraries read by cuobjdump, {ctx.reads['cached']} from the cache)")
     if hist is not None:
         st = hist.stats
         print(f"history: {st['http_requests']} requests ({st['not_modified']} not modified), {st['bytes'] >> 10} KiB; "

@@ -60,7 +60,7 @@ TIMEOUT = 6.0  # per read
 PAGE_SECONDS = 6 * 3600  # a page read within this is not asked again (a later one is revalidated)
 DEADLINE = 25.0  # the whole walk (the wizard waits on it); TensorFlow on PyPI: 32 files, 6.6 s with JAX here
 MAX_PROJECTS = 150
-WORKERS = 16  # pages and metadata read side by side (a CUDA build has ~20 nvidia-* dependencies)
+WORKERS = 24  # projects read side by side (a CUDA build has ~20 nvidia-* dependencies: one wave, not two)
 _MANYLINUX_MINORS = range(40, 4, -1)  # manylinux_2_40 … manylinux_2_5, newest first (pip's order)
 
 
@@ -252,6 +252,16 @@ class Unresolved(Exception):
 
 
 @dataclass
+class _Step:
+    """What one project's step of a walk round found (errors kept, raised in order by the round)."""
+
+    pick: _Pick | None = None
+    meta: R.Metadata | None = None
+    choose_error: Unresolved | None = None
+    meta_error: Unresolved | None = None
+
+
+@dataclass
 class _Pick:
     project: str
     version: Version
@@ -271,6 +281,7 @@ class _Walk:
         self.extra = list(extra)
         self.target = target
         self.tags = target.tags()
+        self.tag_ranks: dict[str, int | None] = {}
         self.installed = {self.R.normalise(k): v for k, v in installed.items()}
         self.http = http
         self.deadline = deadline
@@ -315,7 +326,7 @@ class _Walk:
         for f in self._page(index, project):
             if f.yanked or not f.filename.endswith(".whl"):
                 continue
-            rank = _tag_rank(f.filename, self.tags)  # the cheap test first: most files are for other platforms
+            rank = _tag_rank(f.filename, self.tags, self.tag_ranks)  # cheap first: most files are other platforms'
             if rank is None:
                 continue
             try:
@@ -375,15 +386,22 @@ class _Walk:
                 queue.clear()
                 if len(self.specs) > MAX_PROJECTS or rounds > 40:
                     raise Unresolved("unresolved", f"more than {MAX_PROJECTS} projects or re-picks; not walked")
-                # the pages of a round are read side by side (a CUDA build's ~20 nvidia-* projects)
-                list(pool.map(lambda n: self._page_or_none(self.index_of[n], n), names))
-                chosen = {n: self._choose(self.index_of[n], n) for n in names}
-                # a PEP 503 page (HTML: download.pytorch.org, many mirrors) gives no size: ask the file's server
-                list(pool.map(self._size, [p for p in chosen.values() if p is not None and p.size is None]))
-                unsized = sorted(p.file.filename for p in chosen.values() if p is not None and p.size is None)
+                # each project of a round is read side by side (a CUDA build's ~20 nvidia-* projects), page, pick,
+                # size and metadata one after the other in its own thread: a round waits for its slowest project,
+                # not for the slowest page and then the slowest metadata
+                steps = dict(zip(names, pool.map(self._step, names), strict=True))
+                for st in steps.values():  # the errors in the order the lockstep rounds raised them
+                    if st.choose_error is not None:
+                        raise st.choose_error
+                unsized = sorted(st.pick.file.filename for st in steps.values()
+                                 if st.pick is not None and st.pick.size is None)
                 if unsized:
                     raise Unresolved("no-sizes", f"the index gives no size for {', '.join(unsized[:5])}")
-                metas = dict(zip(chosen, pool.map(self._metadata, chosen.values()), strict=True))
+                for st in steps.values():
+                    if st.meta_error is not None:
+                        raise st.meta_error
+                chosen = {n: st.pick for n, st in steps.items()}
+                metas = {n: st.meta for n, st in steps.items()}
                 for n, pick in chosen.items():
                     if pick is None:
                         self.satisfied.add(n)
@@ -400,9 +418,26 @@ class _Walk:
                             self._add(req, self.index_of[n], queue)
         return list(self.picks.values())
 
-    def _page_or_none(self, index: str, project: str) -> None:
-        with suppress(Unresolved):  # kept, and raised in order by _choose
-            self._page(index, project)
+    def _step(self, name: str) -> _Step:
+        """One project of a round: its page, the pick, the pick's size when the page has none (a PEP 503 page:
+        download.pytorch.org, many mirrors — the file's server is asked) and its metadata."""
+        st = _Step()
+        try:
+            st.pick = self._choose(self.index_of[name], name)
+        except Unresolved as exc:
+            st.choose_error = exc
+            return st
+        if st.pick is None:
+            return st
+        if st.pick.size is None:
+            self._size(st.pick)
+            if st.pick.size is None:
+                return st  # no size: the round says so before any metadata error
+        try:
+            st.meta = self._metadata(st.pick)
+        except Unresolved as exc:
+            st.meta_error = exc
+        return st
 
     def _size(self, pick: _Pick) -> None:
         """The file's length from a HEAD (Content-Length after redirects), else a one-byte range request."""
@@ -422,29 +457,35 @@ class _Walk:
             return None
         if time.monotonic() > self.deadline:
             raise Unresolved("unreachable", "the index did not answer in time")
-        cached = self.cache.metadata(pick.file.url)
-        if cached is not None:
-            return self.R.Metadata(cached["name"], cached["version"], cached["requires_python"],
-                                   cached["requires_dist"], cached["provides_extra"], [], cached["how"])
-        try:
+        def read() -> dict[str, Any]:
             meta = self.R.wheel_metadata(self.http, pick.file)
-            self.cache.store_metadata(pick.file.url, {
-                "name": meta.name, "version": meta.version, "requires_python": meta.requires_python,
-                "requires_dist": meta.requires_dist, "provides_extra": meta.provides_extra, "how": meta.how})
-            return meta
+            return {"name": meta.name, "version": meta.version, "requires_python": meta.requires_python,
+                    "requires_dist": meta.requires_dist, "provides_extra": meta.provides_extra, "how": meta.how}
+
+        try:  # read once when the walks of several frameworks want the same wheel (cuDNN, numpy) at once
+            got = self.cache.metadata_or_read(pick.file.url, read)
         except self.R.RefreshError as exc:
             raise Unresolved("unresolved", f"the dependencies of {pick.file.filename} cannot be read: {exc}") from exc
+        return self.R.Metadata(got["name"], got["version"], got["requires_python"], got["requires_dist"],
+                               got["provides_extra"], [], got["how"])
 
 
-def _tag_rank(filename: str, ranks: Mapping[str, int]) -> int | None:
+def _tag_rank(filename: str, ranks: Mapping[str, int], seen: dict[str, int | None] | None = None) -> int | None:
     """The best rank of a wheel's tags (its compressed tag sets expanded, as PEP 425 writes them) for the target,
-    read from the file name alone; None when no tag fits."""
+    read from the file name alone; None when no tag fits. ``seen``: ranks of tag triples already worked out (a
+    page's thousands of wheels share a few dozen "cp312-cp312-manylinux_2_28_x86_64" triples)."""
     parts = filename[:-4].split("-")
     if len(parts) not in (5, 6):
         return None
+    triple = "-".join(parts[-3:])
+    if seen is not None and triple in seen:
+        return seen[triple]
     pys, abis, plats = (x.split(".") for x in parts[-3:])
     found = [r for i in pys for a in abis for p in plats if (r := ranks.get(f"{i}-{a}-{p}")) is not None]
-    return min(found) if found else None
+    rank = min(found) if found else None
+    if seen is not None:
+        seen[triple] = rank
+    return rank
 
 
 def _head_length(http: Any, url: str) -> int | None:

@@ -72,6 +72,8 @@ class IndexCache:
         self._answers: dict[tuple[str, str], tuple[float, Any]] = {}
         self._lock = threading.Lock()
         self._dir_ready = False
+        self._inflight: dict[tuple[str, str], threading.Event] = {}
+        self._failed: dict[str, Exception] = {}  # the last read of a page that failed, for threads waiting on it
 
     # ------------------------------------------------------------------------------------ plumbing
 
@@ -129,9 +131,26 @@ class IndexCache:
 
     # -------------------------------------------------------------------------------------- pages
 
+    def _once(self, kind: str, key: str) -> threading.Event | None:
+        """Single flight: None when this thread is to read ``key`` (call :meth:`_done` after), else the event to wait
+        for while another thread reads it (the plan's three walks ask for the same pages and metadata at once)."""
+        with self._lock:
+            ev = self._inflight.get((kind, key))
+            if ev is None:
+                self._inflight[(kind, key)] = threading.Event()
+                return None
+            return ev
+
+    def _done(self, kind: str, key: str) -> None:
+        with self._lock:
+            ev = self._inflight.pop((kind, key), None)
+        if ev is not None:
+            ev.set()
+
     def page(self, index: str, project: str, *, max_age: float | None = None, http: Any = None) -> Page:
         """The files of ``project`` on ``index`` (raises ``refresh.RefreshError`` when it cannot be read).
-        ``http``: the client to ask with when the page must be read (a caller's proxy and timeouts)."""
+        ``http``: the client to ask with when the page must be read (a caller's proxy and timeouts).
+        A page another thread is reading is waited for, not read twice."""
         from gpusetup.compat import refresh as R  # lazy: see http
 
         url = R.project_url(index, project)
@@ -142,6 +161,30 @@ class IndexCache:
             hit = self._mem.get(key)
         if hit is not None and now - hit.fetched < age_limit:
             return hit
+        wait = self._once("page", key)
+        if wait is not None:
+            wait.wait(timeout=(getattr(http, "deadline", None) or 60.0) + 5.0)
+            with self._lock:
+                hit = self._mem.get(key)
+            if hit is not None and self._clock() - hit.fetched < age_limit:
+                return hit
+            with self._lock:
+                failed = self._failed.get(key)
+            if failed is not None:  # the other reader's answer: the index did not give the page
+                raise failed
+            return self._page(url, key, age_limit, self._clock(), http)  # the other reader took too long
+        try:
+            return self._page(url, key, age_limit, now, http)
+        except R.RefreshError as exc:
+            with self._lock:
+                self._failed[key] = exc
+            raise
+        finally:
+            self._done("page", key)
+
+    def _page(self, url: str, key: str, age_limit: float, now: float, http: Any) -> Page:
+        from gpusetup.compat import refresh as R  # lazy: see http
+
         failed = self.load("unreachable", key)
         if failed is not None and now - float(failed.get("at", 0)) < (
                 age_limit if "(404)" in str(failed.get("error")) else UNREACHABLE_SECONDS):
@@ -170,10 +213,11 @@ class IndexCache:
                 headers = {k.lower(): v for k, v in resp.headers.items()}
                 self.store("page", key, {"url": key, "fetched": now, "etag": headers.get("etag"),
                                          "last_modified": headers.get("last-modified"),
-                                         "files": [_row(f) for f in files]})
+                                         "files": _rows(files)})
                 page = Page(key, files, "fetched", now)
         with self._lock:
             self._mem[key] = page
+            self._failed.pop(key, None)
         return page
 
     def pages(self, wanted: Iterable[tuple[str, str]], *, max_age: float | None = None,
@@ -198,6 +242,7 @@ class IndexCache:
             self._mem.clear()
             self.meta.clear()
             self._answers.clear()
+            self._failed.clear()
 
     # ------------------------------------------------------------------------------------ answers
 
@@ -242,6 +287,29 @@ class IndexCache:
         return got
 
     # ----------------------------------------------------------------------------------- metadata
+
+    def metadata_or_read(self, url: str, read: Any) -> dict[str, Any]:
+        """A wheel's METADATA fields: stored ones, else ``read()`` (which raises when it cannot), stored — and read
+        once when several threads ask for the same wheel at the same time."""
+        key = credentials.scrub(url.split("#")[0])
+        got = self.metadata(url)
+        if got is not None:
+            return got
+        wait = self._once("metadata", key)
+        if wait is not None:
+            wait.wait(timeout=60.0)
+            got = self.metadata(url)
+            if got is not None:
+                return got
+            fields = read()
+            self.store_metadata(url, fields)
+            return dict(fields)
+        try:
+            fields = read()
+            self.store_metadata(url, fields)
+            return dict(fields)
+        finally:
+            self._done("metadata", key)
 
     def metadata(self, url: str) -> dict[str, Any] | None:
         """A wheel's parsed METADATA fields stored earlier (files on an index never change under one URL)."""
@@ -301,10 +369,17 @@ def _private_tree(folder: Path) -> None:
         os.chmod(folder, PRIVATE_DIR)
 
 
-def _row(f: Any) -> list[Any]:
-    """The fields of an IndexFile kept on disk (compact: a list, not the page)."""
-    return [f.filename, credentials.scrub(f.url), f.requires_python, f.size, f.upload_time, f.yanked,
-            f.metadata_url is not None]
+def _rows(files: Sequence[Any]) -> list[list[Any]]:
+    """The fields of each IndexFile kept on disk (compact: a list, not the page), every URL scrubbed of
+    credentials. One scrub for the whole page: torch's page has ~7,000 files, and each scrub reads the
+    environment for new secrets (per file that was 1.7 million environment reads, most of a cold plan's CPU)."""
+    urls = [f.url for f in files]
+    joined = credentials.scrub("\n".join(urls))
+    clean = joined.split("\n")
+    if len(clean) != len(urls):  # a secret with a line break in it: scrub one by one
+        clean = [credentials.scrub(u) for u in urls]
+    return [[f.filename, u, f.requires_python, f.size, f.upload_time, f.yanked, f.metadata_url is not None]
+            for f, u in zip(files, clean, strict=True)]
 
 
 def _unmasker(masked: str, real: str) -> Any:

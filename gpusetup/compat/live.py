@@ -20,6 +20,8 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion
+from packaging.version import Version as PkgVersion
 
 from gpusetup import credentials
 from gpusetup.compat.db import get_db
@@ -109,8 +111,12 @@ class _Pages:
         page = self.page(index, project)
 
         def compute() -> str | None:
+            try:  # the pin as pip reads it: "==2.9.1" exactly, "==2.9.*" any 2.9.x
+                pin = SpecifierSet(f"=={version}.*" if prefix else f"=={version}")
+            except InvalidSpecifier:
+                return None
             found = sorted((n for n in self.files(index, project)
-                            if _matches(n, version, prefix, local, python, platform)), key=len)
+                            if _for_platform(n, platform) and _matches(n, pin, local, python, platform)), key=len)
             return found[0] if found else None
 
         return self.cache.answer("live-find", [project, version, prefix, local, python, platform], compute, page=page)
@@ -122,9 +128,16 @@ class _Pages:
         page = self.page(index, project)
 
         def compute() -> str | None:
-            versions = {w.version for w in (R.parse_wheel(R.IndexFile(n, "")) for n in self.files(index, project))
-                        if w and not w.prerelease}
-            return max(versions, key=R.version_key) if versions else None
+            # each version string once (torch's ~7,000 wheels name ~200 versions), as parse_wheel reads it
+            found: set[str] = set()
+            for text in {n.split("-")[1] for n in self.files(index, project) if n.endswith(".whl") and n.count("-") >= 4}:
+                try:
+                    v = PkgVersion(text)
+                except InvalidVersion:
+                    continue
+                if not (v.is_prerelease or v.is_devrelease):
+                    found.add(v.public)
+            return max(found, key=R.version_key) if found else None
 
         return self.cache.answer("live-newest", [project], compute, page=page)
 
@@ -161,15 +174,24 @@ def _spec(package: str) -> tuple[str, str, bool]:
     return m.group(1), m.group(2), bool(m.group(3))
 
 
-def _matches(name: str, version: str, prefix: bool, local: str | None, python: str | None, platform: str | None) -> bool:
+def _for_platform(name: str, platform: str | None) -> bool:
+    """The cheap test first, on the file name's platform tags alone (most of a page is other platforms' wheels):
+    False only when no tag can be ``platform`` (parse_wheel then decides)."""
+    if not platform:
+        return True
+    if not name.endswith(".whl"):
+        return False
+    from gpusetup.compat import refresh as R  # lazy: see _Pages.files
+
+    tags = name[:-4].rsplit("-", 1)[-1].split(".")
+    return any(R.platform_of_tag(t) in (platform, "any") for t in tags)
+
+
+def _matches(name: str, pin: SpecifierSet, local: str | None, python: str | None, platform: str | None) -> bool:
     from gpusetup.compat import refresh as R  # lazy: see _Pages.files
 
     w = R.parse_wheel(R.IndexFile(name, ""))
     if w is None or w.prerelease:
-        return False
-    try:  # the pin as pip reads it: "==2.9.1" exactly, "==2.9.*" any 2.9.x
-        pin = SpecifierSet(f"=={version}.*" if prefix else f"=={version}")
-    except InvalidSpecifier:
         return False
     have = Version(w.version).packaging
     if have is None or not pin.contains(have, prereleases=True):

@@ -73,16 +73,11 @@ class Http:
     @property
     def session(self) -> Any:
         """The requests session, made on first use (importing requests costs 82-185 ms, python -X importtime; a
-        plan whose pages are all cached never needs it)."""
+        plan whose pages are all cached never needs it). Clients with the same proxies share one session, so the
+        download-size walks reuse the connections (and TLS sessions) the live check opened."""
         with self._lock:
             if self._session is None:
-                import requests  # lazy: 82-185 ms (python -X importtime); only a page that must be read
-
-                session = requests.Session()
-                session.headers.setdefault("User-Agent", "gpusetup-compat-refresh")
-                if self.proxies:
-                    session.proxies.update(self.proxies)
-                self._session = session
+                self._session = shared_session(self.proxies)
             return self._session
 
     def _count(self, requests_: int = 0, bytes_: int = 0, not_modified: int = 0) -> None:
@@ -108,7 +103,7 @@ class Http:
         if last_modified:
             headers["If-Modified-Since"] = last_modified
         self._count(requests_=1)
-        where = scrub(url)
+        where = _Where(url)  # scrubbed only when a message needs it (each scrub reads the environment)
         try:
             got = fetch.get(self.session, url, limit=limit, timeout=self.timeout,
                             deadline=time.monotonic() + self.deadline, headers=headers)
@@ -154,6 +149,32 @@ class Http:
             raise RefreshError(f"{scrub(url)}: {type(exc).__name__}: {scrub(str(exc))}") from exc
 
 
+POOL_SIZE = 64  # connections kept per host: the plan's walks read ~20 pages at once each, three walks side by side
+_SESSIONS: dict[tuple[tuple[str, str], ...], Any] = {}
+_SESSIONS_LOCK = threading.Lock()
+
+
+def shared_session(proxies: dict[str, str] | None = None) -> Any:
+    """The process's requests session for these proxies, with a connection pool large enough for the concurrent
+    reads (requests' default of 10 connections per host made urllib3 discard connections — and print "Connection
+    pool is full" on the plan's stderr — so every burst opened new TCP and TLS connections)."""
+    key = tuple(sorted((proxies or {}).items()))
+    with _SESSIONS_LOCK:
+        session = _SESSIONS.get(key)
+        if session is None:
+            import requests  # lazy: 82-185 ms (python -X importtime); only a page that must be read
+            from requests.adapters import HTTPAdapter  # lazy: with requests, only when a page must be read
+
+            session = requests.Session()
+            session.headers.setdefault("User-Agent", "gpusetup-compat-refresh")
+            if proxies:
+                session.proxies.update(proxies)
+            for scheme in ("https://", "http://"):
+                session.mount(scheme, HTTPAdapter(pool_connections=16, pool_maxsize=POOL_SIZE))
+            _SESSIONS[key] = session
+        return session
+
+
 @dataclass(frozen=True)
 class Response:
     status: int
@@ -161,6 +182,16 @@ class Response:
     url: str
     content_type: str
     headers: dict[str, str]
+
+
+class _Where:
+    """A URL for messages, scrubbed of credentials when it is turned into text."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def __str__(self) -> str:  # f"{where}" formats through str()
+        return scrub(self.url)
 
 
 def scrub(text: str) -> str:
@@ -220,7 +251,7 @@ def parse_index_page(body: bytes, page_url: str, content_type: str) -> list[Inde
         out = []
         for f in doc.get("files", []):
             meta = f.get("core-metadata", f.get("dist-info-metadata"))
-            url = urljoin(page_url, f["url"])
+            url = _absolute(page_url, f["url"])
             out.append(
                 IndexFile(
                     filename=f["filename"],
@@ -240,7 +271,7 @@ def parse_index_page(body: bytes, page_url: str, content_type: str) -> list[Inde
         href = attrs.get("href")
         if not href:
             continue
-        url = urljoin(page_url, href)
+        url = _absolute(page_url, href)
         filename = html.unescape(re.sub(r"<[^>]+>", "", label)).strip() or url.split("#")[0].rsplit("/", 1)[-1]
         meta = attrs.get("data-core-metadata", attrs.get("data-dist-info-metadata"))
         out.append(
@@ -255,11 +286,24 @@ def parse_index_page(body: bytes, page_url: str, content_type: str) -> list[Inde
     return out
 
 
+def _absolute(page_url: str, href: str) -> str:
+    """``href`` resolved against the page; an absolute http(s) URL (PyPI's file links) is taken as it is — urljoin
+    on each of torch's ~7,000 files cost a tenth of a cold plan's CPU."""
+    if href.startswith(("https://", "http://")) and "/./" not in href and "/../" not in href:
+        return href
+    return urljoin(page_url, href)
+
+
 def list_files(http: Http, index_url: str, project: str) -> tuple[list[IndexFile], str]:
     """All files of ``project`` on the index, and the page URL they were read from."""
     url = project_url(index_url, project)
     body, final, ctype = http.get(url, accept=JSON_ACCEPT)
     return parse_index_page(body, final, ctype), final
+
+
+def platform_of_tag(tag: str) -> str | None:
+    """A wheel platform tag as gpusetup names platforms: "manylinux_2_28_x86_64" → "linux-x86_64", "any"."""
+    return _platform(tag)
 
 
 def _platform(tag: str) -> str | None:
@@ -330,6 +374,7 @@ class ZipMember:
     compressed: int
     size: int
     header_offset: int
+    crc: int | None = None  # CRC-32 from the central directory
 
 
 class RemoteZip:
@@ -375,14 +420,14 @@ class RemoteZip:
         i = 0
         while i + 46 <= len(cd) and cd[i : i + 4] == b"PK\x01\x02":
             (method,) = struct.unpack("<H", cd[i + 10 : i + 12])
-            comp, size = struct.unpack("<II", cd[i + 20 : i + 28])
+            crc, comp, size = struct.unpack("<III", cd[i + 16 : i + 28])
             nlen, xlen, clen = struct.unpack("<HHH", cd[i + 28 : i + 34])
             (offset,) = struct.unpack("<I", cd[i + 42 : i + 46])
             name = cd[i + 46 : i + 46 + nlen].decode("utf-8", "replace")
             extra = cd[i + 46 + nlen : i + 46 + nlen + xlen]
             if 0xFFFFFFFF in (comp, size, offset):
                 size, comp, offset = _zip64_extra(extra, size, comp, offset)
-            members.append(ZipMember(name, method, comp, size, offset))
+            members.append(ZipMember(name, method, comp, size, offset, crc))
             i += 46 + nlen + xlen + clen
         return members
 
@@ -411,6 +456,44 @@ class RemoteZip:
         if len(data) != member.size:
             raise RefreshError(f"{self.url}: {member.name} read {len(data)} bytes, expected {member.size}")
         return data
+
+    def extract(self, member: ZipMember, dest: Path, limit: int, chunk: int = 32 << 20) -> Path:
+        """Write one member to ``dest``, fetched by ranges of ``chunk`` bytes and inflated as it arrives: a 1.2 GB
+        ``libtorch_cuda.so`` never sits in memory whole (``read`` holds the member and its compressed bytes).
+        Bounded like ``read``: the member's sizes against ``limit`` before the first byte, the inflated output
+        against both while it is written, the CRC at the end."""
+        if member.size > limit or member.compressed > limit:
+            raise RefreshError(
+                f"{self.url}: {member.name} is {member.size} bytes, larger than the limit of {limit} bytes"
+            )
+        if member.method not in (0, 8):
+            raise RefreshError(f"{self.url}: {member.name} uses zip method {member.method}, which is not supported")
+        head = self._range(member.header_offset, 30, 64)
+        if head[:4] != b"PK\x03\x04":
+            raise RefreshError(f"{self.url}: damaged local header for {member.name}")
+        nlen, xlen = struct.unpack("<HH", head[26:30])
+        start = member.header_offset + 30 + nlen + xlen
+        inflate = zlib.decompressobj(-15) if member.method == 8 else None
+        written = crc = 0
+        with open(dest, "wb") as out:
+            for pos in range(start, start + member.compressed, chunk):
+                raw = self._range(pos, min(chunk, start + member.compressed - pos), chunk + 1)
+                data = inflate.decompress(raw, member.size + 1 - written) if inflate is not None else raw
+                written += len(data)
+                if written > member.size:
+                    raise RefreshError(f"{self.url}: {member.name} inflates beyond its recorded size")
+                crc = zlib.crc32(data, crc)
+                out.write(data)
+            if inflate is not None:
+                tail = inflate.flush()
+                written += len(tail)
+                crc = zlib.crc32(tail, crc)
+                out.write(tail)
+        if written != member.size:
+            raise RefreshError(f"{self.url}: {member.name} read {written} bytes, expected {member.size}")
+        if member.crc is not None and crc != member.crc:
+            raise RefreshError(f"{self.url}: {member.name} does not match its CRC-32")
+        return dest
 
 
 def _zip64_extra(extra: bytes, size: int, comp: int, offset: int) -> tuple[int, int, int]:
@@ -567,6 +650,7 @@ class GpuCode:
     specific: list[str]  # arch-/family-specific cubins ("9.0a", "10.0f"): run only on that CC / family
     library: str = ""
     tool: str = ""
+    how: str = ""  # said when not the usual cuobjdump: "cuobjdump 11.5 (the current cuobjdump said: …)"
 
     @property
     def ptx_max(self) -> str | None:

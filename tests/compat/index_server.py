@@ -211,9 +211,16 @@ def _handler(index: LocalIndex) -> type[BaseHTTPRequestHandler]:
     return H
 
 
+class _Server(ThreadingHTTPServer):
+    # socketserver's listen backlog is 5: a client opening 20 connections at once (the plan's walks do) had its
+    # extra SYNs dropped and retried by the kernel a second later — a stall no real index (PyPI's CDN) causes
+    request_queue_size = 128
+    daemon_threads = True
+
+
 @contextmanager
 def serve(index: LocalIndex) -> Iterator[LocalIndex]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(index))
+    server = _Server(("127.0.0.1", 0), _handler(index))
     index.server = server
     t = threading.Thread(target=server.serve_forever, daemon=True)
     t.start()

@@ -160,13 +160,14 @@ def test_db_info_gives_age_and_verified_share() -> None:
 
 
 def test_unverified_legacy_branch_cudnn_pin_and_arch_minimum_are_said() -> None:
-    """driver_branches/legacy_branches, cudnn/legacy_pins and driver_branches/architecture_min_driver are
-    verified=false tables (secondary reports / inferred): a plan that uses them says so in its notes."""
+    """A plan that rests on an unverified row says so in its notes: Kepler's legacy row (its Windows cut-off has no
+    primary source) and driver_branches/architecture_min_driver (inferred). cudnn/legacy_pins was read from the
+    cuDNN wheels with cuobjdump on 2026-11-27 (9.11.0.98 has no pre-Turing kernels): no such note any more."""
     k80 = _plan("pytorch", [nv("Tesla K80", "3.7")], driver=None, python="3.10")
     assert any("Based on unverified data: that 470 is the last driver branch for Kepler GPUs" in n for n in k80.notes)
     pascal = _plan("tensorflow", [nv("NVIDIA GeForce GTX 1080 Ti", "6.1")], driver="550.54.15")
     assert "nvidia-cudnn-cu12==9.10.2.21" in pascal.choice.packages
-    assert any("Based on unverified data: that nvidia-cudnn-cu12 9.10.2.21 is the last cuDNN" in n for n in pascal.notes)
+    assert not any("Based on unverified data: that nvidia-cudnn-cu12" in n for n in pascal.notes)
     rtx5090 = _plan("pytorch", [nv("NVIDIA GeForce RTX 5090", "12.0")], os="windows", driver="572.16")
     assert rtx5090.ok and rtx5090.choice.variant == "cu128"  # needs 570.65 (Blackwell), above the 12.x family minimum
     assert any("the oldest driver that supports Blackwell GPUs (570.65) is inferred" in n for n in rtx5090.notes)

@@ -281,3 +281,148 @@ def test_a_fact_covering_part_of_a_row_does_not_make_it_verified() -> None:
     rows = after["pytorch"]["tables"]["releases"]["rows"]
     assert rows[0]["version"] == "2.99" and rows[0]["verified"] is False  # newest first: the resolver's order
     assert rows[-1]["version"] == "1.13"
+
+
+# ------------------------------------------------------------- older torch wheels, big libraries, the cache
+
+
+def test_a_library_is_streamed_to_disk_in_ranges_and_checked(tmp_path: Path) -> None:
+    """torch 1.4-2.6's CUDA library is 0.6-1.25 GB: it is written to disk range by range as it inflates (the
+    whole member and its compressed bytes no longer sit in memory), and its CRC-32 is checked."""
+    data = random.Random(7).randbytes(1 << 20) * 3  # 3 MiB, compressible
+    idx = LocalIndex(tmp_path)
+    idx.add("torch", build_wheel(tmp_path, "torch-1.13.1-cp310-cp310-manylinux1_x86_64.whl",
+                                 metadata("torch", "1.13.1"), {"torch/lib/libtorch_cuda_cu.so": data}))
+    http = R.Http(timeout=10)
+    with serve(idx):
+        files, _ = R.list_files(http, idx.url, "torch")
+        z = R.RemoteZip(http, files[0].url, files[0].size)
+        m = z.find(lambda n: n.endswith(".so"))[0]
+        out = z.extract(m, tmp_path / "lib.so", limit=8 << 20, chunk=256 << 10)
+        with pytest.raises(R.RefreshError, match="larger than the limit"):
+            z.extract(m, tmp_path / "small.so", limit=1 << 20)
+    assert out.read_bytes() == data
+    ranges = [rng for path, rng in idx.requests if path.startswith("/files/") and rng]
+    sizes = [int(b) - int(a) + 1 for a, b in (r.removeprefix("bytes=").split("-") for r in ranges)]
+    assert len(sizes) > 4 and max(sizes) <= 256 << 10
+
+
+def _old_torch_index(tmp_path: Path, lib: bytes) -> LocalIndex:
+    """torch 1.13 and 1.12 as PyPI serves them: no nvidia-* dependencies, the CUDA version in torch/version.py,
+    1.13's CUDA code split in libtorch_cuda_cu.so + libtorch_cuda_cpp.so (the member names of
+    torch-1.13.1-cp310-cp310-manylinux1_x86_64.whl and torch-1.12.1-…, read by range from PyPI on 2026-11-27)."""
+    idx = LocalIndex(tmp_path)
+    split = {"torch/version.py": b"__version__ = '1.13.1'\ndebug = False\ncuda = '11.7'\ngit_version = 'x'\nhip = None\n",
+             "torch/lib/libtorch_cuda_cu.so": lib, "torch/lib/libtorch_cuda_cpp.so": b"\0" * 64}
+    idx.add("torch", build_wheel(tmp_path, "torch-1.13.1-cp310-cp310-manylinux1_x86_64.whl",
+                                 metadata("torch", "1.13.1", ">=3.7", ("filelock",)), split))
+    single = {"torch/version.py": b"__version__ = '1.12.1'\ncuda = '10.2'\nhip = None\n",
+              "torch/lib/libtorch_cuda.so": lib}
+    idx.add("torch", build_wheel(tmp_path, "torch-1.12.1-cp310-cp310-manylinux1_x86_64.whl",
+                                 metadata("torch", "1.12.1", ">=3.7", ("typing-extensions",)), single))
+    return idx
+
+
+def test_gpu_code_of_torch_1x_wheels_below_the_releases_floor(tmp_path: Path, gpu_library: bytes,
+                                                               cuobjdump: str) -> None:
+    """PyPI's torch 1.x wheels bundle CUDA (no nvidia-* Requires-Dist to name the variant): the variant comes from
+    torch/version.py, the GPU code from libtorch_cuda.so or, for 1.13, the two halves read together. Only their
+    arch_lists rows are proposed: the releases table (download.pytorch.org variants) starts at 2.0."""
+    from gpusetup.compat.indexcache import IndexCache
+
+    idx = _old_torch_index(tmp_path, gpu_library)
+    cache = tmp_path / "cache"
+    with serve(idx):
+        ctx = derive.Context(R.Http(timeout=10), SubprocessRunner(),
+                             derive.Options(index_url=idx.url, today="2026-11-27", gpu_code=True,
+                                            gpu_code_series=["1.12", "1.13"], min_series={"torch": "2.0"}),
+                             cache=IndexCache(R.Http(timeout=10), cache))
+        facts = derive.derive_torch(ctx)
+        first = len(idx.requests)
+        again = derive.Context(R.Http(timeout=10), SubprocessRunner(), ctx.options,
+                               cache=IndexCache(R.Http(timeout=10), cache))
+        facts_again = derive.derive_torch(again)
+    assert ctx.problems == []
+    arch = {f.key["torch_min"]: f for f in facts if f.table == "arch_lists"}
+    assert not [f for f in facts if f.table == "releases"]
+    assert arch["1.12"].key["variant"] == "cu102" and arch["1.13"].key["variant"] == "cu117"
+    assert arch["1.12"].values["cc"] == arch["1.13"].values["cc"] == ["7.5", "8.6"]
+    assert "libtorch_cuda_cu.so + torch/lib/libtorch_cuda_cpp.so" in arch["1.13"].values["note"]
+    # a second refresh reads no library again: what cuobjdump said is kept with the wheel's URL
+    assert again.reads["libraries"] == 0 and again.reads["cached"] >= 3
+    assert not [p for p, rng in idx.requests[first:] if rng and p.startswith("/files/")]
+    assert [f.values for f in facts_again if f.table == "arch_lists"] == [f.values for f in facts if f.table == "arch_lists"]
+
+
+# The #error lines of crt/host_config.h in nvidia_cuda_nvcc_cu12-12.4.131-py3-none-manylinux2014_x86_64.whl
+# (https://pypi.org/project/nvidia-cuda-nvcc-cu12/12.4.131/), read by range on 2026-11-27.
+HOST_CONFIG_12_4 = """\
+#if __GNUC__ > 13
+
+#error -- unsupported GNU version! gcc versions later than 13 are not supported! The nvcc flag \
+'-allow-unsupported-compiler' can be used to override this version check; however, using an unsupported host \
+compiler may cause compilation failure or incorrect run time execution. Use at your own risk.
+
+#endif /* __GNUC__ > 13 */
+#if (__clang_major__ >= 18) || (__clang_major__ < 3) || ((__clang_major__ == 3) &&  (__clang_minor__ < 3))
+#error -- unsupported HOS clang version! The version must be must be less than 18 and greater than 3.2 .
+#endif
+#if (__clang_major__ >= 18) || (__clang_major__ < 3) || ((__clang_major__ == 3) &&  (__clang_minor__ < 3))
+#error -- unsupported clang version! clang version must be less than 18 and greater than 3.2 . The nvcc flag \
+'-allow-unsupported-compiler' can be used to override this version check.
+#endif
+#if _MSC_VER < 1910 || _MSC_VER >= 1950
+#error -- unsupported Microsoft Visual Studio version! Only the versions between 2017 and 2022 (inclusive) are \
+supported! The nvcc flag '-allow-unsupported-compiler' can be used to override this version check.
+"""
+
+
+def test_host_compiler_limits_are_read_from_nvccs_own_header() -> None:
+    assert derive.parse_host_config(HOST_CONFIG_12_4) == {"gcc_max": 13, "clang_max": 17, "msvc": "2017-2022"}
+    assert derive.parse_host_config("#if __GNUC__ > 9\n") == {"gcc_max": 9, "clang_max": None, "msvc": None}
+
+
+def test_derive_host_compilers_from_the_nvcc_wheels(tmp_path: Path) -> None:
+    idx = LocalIndex(tmp_path)
+    for version, header in (("12.4.131", HOST_CONFIG_12_4), ("12.4.99", HOST_CONFIG_12_4.replace("> 13", "> 12")
+                                                            .replace("later than 13", "later than 12"))):
+        idx.add("nvidia-cuda-nvcc-cu12", build_wheel(
+            tmp_path, f"nvidia_cuda_nvcc_cu12-{version}-py3-none-manylinux2014_x86_64.whl",
+            metadata("nvidia-cuda-nvcc-cu12", version), {"nvidia/cuda_nvcc/include/crt/host_config.h": header.encode()}))
+    with serve(idx):
+        facts = derive.derive_host_compilers(_ctx(idx))
+    assert len(facts) == 1
+    f = facts[0]
+    assert f.key == {"cuda": "12.4"} and (f.values["gcc_max"], f.values["clang_max"], f.values["msvc"]) == (13, 17, "2017-2022")
+    assert "12.4.99: gcc 12" in f.values["evidence"] and "most permissive is kept" in f.values["evidence"]
+    assert f.source.endswith("nvidia_cuda_nvcc_cu12-12.4.131-py3-none-manylinux2014_x86_64.whl")
+    files = {"host_compilers": json.loads((ROOT / "resources/compat/host_compilers.json").read_text(encoding="utf-8"))}
+    after, _ = derive.propose(files, facts + [derive.Fact("host_compilers", "nvcc_host_compilers", {"cuda": "14.0"},
+                                                          {"gcc_max": 16}, "u", "h", "2026-11-27", new_row={"cuda": "14.0"})])
+    rows = after["host_compilers"]["tables"]["nvcc_host_compilers"]["rows"]
+    row = next(r for r in rows if r["cuda"] == "12.4")
+    assert row["verified"] is True and row["provenance"]["source"] == f.source
+    assert rows[-1]["cuda"] == "14.0"  # a new toolkit goes last: the table is oldest first
+
+
+def test_a_library_the_current_cuobjdump_refuses_is_read_with_the_older_one(tmp_path: Path, gpu_library: bytes,
+                                                                           cuobjdump: str) -> None:
+    """CUDA 13's cuobjdump refuses torch 1.x-2.0's libtorch_cuda.so; its message (recorded on 2026-11-27 on
+    torch-1.12.1-cp310-cp310-manylinux1_x86_64.whl) is "cuobjdump fatal   : Support for 'sm_37' has been removed.
+    Please use CUDA toolkit 11.8 or earlier." With --cuobjdump-legacy the library is read again with that tool
+    and the row says so. (The stand-in below prints that recorded message; the legacy tool is the real one.)"""
+    refusing = tmp_path / "cuobjdump-13"
+    refusing.write_text("#!/bin/sh\necho \"cuobjdump fatal   : Support for 'sm_37' has been removed. "
+                        "Please use CUDA toolkit 11.8 or earlier.\" >&2\nexit 1\n")
+    refusing.chmod(0o755)
+    idx = _old_torch_index(tmp_path, gpu_library)
+    with serve(idx):
+        opts = dict(index_url=idx.url, today="2026-11-27", gpu_code=True, gpu_code_series=["1.12"],
+                    min_series={"torch": "2.0"}, cuobjdump=str(refusing))
+        without = derive.Context(R.Http(timeout=10), SubprocessRunner(), derive.Options(**opts))
+        assert not [f for f in derive.derive_torch(without) if f.table == "arch_lists"]
+        ctx = derive.Context(R.Http(timeout=10), SubprocessRunner(), derive.Options(**opts, cuobjdump_legacy=cuobjdump))
+        facts = [f for f in derive.derive_torch(ctx) if f.table == "arch_lists"]
+    assert any("has been removed" in p for p in without.problems)
+    assert [f.values["cc"] for f in facts] == [["7.5", "8.6"]]
+    assert "read with cuobjdump 1" in facts[0].values["note"] and "has been removed" in facts[0].values["note"]

@@ -35,7 +35,9 @@ EXPECT = {
     ("v100x8-450", "pytorch"): ("REFUSED", "450.80.02"),
     ("gtx1660ti-418", "tensorflow"): ("REFUSED", "too old"),
     ("k80-470", "pytorch"): ("ubuntu:24.04", "torch==2.7.1", "cu118"),
-    ("k80-470", "tensorflow"): ("REFUSED", "no kernel image"),
+    # TensorFlow 2.14.1's wheels (build_info.py: sm_35 ...) and its cuDNN 8.7.0.84 (cuobjdump: sm_35 ...) run on
+    # Kepler 3.5+; the data said min_cc 5.0 until 2026-11-27
+    ("k80-470", "tensorflow"): ("ubuntu:22.04", "tensorflow[and-cuda]==2.14.1", "and-cuda"),
     ("k20-470", "pytorch"): ("REFUSED", "compute capability 3.5"),
     ("rtx5090-570", "pytorch"): ("nvidia/cuda:12.8.1-base-ubuntu24.04", "torch==2.11.0", "cu128"),
     ("gtx1080ti-580", "pytorch"): ("nvidia/cuda:12.6.3-base-ubuntu24.04", "torch==2.14.1", "cu126"),

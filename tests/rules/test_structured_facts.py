@@ -64,7 +64,8 @@ def test_f13_gcc_newer_than_nvcc_13_accepts(tmp_path: Path) -> None:
     assert f is not None and f.catalogue == "F13"
     assert "GCC 16" in f.title and "13.0.88" in f.title and "15" in f.title
     assert "g++-15" in f.fix and "NVCC_CCBIN" in f.fix and "-ccbin" in f.fix
-    assert "newer CUDA toolkit" in f.fix  # no CUDA gpusetup knows accepts GCC 16 yet
+    # CUDA 13.4's nvcc accepts GCC 16 (host_compilers, read from NVIDIA's nvidia-cuda-crt 13.4.92 wheel on 2026-11-27)
+    assert "CUDA 13.4 or newer, which accepts GCC 16" in f.fix
     assert any("accepts GCC up to 15" in e for e in f.evidence)
     assert "To be sure" not in f.detail  # the 13.0 row is verified (read from its host_config.h)
 
@@ -94,7 +95,7 @@ def test_f13_older_toolkit_suggests_the_first_that_accepts_and_the_other_install
     assert f is not None and "CUDA 12.4.1" in f.title and "GCC 13 at most" in f.title
     assert "sudo apt install gcc-13 g++-13" in f.fix and "CUDA 12.8 or newer" in f.fix
     assert "CUDA_HOME=/usr/local/cuda-13.0" in f.fix
-    assert "To be sure" in f.detail  # the 12.4 row comes from secondary sources
+    assert "To be sure" not in f.detail  # the 12.4 row is read from NVIDIA's nvcc 12.4 wheel (verified, 2026-11-27)
 
 
 @pytest.mark.parametrize("toolkits,compiler", [
@@ -123,6 +124,8 @@ def test_f13_collect_env_pairs_are_really_compared() -> None:
     assert [host_compiler_limit(t.version)["gcc_max"] for t in m.cuda.toolkits] == [11]
     m.cuda.host_compiler = "gcc 12.1.0"  # what Ubuntu 22.04's gcc-12 package would give: CUDA 11.6 refuses it
     assert "host-compiler-unsupported" in _ids(m)
+    f = _finding(m, "host-compiler-unsupported")
+    assert f is not None and "To be sure" in f.detail  # the 11.6 row still rests on secondary sources
 
 
 def test_f13_pasted_text_still_works() -> None:
