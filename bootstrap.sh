@@ -29,9 +29,10 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 VPY="$VENV/bin/python"
 
-# run: the wizard too (gpusetup[gui]: PySide6); test: everything the tests use ([test] includes [gui]).
-# `pip install gpusetup` with no extras is the headless core (no Qt, no numpy).
-extras="[gui]"
+# run: the wizard too (gpusetup[gui]: PySide6) and analyze's similar-report search (gpusetup[analyze]: bm25s,
+# numpy); test: everything the tests use ([test] includes both). `pip install gpusetup` with no extras is the
+# headless core (no Qt, no numpy).
+extras="[gui,analyze]"
 [ "$mode" = "test" ] && extras="[test]"
 stamp="$VENV/.installed"
 [ "$mode" = "test" ] && stamp="$VENV/.installed-test"
