@@ -33,9 +33,6 @@ PROPER = {
     "gpusetup", "json", "html", "markdown", "a100", "h100", "b200", "t4", "v100", "l4", "l40s", "jetpack",
     "container", "toolkit", "runtime", "app", "cdi", "ptx", "sm", "dkms", "gib", "mib", "gb", "mb", "tb", "s", "ms",
     "tflop", "gflop", "bf16", "fp16", "fp32", "fp64", "tf32", "int8", "ok", "dev", "hbm", "pcie-gen",
-    # product names the solved reports' causes and fixes name as their makers do (glossary: names stay)
-    "microsoft", "visual", "studio", "build", "tools", "redistributable", "xcode", "command", "line", "video",
-    "codec", "sdk", "text", "generation", "inference",
 }
 JARGON = [
     (re.compile(r"\[[A-Z]\]"), "a [X] marker"),
