@@ -22,7 +22,8 @@ _SYMBOL = re.compile(r"undefined symbol:?\s*(_ZN?K?(?:3c10|2at|5torch|6caffe2)\w
                      r"Symbol not found:\s*(_?_ZN?K?(?:3c10|2at|5torch)\w*|_torch_\w+)")  # the second: macOS dyld
 _LIBRARY = re.compile(r"([\w.+-]+\.(?:so|pyd))\b[^\n]{0,40}?undefined symbol")
 _PACKAGE_CHECK = re.compile(
-    r"Detected that PyTorch and torchvision were compiled with different CUDA versions|"
+    # torchvision's check, and the same one in PyG's extensions (torch_scatter, torch_sparse, torch_cluster …)
+    r"Detected that PyTorch and (\w+) were compiled with different CUDA versions|"
     r"operator torchvision::\w+ does not exist|"
     r"xFormers was built for:|xFormers can't load C\+\+/CUDA extensions",
 )
@@ -49,7 +50,9 @@ def extension_abi(machine: Machine) -> list[Finding]:
     if not symbols and not checks:
         return []
     lib = next((m.group(1) for m in (_LIBRARY.search(ln) for ln in symbols) if m), None)
-    package = _package(lib) or ("torchvision" if any("torchvision" in ln for ln in checks) else
+    checked = next((m.group(1) for m in (_PACKAGE_CHECK.search(ln) for ln in checks) if m and m.group(1)), None)
+    package = _package(lib) or (checked.replace("_", "-") if checked else
+                                "torchvision" if any("torchvision" in ln for ln in checks) else
                                 "xformers" if any("xformers" in ln.lower() for ln in checks) else None)
     what = package or lib
     return [

@@ -251,6 +251,9 @@ _DRIVER_LIBS = ("libcuda.so", "libnvidia-ml", "libnvcuvid")
 # TensorRT libraries"): the GPU works without it (https://github.com/DeepLabCut/DeepLabCut/issues/2115).
 _TF_TRT = re.compile(r"TF-TRT Warning|Cannot dlopen some TensorRT libraries", re.IGNORECASE)
 _TENSORRT_LIBS = ("libnvinfer", "libnvonnxparser", "libnvparsers")
+# NCCL looks for an optional network plugin and logs "Unable to load libnccl-net.so" at INFO level when there is
+# none, then uses its own transports (https://github.com/NVIDIA/nccl/issues/162): never a missing library
+_OPTIONAL_PLUGINS = ("libnccl-net",)
 _WHEELS = {
     "libcudnn": "nvidia-cudnn-cu{cu}",
     "libcublas": "nvidia-cublas-cu{cu}",
@@ -267,7 +270,7 @@ _WHEELS = {
 
 def missing_cuda_libs(machine: Machine) -> list[str]:
     found: list[str] = []
-    optional = _DRIVER_LIBS + (_TENSORRT_LIBS if search(machine, _TF_TRT) else ())
+    optional = _DRIVER_LIBS + _OPTIONAL_PLUGINS + (_TENSORRT_LIBS if search(machine, _TF_TRT) else ())
     for rx in (_MISSING, _COULD_NOT_LOAD):
         for ln in grep(machine, rx, 40):
             for m in rx.finditer(ln):
