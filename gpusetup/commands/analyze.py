@@ -13,7 +13,7 @@ from gpusetup.analyze import analyze_paths, facts_summary, missing_fact_messages
 from gpusetup.analyze.fleet import fleet_rows
 from gpusetup.analyze.output import fact_label as fact_word
 from gpusetup.analyze.output import plan_for, render_html, render_markdown, similar_texts
-from gpusetup.commands import write_atomic
+from gpusetup.commands import prepare_output, refuse_overwrite, write_atomic
 from gpusetup.commands.plan import plan_lines
 from gpusetup.errors import EXIT_TOOL
 from gpusetup.i18n import output_language
@@ -41,7 +41,10 @@ def register(p: argparse.ArgumentParser) -> None:
                         "(the resolver of `gpusetup plan`)")
     p.add_argument("--framework", "-f", action="append", choices=("pytorch", "tensorflow", "jax"),
                    help="framework for --plan (repeat for several; default: those the input names, else pytorch)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the result to FILE instead of the terminal")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write the result to FILE instead of the terminal (an existing file is replaced only with "
+                        "--force)")
+    p.add_argument("--force", action="store_true", help="replace the -o FILE if it exists")
     p.set_defaults(handler=run)
 
 
@@ -49,6 +52,9 @@ def run(args: argparse.Namespace) -> int:
     if args.files.count("-") > 1:
         print("gpusetup analyze: " + render(msg("analyze.out.stdin-once"), output_language()), file=sys.stderr)
         return EXIT_TOOL
+    if args.output:
+        prepare_output(args.output)  # a bad or existing -o is reported before the inputs are read, not after
+        refuse_overwrite(args.output, args.force)
     rows = fleet_rows(args.files)
     if rows is not None:
         return _fleet(args, rows)

@@ -10,7 +10,7 @@ from typing import Any
 
 from gpusetup import term
 from gpusetup.cancel import CancelToken
-from gpusetup.commands import gpu_number, prepare_output, python_executable, write_atomic
+from gpusetup.commands import gpu_number, prepare_output, python_executable, refuse_overwrite, write_atomic
 from gpusetup.i18n import output_language
 from gpusetup.messages import finding_words, msg
 from gpusetup.messages import render as render_message
@@ -43,13 +43,17 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--framework", action="append", choices=["torch", "pytorch", "tensorflow", "jax", "numpy"],
                    help="check this framework in the target environment (repeat for several; default: the ones "
                         "installed there; numpy is the processor-only path of the same check)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the result to FILE instead of the terminal")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write the result to FILE instead of the terminal (an existing file is replaced only with "
+                        "--force)")
+    p.add_argument("--force", action="store_true", help="replace the -o FILE if it exists")
     p.set_defaults(handler=run, mode="quick")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.output:
         prepare_output(args.output, example="selftest.txt")  # before the measurements, not after them
+        refuse_overwrite(args.output, args.force)
     token = CancelToken()
     quiet = args.json or not sys.stderr.isatty()
 

@@ -234,6 +234,26 @@ def test_diagnose_does_not_replace_an_existing_report_without_force(tmp_path: Pa
     assert '"schema_version"' in out.read_text()
 
 
+@pytest.mark.parametrize("command", ["analyze", "selftest"])
+def test_analyze_and_selftest_do_not_replace_an_existing_file_without_force(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str) -> None:
+    """Like diagnose: -o on an existing file is refused before any work (no inputs read, nothing measured)."""
+    out = tmp_path / "result.txt"
+    out.write_text("yesterday's result\n")
+    log = tmp_path / "nvidia-smi.txt"
+    log.write_text("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n")
+    argv = ["analyze", str(log)] if command == "analyze" else ["selftest", "--framework", "numpy"]
+    rc = main([*argv, "-o", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 3
+    assert f"{out} already exists; nothing was written. Pass --force to replace it" in err
+    assert out.read_text() == "yesterday's result\n"
+    if command == "analyze":  # (selftest --force would measure this machine: its write path is tested elsewhere)
+        rc = main([*argv, "-o", str(out), "--force"])
+        assert rc in (0, 1, 2)
+        assert out.read_text() != "yesterday's result\n" and "driver" in out.read_text()
+
+
 def test_a_link_to_a_report_stays_a_link(tmp_path: Path) -> None:
     real = tmp_path / "reports" / "today.txt"
     real.parent.mkdir()
