@@ -99,6 +99,8 @@ class WizardApp:
         self.scheme = old.scheme
         old.save_geometry()
         self.wizard = self._build()
+        if old.secret is not None:  # the Secure Boot password is on no disk: the new window must show it again
+            self.wizard.remember_secret(old.secret)
         self.wizard.setGeometry(old.geometry())
         if old.isVisible():
             self.wizard.show()

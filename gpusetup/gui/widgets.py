@@ -37,8 +37,8 @@ from PySide6.QtWidgets import (
 
 from gpusetup.gui import theme
 from gpusetup.gui.i18n import current_language, tr
-from gpusetup.messages import finding_words, lang_code, render_parts, step_title
-from gpusetup.model import Finding, Measurement, Severity, Step
+from gpusetup.messages import finding_words, lang_code, msg, render, render_parts, step_title
+from gpusetup.model import Finding, Measurement, Message, Severity, Step
 
 
 def finding_title(finding: Finding) -> str:
@@ -103,6 +103,32 @@ class Card(QFrame):
         p.setBrush(pal.color(QPalette.ColorRole.AlternateBase))
         p.drawRoundedRect(self.rect().adjusted(0, 0, -1, -1), 8, 8)
         p.end()
+
+
+class SecretCard(Card):
+    """The Secure Boot key's one-time password, big, with what to do with it at the restart. The password was said
+    for the screen only (it is in no log or file): the card is filled from ``SetupWizard.secret``, which keeps it in
+    memory until the window closes, across a language switch too."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("…", parent)  # worded when shown: a hidden card reads no catalogue before the first paint
+        self.value = label("", bold=True, size=2.0)
+        f = mono_font()
+        f.setPointSizeF(self.value.font().pointSizeF())
+        f.setBold(True)
+        self.value.setFont(f)
+        self.text = label("")
+        self.body.addWidget(self.value)
+        self.body.addWidget(self.text)
+        self.setVisible(False)
+
+    def show_message(self, message: Message) -> None:
+        """Show what the installer said (``install.execute.MOK_PASSWORD``), worded in the interface's language."""
+        self.title.setText(render(msg("wizard.secure-boot.title"), current_language()))
+        self.value.setText(str(message.params.get("password") or ""))
+        self.value.setAccessibleName(self.title.text())
+        self.text.setText(render(message, current_language()))
+        self.setVisible(True)
 
 
 class CopyButton(QPushButton):

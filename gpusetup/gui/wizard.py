@@ -35,6 +35,7 @@ from gpusetup.gui.pages.verify import VerifyPage
 from gpusetup.gui.pages.welcome import WelcomePage
 from gpusetup.gui.services import FEATURES, Services
 from gpusetup.gui.workers import Job, make_pool
+from gpusetup.model import Message
 from gpusetup.resources import resource
 
 log = logging.getLogger("gpusetup.gui")
@@ -102,6 +103,9 @@ class SetupWizard(QWizard):
         self.scheme = scheme
         self._on_language = on_language
         self.state = WizardState()
+        # the Secure Boot key's one-time password, said by the installer for the screen only: kept here, in memory
+        # only, until the window closes; WizardApp hands it to a window rebuilt in another language
+        self.secret: Message | None = None
         self.pool = make_pool()
         self._jobs: list[Job] = []
         self._busy = False
@@ -226,6 +230,16 @@ class SetupWizard(QWizard):
             self._jobs.remove(job)
         if job.name != "features":
             self._last_job_end = time.monotonic()
+
+    def remember_secret(self, message: Message) -> None:
+        """Keep what the installer said for the screen only and show it on the pages that have its box (the
+        install page, and the Welcome page a language switch lands on)."""
+        self.secret = message
+        for pid in (PAGE_WELCOME, PAGE_INSTALL):
+            page = self._pages.get(pid)
+            card = getattr(page, "secret_card", None)
+            if card is not None:
+                card.show_message(message)
 
     def running_jobs(self) -> list[Job]:
         return list(self._jobs)

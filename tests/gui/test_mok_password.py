@@ -87,3 +87,53 @@ def test_the_install_page_keeps_the_password_on_screen_and_out_of_every_file(
     click_next(qtbot, w, PAGE_INSTALL)
     qtbot.waitUntil(lambda: inst.phase == "finished" and not w.running_jobs(), timeout=TIMEOUT)
     assert inst.secret_card.isVisible() and inst.secret_value.text() == password
+
+
+def test_a_language_switch_after_the_install_keeps_the_password_on_screen(
+        qtbot, settings, tmp_path: Path, wizard_log, monkeypatch) -> None:
+    """The password is on no disk, and picking another language rebuilds the window: the new window shows the
+    password again, worded in the new language, on the Welcome page the switch lands on and on the install page."""
+    from gpusetup.gui import i18n
+    from gpusetup.gui.app import WizardApp
+    from gpusetup.gui.pages.base import PAGE_WELCOME
+
+    monkeypatch.setenv("GPUSETUP_HOME", str(tmp_path / "home"))
+    services = DriverServices(tmp_path / "state", tmp_path / "standin")
+    wa = WizardApp(services, settings, language="en", scheme="light")
+    try:
+        w = wa.wizard
+        qtbot.addWidget(w)
+        w.show()
+        for page in (PAGE_MACHINE, PAGE_CHOOSE, PAGE_PLAN):
+            click_next(qtbot, w, page)
+            qtbot.waitUntil(lambda: not w.running_jobs(), timeout=TIMEOUT)
+        click_next(qtbot, w, PAGE_INSTALL)
+        inst: InstallPage = w.currentPage()
+        qtbot.waitUntil(lambda: inst.phase == "finished" and not w.running_jobs(), timeout=TIMEOUT)
+        password = inst.secret_value.text()
+        assert re.fullmatch(r"\d{8}", password), password
+        # back to Welcome, as a user does, and pick 简体中文 there
+        w.go_to(PAGE_WELCOME)
+        assert w.currentId() == PAGE_WELCOME
+        welcome = w.currentPage()
+        assert welcome.secret_card.isVisible() and welcome.secret_card.value.text() == password
+        welcome.language.setCurrentIndex(welcome.language.findData("zh_CN"))
+        new = wa.wizard
+        assert new is not w
+        qtbot.addWidget(new)
+        card = new.currentPage().secret_card
+        assert new.currentId() == PAGE_WELCOME and card.isVisible()
+        assert card.value.text() == password
+        assert card.title.text() == "安全启动：您的一次性密码"
+        assert password in card.text.text() and "请现在记下这个一次性密码" in card.text.text()
+        new_inst = new.pages[PAGE_INSTALL]
+        assert new_inst.secret_card.isVisibleTo(new_inst) and new_inst.secret_value.text() == password  # (page not shown yet)
+        assert "请现在记下这个一次性密码" in new_inst.secret_text.text()
+        # still on no disk after the switch (the settings file holds the language, not the password)
+        leaked = [str(p) for folder in (tmp_path / "state", tmp_path / "home") if folder.exists()
+                  for p, text in files_under(folder).items() if password in text]
+        assert not leaked, leaked
+        assert password not in str({k: settings.value(k) for k in settings.allKeys()})
+    finally:
+        wa.wizard.stop_jobs(5000)
+        i18n.install("en")

@@ -37,6 +37,7 @@ from gpusetup.gui.widgets import (
     Card,
     Collapsible,
     CommandBox,
+    SecretCard,
     StatusLine,
     clear_layout,
     details_section,
@@ -45,7 +46,7 @@ from gpusetup.gui.widgets import (
     step_heading,
 )
 from gpusetup.gui.workers import JobContext
-from gpusetup.messages import finding_words, msg, outcome_text, render
+from gpusetup.messages import finding_words, outcome_text, render
 from gpusetup.model import Message, Severity, Step
 
 if TYPE_CHECKING:
@@ -68,13 +69,6 @@ def _telling(ctx: JobContext) -> Any:
         ctx.progress(label, fraction)
 
     return progress
-
-
-def _big_mono(w: QWidget) -> Any:
-    f = mono_font()
-    f.setPointSizeF(w.font().pointSizeF())
-    f.setBold(True)
-    return f
 
 
 def sentences(*parts: str) -> str:
@@ -149,15 +143,14 @@ class InstallPage(BasePage):
         self.status = StatusLine()
         self.content.addWidget(self.status)
         # the Secure Boot key's one-time password (the driver installer's, said for the screen only): shown here
-        # as soon as it is said and until the window closes; nothing on this page hides it again
-        self.secret_card = Card(render(msg("wizard.secure-boot.title"), current_language()))
-        self.secret_value = label("", bold=True, size=2.0)
-        self.secret_value.setFont(_big_mono(self.secret_value))
-        self.secret_text = label("")
-        self.secret_card.body.addWidget(self.secret_value)
-        self.secret_card.body.addWidget(self.secret_text)
-        self.secret_card.setVisible(False)
+        # as soon as it is said and until the window closes; nothing on this page hides it again (the wizard
+        # keeps it in memory, so a window rebuilt in another language shows it too)
+        self.secret_card = SecretCard()
+        self.secret_value = self.secret_card.value
+        self.secret_text = self.secret_card.text
         self.content.addWidget(self.secret_card)
+        if wizard.secret is not None:
+            self.secret_card.show_message(wizard.secret)
         self.notes_box = QVBoxLayout()  # what the installer said beside its outcome (a skipped pip update…)
         self.content.addLayout(self.notes_box)
         self.progress = Busy()
@@ -447,11 +440,7 @@ class InstallPage(BasePage):
     def _told(self, message: Message) -> None:
         """What the installer said for the screen only: the Secure Boot key's one-time password, in a box that
         stays until the window closes (it is in no log or file: the user must write it down now)."""
-        password = str(message.params.get("password") or "")
-        self.secret_value.setText(password)
-        self.secret_value.setAccessibleName(self.secret_card.title.text())
-        self.secret_text.setText(render(message, current_language()))
-        self.secret_card.setVisible(True)
+        self.wiz.remember_secret(message)
 
     def start_repair(self) -> None:
         """The Repair button: reinstall what the check found broken, then check again (``install --repair``)."""

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QPush
 from gpusetup.gui import i18n
 from gpusetup.gui.i18n import tr
 from gpusetup.gui.pages.base import PAGE_INSTALL, PAGE_MACHINE, BasePage
-from gpusetup.gui.widgets import Card, StatusLine, label, open_folder
+from gpusetup.gui.widgets import Card, SecretCard, StatusLine, label, open_folder
 
 if TYPE_CHECKING:
     from gpusetup.gui.services import Target
@@ -23,6 +23,12 @@ class WelcomePage(BasePage):
         super().__init__(wizard)
         self.setTitle(tr("Welcome to GPU Setup"))
         self.setSubTitle(tr("From “I have a computer with a graphics card” to “my deep-learning framework runs on it, and here is the proof”."))
+
+        # the Secure Boot password an install in this window was told (a language switch lands here): still shown
+        self.secret_card = SecretCard()
+        self.content.addWidget(self.secret_card)
+        if wizard.secret is not None:
+            self.secret_card.show_message(wizard.secret)
 
         steps = Card(tr("What will happen"))
         for i, text in enumerate(
