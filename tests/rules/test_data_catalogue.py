@@ -112,3 +112,28 @@ def test_values_of_the_message_reach_the_advice() -> None:
             "directory for GPU arch : gfx1031")
     f = next(f for f in analyze_text(text).findings if f.catalogue == "F39")
     assert "gfx1031" in f.title and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in f.fix
+
+
+@pytest.mark.parametrize(("text", "code", "xid"), [
+    ("We see Xid 119 on two of our nodes every few days.", "F43", "119"),
+    ("Xids 13, 31 in the journal after the job died", "F42", "31"),
+    ("| Xid | 43 |", "F42", "43"),
+    ("desktop froze: Xid 62 -> Xid 119 -> Xid 154", "F43", "119"),
+])
+def test_an_xid_named_in_words_is_diagnosed_like_the_kernel_line(text: str, code: str, xid: str) -> None:
+    """F42/F43 are data: their prose wording reads an Xid a person wrote (real excerpts in
+    tests/fixtures/recorded-issues; these lines are written here, as people write them, to pin the forms)."""
+    f = next(f for f in analyze_text(text + "\n").findings if f.catalogue == code)
+    assert f"(Xid {xid})" in f.title
+
+
+@pytest.mark.parametrize("text", [
+    "Xid 79 twice this week",  # fell off the bus: F14, not a program's fault
+    "Xid 130 on boot",  # not 13
+    "Xid 13.5",  # not an Xid number
+    "The process used 13 GB and 31 threads",  # no Xid word
+    "NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.",
+])
+def test_other_xids_and_numbers_are_not_read_as_f42_or_f43(text: str) -> None:
+    codes = {f.catalogue for f in analyze_text(text + "\n").findings}
+    assert not codes & {"F42", "F43"}, codes
