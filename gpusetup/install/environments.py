@@ -21,7 +21,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -210,7 +210,7 @@ class Installed:
     """An environment gpusetup's installer made or installed into, from its journal folder."""
 
     target: str  # venv:PATH / conda:NAME, as the plan says
-    python: str | None  # its interpreter (None: not a path this computer has, e.g. a conda name only)
+    python: str | None  # its interpreter (a conda environment named in the plan: found through conda)
     frameworks: list[str]  # what was installed there, in the install plan's naming (pytorch / tensorflow / jax)
     status: str  # finished / unfinished (crashed, failed, cancelled, waiting for a restart)
 
@@ -219,25 +219,45 @@ class Installed:
         return self.target.split(":", 1)[1] if ":" in self.target else self.target
 
 
-def from_journal(journal_dir: Path | None = None) -> list[Installed]:
+def from_journal(journal_dir: Path | None = None, runner: Runner | None = None,
+                 env: dict[str, str] | None = None) -> list[Installed]:
     """The environments gpusetup's installer made, newest first: the current install, then the earlier ones
     (``history/``); rolled-back ones and those whose folder is gone are left out. Reads the journal and the
-    saved plan only (nothing is run)."""
+    saved plan; a conda environment the plan names only by its name (``conda:NAME``) is found by asking conda
+    where its environments are (``conda env list --json``, once, only then) — after a restart the proof runs in
+    it too. Without conda, or with the environment removed, it is left out."""
     root = Path(journal_dir) if journal_dir else default_state_dir()
     folders = [root]
     with contextlib.suppress(OSError):
         folders += sorted((d for d in (root / "history").iterdir() if d.is_dir()), key=lambda d: d.name, reverse=True)
     out: list[Installed] = []
     seen: set[str] = set()
+    conda: list[list[str]] = []  # conda's environment folders, asked for at most once
+
+    def conda_prefix(name: str) -> str | None:
+        if not conda:
+            conda.append(_conda_envs(runner or SubprocessRunner(), dict(os.environ) if env is None else env))
+        return conda_env_folder(name, conda[0])
+
     for d in folders:
-        found = _installed_in(d)
+        found = _installed_in(d, conda_prefix)
         if found is not None and found.target not in seen:
             seen.add(found.target)
             out.append(found)
     return out
 
 
-def _installed_in(folder: Path) -> Installed | None:
+def conda_env_folder(name: str, folders: Sequence[str]) -> str | None:
+    """The folder of the conda environment called ``name`` among ``folders`` (``conda env list``'s paths, the
+    base environment first): ``base`` is the first, any other the one whose folder is ``…/envs/NAME``."""
+    if not folders:
+        return None
+    if name == "base":
+        return folders[0]
+    return next((f for f in folders if Path(f).name == name and Path(f).parent.name == "envs"), None)
+
+
+def _installed_in(folder: Path, conda_prefix: Callable[[str], str | None] | None = None) -> Installed | None:
     if not (folder / JOURNAL).is_file() or not (folder / PLAN).is_file():
         return None
     try:
@@ -257,6 +277,10 @@ def _installed_in(folder: Path) -> Installed | None:
         python = argv[0]
     elif kind == "venv" or os.path.isabs(where):
         exe = interpreter_in(Path(where))
+        python = str(exe) if exe is not None else None
+    elif kind == "conda" and conda_prefix is not None:  # by name: where conda keeps it now
+        prefix = conda_prefix(where)
+        exe = interpreter_in(Path(prefix)) if prefix else None
         python = str(exe) if exe is not None else None
     if python is None or not Path(python).exists():
         return None

@@ -150,6 +150,43 @@ def test_the_environments_the_installer_made_come_from_its_journal(venvs, tmp_pa
     assert environments.from_journal(tmp_path / "nothing") == []
 
 
+def _stand_in_conda(bindir: Path, envs: list[str]) -> Path:
+    """A stand-in for `conda env list --json`: no conda here. The shape is conda's own ({"envs": [folders], the
+    base environment first}); the folders are this test's."""
+    bindir.mkdir(parents=True, exist_ok=True)
+    conda = bindir / "conda"
+    conda.write_text(f"#!{sys.executable}\nimport json, sys\n"
+                     f"assert sys.argv[1:] == ['env', 'list', '--json'], sys.argv\n"
+                     f"print(json.dumps({{'envs': {envs!r}}}))\n")
+    conda.chmod(0o755)
+    return conda
+
+
+def test_a_conda_environment_named_in_the_plan_is_proven_after_a_restart(venvs, tmp_path: Path) -> None:
+    """An install into `conda:NAME` saves only the name (the plan runs `conda run -n NAME python`). After a restart
+    the proof must still run there, not in gpusetup's own environment: the folder comes from conda (closing note of
+    issue 21 left this out: "conda targets are not re-proven after a restart")."""
+    _, with_torch, _ = venvs
+    base = tmp_path / "miniforge3"
+    (base / "envs").mkdir(parents=True)
+    (base / "envs" / "gpu").symlink_to(with_torch, target_is_directory=True)
+    conda = _stand_in_conda(tmp_path / "bin", [str(base), str(base / "envs" / "gpu")])
+    jdir = tmp_path / "install"
+    _journal(jdir, "conda:gpu", ["conda", "run", "--no-capture-output", "-n", "gpu", "python"],
+             ["torch==2.9.*"], "plan", "finished")
+    _journal(jdir / "history" / "20261120T100000", "conda:removed-since", ["conda", "run", "-n", "removed-since", "python"],
+             ["jax==0.7.2"], "plan", "finished")
+    made = environments.from_journal(jdir, env={"CONDA_EXE": str(conda), "PATH": ""})
+    assert [(m.target, m.python, m.frameworks) for m in made] == [
+        ("conda:gpu", str(base / "envs" / "gpu" / "bin" / "python"), ["pytorch"])], "a removed environment is left out"
+    checked = environments.check(made[0].python)
+    assert checked.ok and checked.found == {"torch": "2.9.1+cpu"}, "the proof can run there"
+    # no conda on this computer: nothing to prove there, and no error
+    assert environments.from_journal(jdir, env={"PATH": str(tmp_path / "empty")}) == []
+    assert environments.conda_env_folder("base", [str(base), str(base / "envs" / "gpu")]) == str(base)
+    assert environments.conda_env_folder("gp", [str(base), str(base / "envs" / "gpu")]) is None
+
+
 def test_gpusetups_own_environment_is_not_offered_without_a_framework(venvs) -> None:
     """The wizard runs from its own environment (here: the test's), which holds gpusetup, not a framework: it is
     not a default to prove (issue 21: "the default existing environment is gpusetup's own .venv")."""
