@@ -370,6 +370,7 @@ FINDING_FAMILIES: dict[str, set[str]] = {
     "gpu-feature-needs-newer-gpu": {"gpu-feature-unsupported"},
     "ptx-newer-than-driver": {"driver-too-old"},
     "bitsandbytes-without-cuda": {"bitsandbytes"},
+    "nvcc-arch-unsupported": {"cuda-toolkit", "extension-build"},
 }
 
 
