@@ -43,8 +43,15 @@ PYPI = "https://pypi.org/simple"
 UV_PREFERRED = "0.13.9"
 UV_MINIMUM = "0.8"
 FLAG = "--gpusetup-fetch-uv"  # the packaged programs answer this (packaging/launch_*.py)
-TIMEOUT = 60.0
+TIMEOUT = 60.0  # per read: a connection silent this long is given up
 CHUNK = 256 * 1024
+# Bounds (issue 25: every reader has a size and a time bound). uv 0.13.9's manylinux x86_64 wheel is 39.6 MB and its
+# program 38.4 MB unpacked (the wheel the tests serve); these leave room for growth and stop a hostile or broken index.
+MAX_PAGE_BYTES = 8 * 1024 * 1024  # the project page (PyPI's for uv: about 1 MB)
+MAX_WHEEL_BYTES = 200 * 1000 * 1000
+MAX_PROGRAM_BYTES = 400 * 1024 * 1024  # the program unpacked from the wheel (a zip bomb stops here)
+DOWNLOAD_DEADLINE = 30 * 60.0  # the whole download, however slowly the server drips it
+PAGE_DEADLINE = 120.0  # the project page
 
 
 class FetchError(RuntimeError):
@@ -188,13 +195,32 @@ def _explain(exc: BaseException, what: str, index: str) -> FetchError:
     return FetchError(f"Cannot reach {what}: {reason}.{hint}")
 
 
+def _read_page(resp: Any, limit: int, deadline: float) -> bytes:
+    """At most ``limit`` bytes of a response, read as they arrive; a page still coming after ``deadline`` seconds is
+    not an index answering (TimeoutError, explained like any failure to reach it)."""
+    read = getattr(resp, "read1", resp.read)
+    started, parts, size = time.monotonic(), [], 0
+    while size < limit:
+        chunk = read(min(CHUNK, limit - size))
+        if not chunk:
+            break
+        parts.append(chunk)
+        size += len(chunk)
+        if time.monotonic() - started > deadline:
+            raise TimeoutError(f"the page was still arriving after {deadline:.0f} s")
+    return b"".join(parts)
+
+
 def find_wheel(index: str, timeout: float = TIMEOUT) -> WheelLink:
     page = index.rstrip("/") + "/uv/"
     shown = credentials.mask_url(page)
     try:
         with _open(page, "application/vnd.pypi.simple.v1+json, text/html;q=0.1", timeout) as resp:
-            body = resp.read(8 * 1024 * 1024)
+            body = _read_page(resp, MAX_PAGE_BYTES + 1, PAGE_DEADLINE)
             ctype = resp.headers.get("Content-Type", "")
+        if len(body) > MAX_PAGE_BYTES:
+            raise FetchError(f"{shown} answered with more than {MAX_PAGE_BYTES / 1e6:.1f} MB for one project page: "
+                             "not a package index, refused. Use another mirror.")
     except (urllib.error.URLError, OSError, ValueError, credentials.MissingCredential) as exc:
         raise _explain(exc, shown, index) from exc
     try:
@@ -212,49 +238,80 @@ def find_wheel(index: str, timeout: float = TIMEOUT) -> WheelLink:
 
 
 def download(link: WheelLink, into: Path, out: Callable[[str], None], index: str,
-             timeout: float = TIMEOUT) -> Path:
-    """Download ``link`` into the folder ``into``, printing pip-style progress, and check its sha256."""
+             timeout: float = TIMEOUT, deadline: float = DOWNLOAD_DEADLINE,
+             max_bytes: int = MAX_WHEEL_BYTES) -> Path:
+    """Download ``link`` into the folder ``into``, printing pip-style progress, and check its sha256.
+
+    Bounded: each read waits at most ``timeout`` seconds, the whole download ``deadline`` seconds (a server that
+    drips a byte at a time is given up), and no more than ``max_bytes`` are taken (a size announced above it is
+    refused before the download)."""
     target = into / link.filename
     digest = hashlib.sha256()
+    shown = credentials.mask_url(link.url)
+    started = time.monotonic()
     try:
         with _open(link.url, "*/*", timeout) as resp, open(target, "wb") as fh:
             total = int(resp.headers.get("Content-Length") or 0)
+            if total > max_bytes:
+                raise FetchError(f"{shown} announces {total / 1e6:.0f} MB for {link.filename}, more than a uv wheel "
+                                 f"can be ({max_bytes / 1e6:.0f} MB): refused. Use another mirror.")
             size = f" ({total / 1e6:.1f} MB)" if total else ""
             out(f"Downloading {link.filename}{size}")
             done, last = 0, 0.0
+            read = getattr(resp, "read1", resp.read)  # what has arrived: a drip cannot hold one read past the deadline
             while True:
-                chunk = resp.read(CHUNK)
+                chunk = read(CHUNK)
                 if not chunk:
                     break
                 fh.write(chunk)
                 digest.update(chunk)
                 done += len(chunk)
                 now = time.monotonic()
+                if done > max_bytes:
+                    raise FetchError(f"{shown} sent more than {max_bytes / 1e6:.0f} MB for {link.filename}, more "
+                                     "than a uv wheel can be: refused. Use another mirror.")
+                if now - started > deadline:
+                    raise FetchError(f"Downloading {link.filename} from {shown} took longer than {deadline / 60:.0f} "
+                                     f"minutes ({done / 1e6:.1f} MB so far): given up. Try again, or use a faster "
+                                     "mirror with --index-url.")
                 if total and (now - last >= 0.25 or done == total):
                     out(f"Progress {done} of {total}")
                     last = now
+    except FetchError:
+        target.unlink(missing_ok=True)
+        raise
     except (urllib.error.URLError, OSError, ValueError, credentials.MissingCredential) as exc:
-        raise _explain(exc, credentials.mask_url(link.url), index) from exc
+        target.unlink(missing_ok=True)
+        raise _explain(exc, shown, index) from exc
     if digest.hexdigest() != (link.sha256 or "").lower():
         target.unlink(missing_ok=True)
-        raise FetchError(f"{link.filename} from {credentials.mask_url(link.url)} does not match the sha256 the index "
+        raise FetchError(f"{link.filename} from {shown} does not match the sha256 the index "
                          f"lists ({digest.hexdigest()} ≠ {link.sha256}): refused. Try again, or use another mirror.")
     return target
 
 
-def unpack(wheel: Path, dest: Path) -> Path:
-    """Put the wheel's ``uv`` program at ``dest`` (written beside it, then renamed: never half a program)."""
+def unpack(wheel: Path, dest: Path, max_bytes: int = MAX_PROGRAM_BYTES) -> Path:
+    """Put the wheel's ``uv`` program at ``dest`` (written beside it, then renamed: never half a program), at most
+    ``max_bytes`` of it."""
     name = program_name()
     with zipfile.ZipFile(wheel) as zf:
         member = next((m for m in zf.namelist()
                        if m.endswith(f".data/scripts/{name}") and m.count("/") == 2), None)
         if member is None:
             raise FetchError(f"{wheel.name} holds no {name} program (not a uv wheel?).")
+        if zf.getinfo(member).file_size > max_bytes:
+            raise FetchError(f"{wheel.name} says its {name} program is {zf.getinfo(member).file_size / 1e6:.0f} MB "
+                             "unpacked, more than uv can be: refused.")
         dest.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".uv-")
         try:
+            written = 0
             with os.fdopen(fd, "wb") as fh, zf.open(member) as src:
                 while chunk := src.read(CHUNK):
+                    written += len(chunk)
+                    if written > max_bytes:  # the size in the zip's directory can lie
+                        raise FetchError(f"{wheel.name}'s {name} program unpacks to more than "
+                                         f"{max_bytes / 1e6:.0f} MB: refused.")
                     fh.write(chunk)
             os.chmod(tmp, stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
             os.replace(tmp, dest)
