@@ -6,6 +6,9 @@
 #
 # Repositories: ubuntuYYMM (Ubuntu and derivatives through UBUNTU_CODENAME), debianN, fedoraN, rhelN (RHEL and
 # clones), amzn2023; Debian testing/unstable and SUSE are refused with the page to go to.
+# Debian 13: NVIDIA's Driver Installation Guide (Linux System Requirements, checked 2026-11-27) lists
+# "Debian 13 | debian13" for x86_64, hence repos/debian13/x86_64/; an sbsa repository for Debian 13 is not
+# confirmed from NVIDIA's pages [I] (installers/README.md, "Sources").
 # Every change is printed first ("+ command"); --dry-run changes nothing; running it twice is safe; --undo
 # removes what it installed (dependencies included, never what was there before).
 set -euo pipefail

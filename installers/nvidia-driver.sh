@@ -10,6 +10,8 @@
 #   Debian:        the distribution's packages (11: 470, 12: 535, 13: 550; legacy nvidia-tesla-470-driver and
 #                  nvidia-legacy-390xx-driver where the release has them), NVIDIA's repository for newer
 #                  branches. DKMS builds the module; with Secure Boot its key is enrolled (MOK).
+#                  NVIDIA's repository is repos/debianN/x86_64 (sbsa on arm64); debian13 for Debian 13 per
+#                  NVIDIA's Driver Installation Guide, checked 2026-11-27 (installers/README.md, "Sources").
 #   Fedora:        RPM Fusion (akmod-nvidia, legacy akmod-nvidia-470xx/-390xx), the module built before the
 #                  script ends; with Secure Boot the akmods key is enrolled.
 #   RHEL 8/9/10 and clones, Amazon Linux 2023: NVIDIA's repository (8/9/2023: dnf module streams; 10:

@@ -512,3 +512,36 @@ def test_install_plan_asks_for_the_server_branch_on_data_centre_gpus_only() -> N
     assert "--server" in h100 and h100[1].endswith("nvidia-driver.sh")
     rtx = driver_step({"vendor": "nvidia", "name": "NVIDIA GeForce RTX 3090", "compute_capability": "8.6"})
     assert "--server" not in rtx
+
+
+# NVIDIA's repository for Debian 13. Primary source (read 2026-11-27): NVIDIA Driver Installation Guide,
+# "Introduction" / Linux System Requirements (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/
+# introduction.html, and its 610 edition): "Debian 13 | debian13 | amd64" under "amd64 systems (x86_64)", the
+# codename being what replaces <distro> in its commands. The "x86_64" path segment is that of NVIDIA's own
+# listings of repos/debian12/x86_64/ and repos/debian11/x86_64/. systems/debian-13/os-release is
+# /usr/lib/os-release of Debian's base-files 13.8+deb13u8 (see systems/README.md).
+DEBIAN13_KEYRING = "https://developer.download.nvidia.com/compute/cuda/repos/debian13/x86_64/cuda-keyring_1.1-1_all.deb"
+
+
+def test_debian13_uses_nvidias_debian13_repository() -> None:
+    rc, commands, out = dry("cuda-toolkit.sh", "debian-13", "--version", "13.3")
+    assert rc == 0, out
+    assert commands == [
+        f"+ {CURL} {TMP}/cuda-keyring_1.1-1_all.deb {DEBIAN13_KEYRING}",
+        f"+ dpkg -i {TMP}/cuda-keyring_1.1-1_all.deb",
+        f"+ {APT} update",
+        f"+ {APT} install cuda-toolkit-13-3",
+    ]
+    # a branch newer than Debian 13's own 550: the same repository, pinned, nvidia-open
+    rc, commands, out = dry("nvidia-driver.sh", "debian-13", "--branch", "610", "--flavour", "open", "--secure-boot", "off")
+    assert rc == 0, out
+    assert commands[:5] == [
+        f"+ {CURL} {TMP}/cuda-keyring_1.1-1_all.deb {DEBIAN13_KEYRING}",
+        f"+ dpkg -i {TMP}/cuda-keyring_1.1-1_all.deb",
+        f"+ {APT} update",
+        f"+ {APT} install linux-headers-6.1.0-18-amd64 linux-headers-amd64 nvidia-driver-pinning-610",
+        f"+ {APT} install nvidia-open",
+    ]
+    rc, commands, out = dry("nvidia-driver.sh", "debian-13", "--branch", "610", "--flavour", "proprietary",
+                            "--secure-boot", "off")
+    assert rc == 0 and f"+ {APT} install cuda-drivers" in commands, out
