@@ -44,6 +44,27 @@ def _fresh_index_memory():
         sizes.forget()
 
 
+_NETWORK_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY", "all_proxy",
+                      "NO_PROXY", "no_proxy", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "UV_INDEX_URL")
+
+
+@pytest.fixture(autouse=True)
+def _no_network_setting_leaks():
+    """A proxy or index a test (or the wizard under test) puts into the process environment must not outlive the
+    test: one left behind sent a later test's downloads to proxy.example (found in a fresh Debian root, where the
+    wheels are not in a local cache)."""
+    before = {v: os.environ.get(v) for v in _NETWORK_VARIABLES}
+    yield
+    after = {v: os.environ.get(v) for v in _NETWORK_VARIABLES}
+    changed = sorted(v for v in _NETWORK_VARIABLES if before[v] != after[v])
+    for v in changed:  # put back first, so one leak does not fail every test after it
+        if before[v] is None:
+            os.environ.pop(v, None)
+        else:
+            os.environ[v] = before[v]  # type: ignore[assignment]
+    assert not changed, f"the test left network settings in the environment: {changed}"
+
+
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES

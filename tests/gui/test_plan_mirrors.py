@@ -81,13 +81,16 @@ def _plan_indexes(services: Services, tmp_path: Path) -> str:
 
 def test_clearing_a_mirror_really_clears_it(tmp_path: Path, _config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A mistyped mirror could not be taken back: an empty field left the old one in use (issue 21)."""
+    proxies = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")
+    for var in proxies:  # recorded as unset, so whatever the wizard sets is undone after the test (a proxy left
+        monkeypatch.delenv(var, raising=False)  # in the environment sent a later test's downloads to proxy.example)
     s = Services(tmp_path / "state")
     s.use_network(index_url="https://wrong.example/simple", proxy="http://proxy.example:3128")
     assert "wrong.example" in _plan_indexes(s, tmp_path)
-    monkeypatch.delenv("HTTPS_PROXY", raising=False)
+    assert all(__import__("os").environ.get(v) == "http://proxy.example:3128" for v in proxies), "pip and uv use it"
     s.use_network(index_url=None, proxy=None)  # the install page's fields, emptied
     assert "wrong.example" not in _plan_indexes(s, tmp_path)
-    assert "HTTPS_PROXY" not in __import__("os").environ
+    assert not [v for v in proxies if v in __import__("os").environ], "the proxy is taken back"
     # the plan page's fields: empty is "no mirror", also over the configuration file's
     _config.write_text('[mirrors]\npytorch = "https://conf.example/pytorch/whl"\n')
     assert "conf.example/pytorch/whl/cu" in _plan_indexes(Services(tmp_path / "s2"), tmp_path)
