@@ -36,8 +36,8 @@ The sheet format (one block per thread; blank lines and ``#`` comments ignored):
 ``candidates`` writes blocks starting with ``?`` and candidate lines as ``s?:``; ``ingest`` refuses a ``?`` block,
 so nothing goes in unreviewed, and ignores ``s?:`` lines the curator did not turn into ``s:``.
 
-The normaliser (:func:`normalise_signature`) is the one retrieval should use on both sides: on the index's
-signature lines and on the error lines of a user's report.
+The normaliser (:func:`normalise_signature`) is the one retrieval uses on both sides, on the index's signature lines
+and on the error lines of a user's report: it is ``gpusetup.analyze.similar.normalise_signature`` itself.
 """
 
 from __future__ import annotations
@@ -54,6 +54,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as `python scripts/solved_index.py` from a checkout
+    sys.path.insert(0, str(ROOT))
+from gpusetup.analyze import similar as _similar  # noqa: E402 - after the checkout is on the path
+
 SOLVED = ROOT / "resources" / "solved"
 SCHEMA = ROOT / "resources" / "schema" / "solved_report.schema.json"
 FAMILIES_SCHEMA = ROOT / "resources" / "schema" / "solved_families.schema.json"
@@ -93,54 +97,8 @@ def canonical_url(url: str) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 # Normalising error signatures
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_LEADING_STAMPS = [
-    re.compile(r"^\s*\[\s*\d+\.\d+\]\s*"),  # dmesg: [ 1234.567890]
-    re.compile(r"^\s*\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?:?\s*"),  # ISO stamps
-    re.compile(r"^\s*[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+"),  # glog (JAX, XLA)
-    re.compile(r"^\s*[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ \S+?:\s*"),  # syslog: Jan  2 03:04:05 host kernel:
-]
-_URL = re.compile(r"\bhttps?://\S+")
-_WIN_PATH = re.compile(r"(?<![\w])[A-Za-z]:[\\/](?:[^\\/\s'\"<>|:*?]+[\\/])*([^\\/\s'\"<>|:*?]*)")
-_UNIX_PATH = re.compile(r"(?<![\w.:~-])(?:~|\.{1,2})?/(?:[\w.+@%=-]+/)+([\w.+@%=-]*)")
-_REL_PATH = re.compile(r"(?<![\w.:/~-])(?:[\w.+@-]+/){2,}([\w.+@-]+)")
-_PCI = re.compile(r"\b[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?\b")
-_UUID = re.compile(r"\b(?:GPU-|MIG-)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
-_HEX = re.compile(r"\b0x[0-9a-fA-F]+\b")
-_LONG_HEX = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}\b")
-_SIZE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:[KMGT]i?B|bytes|[KMGT]iB/s|MHz|GHz|W)\b", re.IGNORECASE)
-_FILE_LINE = re.compile(r"(\.(?:c|cc|cpp|cu|cuh|h|hpp|py|pyx|rs|go|js|ts|java)):\d+(?::\d+)?\b")
-_LINE_WORD = re.compile(r"\b(line|Line|LINE)\s+\d+\b")
-_VERSION = re.compile(r"(?<![\w])v?\d+(?:\.\d+)+(?:\+[0-9A-Za-z.]+|(?:rc|a|b|post|dev)\d+)?\b")
-# a number of four or more digits, unless it names the failure: "WinError 1455", "error 1455", "code 1455"
-_BIG_NUMBER = re.compile(r"(?<![\w])(?<!error )(?<!Error )(?<!ERROR )(?<!code )(?<!Code )\d{4,}\b")
-_SPACES = re.compile(r"\s+")
-
-
-def normalise_signature(line: str) -> str:
-    """One error line reduced to what stays the same from one machine to the next: no terminal colours, no
-    leading timestamp, a path kept as its last part (``/usr/lib/x86_64-linux-gnu/libcuda.so.1`` → ``libcuda.so.<v>``
-    once versions go), and these replaced by a placeholder: URLs ``<url>``, PCI addresses ``<pci>``, UUIDs
-    ``<uuid>``, addresses and hashes ``<hex>``, sizes ``<size>``, source line numbers ``<n>``, dotted versions
-    ``<v>``, numbers of four or more digits ``<n>`` (unless they follow "error" or "code": ``WinError 1455``
-    stays). Short numbers stay: they are error codes (35, 999, Xid 79) and architectures (sm_86)."""
-    s = _ANSI.sub("", line)
-    for stamp in _LEADING_STAMPS:
-        s = stamp.sub("", s, count=1)
-    s = _URL.sub("<url>", s)
-    s = _WIN_PATH.sub(lambda m: m.group(1) or "<path>", s)
-    s = _UNIX_PATH.sub(lambda m: m.group(1) or "<path>", s)
-    s = _REL_PATH.sub(lambda m: m.group(1), s)
-    s = _PCI.sub("<pci>", s)
-    s = _UUID.sub("<uuid>", s)
-    s = _HEX.sub("<hex>", s)
-    s = _LONG_HEX.sub("<hex>", s)
-    s = _SIZE.sub("<size>", s)
-    s = _FILE_LINE.sub(r"\1:<n>", s)
-    s = _LINE_WORD.sub(r"\1 <n>", s)
-    s = _VERSION.sub("<v>", s)
-    s = _BIG_NUMBER.sub("<n>", s)
-    return _SPACES.sub(" ", s).strip()
+# The normaliser is the core's (gpusetup.analyze.similar): the index is written and searched with one definition.
+normalise_signature = _similar.normalise_signature
 
 
 # ---------------------------------------------------------------------------------------------------------------
