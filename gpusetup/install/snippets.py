@@ -229,7 +229,7 @@ print('removed ' + p)
 # fails it (exit 1); not finished within SECONDS fails it too (exit 3). The last line is machine-readable:
 # "gpusetup-check: {json}" with the broken distributions ({name: version}) for a repair.
 CHECK_FILES = _FOLDERS + """\
-import json, time, base64, hashlib, importlib.metadata as md
+import csv, json, time, base64, hashlib, importlib.metadata as md
 deadline = time.monotonic() + float(sys.argv[1])
 try:
     from packaging.requirements import Requirement
@@ -296,21 +296,26 @@ for name in sorted(seen):
     if where.endswith('.egg-info'):
         lines.append(f'{name} {d.version}: not checked (installed without a RECORD file, not from a wheel)')
         continue
-    if d.files is None:
+    # RECORD itself, not Distribution.files: from Python 3.12 that leaves out the files that no longer exist,
+    # which are exactly the ones this check is for (found on Ubuntu 24.04's Python 3.12)
+    record = d.read_text('RECORD')
+    if record is None:
         broken[name] = d.version
         lines.append(f'{name} {d.version}: its RECORD file is missing, so its installation did not finish')
         continue
     bad = []
-    for f in d.files:
+    for row in csv.reader(record.splitlines()):
         if time.monotonic() > deadline:
             print(f'The file check did not finish within {sys.argv[1]} s (it had checked {files} files).')
             print('gpusetup-check: ' + json.dumps({'broken': broken, 'missing': missing, 'timeout': True}))
             sys.exit(3)
-        if f.hash is None:
-            continue
-        path = f.locate()
+        if len(row) < 2 or '=' not in row[1]:
+            continue  # RECORD's own line, .pyc files: no hash
+        f = row[0]
+        mode, _, value = row[1].partition('=')
+        path = d.locate_file(f)
         try:
-            h = hashlib.new(f.hash.mode)
+            h = hashlib.new(mode)
             with open(path, 'rb') as fh:
                 for chunk in iter(lambda: fh.read(1 << 20), b''):
                     h.update(chunk)
@@ -322,7 +327,7 @@ for name in sorted(seen):
             bad.append(f'unreadable: {f} ({exc})')
             continue
         files += 1
-        if base64.urlsafe_b64encode(h.digest()).rstrip(b'=').decode() != f.hash.value:
+        if base64.urlsafe_b64encode(h.digest()).rstrip(b'=').decode() != value:
             bad.append(f'changed: {f}')
     if bad:
         broken[name] = d.version

@@ -1,0 +1,59 @@
+"""The file check after an install (gpusetup.install.snippets.CHECK_FILES) finds a missing file on every Python.
+
+From Python 3.12, ``importlib.metadata.Distribution.files`` leaves out the files that no longer exist, so a check
+built on it passed an install with a file missing — exactly what it is there to catch. Found in a fresh Ubuntu 24.04
+root (Python 3.12.3), where tests/install/test_interrupted.py failed; this machine's CI runs Python 3.11, so the
+check also runs here under a stand-in of 3.12's behaviour, and under every newer Python this machine has."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpusetup.install import snippets
+from install.stand_ins import build_wheel
+
+# Python 3.12's Distribution.files, on an older Python (CPython 3.12 Lib/importlib/metadata/__init__.py:
+# `skip_missing_files` filters `files` with `path.locate().exists()`)
+AS_IN_312 = """\
+import importlib.metadata as _md
+_files = _md.Distribution.files
+_md.Distribution.files = property(
+    lambda self: None if _files.fget(self) is None else [p for p in _files.fget(self) if p.locate().exists()])
+"""
+
+
+def _pythons() -> list[tuple[str, str, str]]:
+    """(id, interpreter, prelude): this one as it is, this one acting like 3.12, and any python3.12+ found."""
+    out = [("this-python", sys.executable, ""), ("files-as-in-3.12", sys.executable, AS_IN_312)]
+    for minor in range(12, 16):
+        exe = shutil.which(f"python3.{minor}")
+        if exe and sys.version_info[:2] != (3, minor):
+            ok = subprocess.run([exe, "-c", "import venv"], capture_output=True, timeout=60).returncode == 0
+            if ok:
+                out.append((f"python3.{minor}", exe, ""))
+    return out
+
+
+@pytest.mark.parametrize(("python", "prelude"), [(p, pre) for _, p, pre in _pythons()],
+                         ids=[i for i, _, _ in _pythons()])
+def test_a_file_missing_after_the_install_is_found(python: str, prelude: str, tmp_path: Path) -> None:
+    wheel = build_wheel(tmp_path, "tinypkg", "1.0", payload=4096)
+    env = tmp_path / "env"
+    subprocess.run([python, "-m", "venv", "--without-pip", str(env)], check=True, timeout=120)
+    py = env / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-index",
+                    "--disable-pip-version-check", str(wheel)], check=True, timeout=300)
+    argv = [str(py), "-I", "-c", prelude + snippets.CHECK_FILES, "60", "tinypkg==1.0"]
+    fine = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert fine.returncode == 0, fine.stdout + fine.stderr
+    blob = next(env.glob("lib/python3.*/site-packages/tinypkg/blob.bin"))
+    blob.unlink()
+    seen = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert seen.returncode == 1, seen.stdout + seen.stderr
+    assert "tinypkg 1.0: 1 file(s) missing or different from its RECORD, e.g. missing: tinypkg/blob.bin" in seen.stdout
+    assert '"broken": {"tinypkg": "1.0"}' in seen.stdout
