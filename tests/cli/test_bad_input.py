@@ -384,8 +384,16 @@ def test_ctrl_c_during_detection(argv: list[str], tmp_path: Path) -> None:
 
 
 def test_ctrl_c_during_selftest(tmp_path: Path) -> None:
-    rc, out, err, _ = _interrupt(["selftest", "--full", "-o", "st.txt"], tmp_path, "Stopping after the current step",
-                                wait_for_smi=False)
+    """Ctrl-C while a step runs: here the framework check, in a target Python that takes 3 s to answer. (A fixed
+    pause raced the whole self-test, which takes about 1.5 s on a CPU-only machine: on Ubuntu 24.04 it had
+    finished before the Ctrl-C.)"""
+    slow = tmp_path / "slowpy"
+    slow.mkdir()
+    (tmp_path / "home").mkdir(exist_ok=True)
+    (slow / "python3").write_text(f"#!/bin/sh\necho $$ >> {tmp_path / 'home' / 'pids'}\nexec sleep 3\n")
+    (slow / "python3").chmod(0o755)
+    rc, out, err, _ = _interrupt(["selftest", "--full", "--python", str(slow / "python3"), "-o", "st.txt"], tmp_path,
+                                "Stopping after the current step")
     assert rc == 130 and "Traceback" not in err
     assert not list(tmp_path.glob(".st.txt*"))  # either the partial result or nothing, never half a file
 

@@ -67,7 +67,9 @@ def test_the_app_bundles_what_it_runs_and_is_not_huge(app: Path) -> None:
                   "PySide6/Qt/lib/libQt6Network.so.6", "pytest", "PyInstaller"):
         assert not (internal / never).exists(), never
     size = sum(p.stat().st_size for p in app.rglob("*") if p.is_file() and not p.is_symlink())
-    assert size < 110 * 1024 * 1024, f"{size / 2**20:.0f} MiB: docs/packaging.md says what it holds"
+    # 109.6 MiB with Python 3.11 (Debian 12), 110.1 MiB with 3.12 (Ubuntu 24.04): a guard against what should not be
+    # there (uv, numpy, full ICU: 30–40 MiB each), with room for the runtime's own size from one Python to the next
+    assert size < 116 * 1024 * 1024, f"{size / 2**20:.0f} MiB: docs/packaging.md says what it holds"
 
 
 def test_the_window_check_child_is_the_gui_program_itself(app: Path, env: dict[str, str]) -> None:

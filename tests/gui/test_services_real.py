@@ -38,7 +38,8 @@ def test_rules_resolver_plan_and_script(svc: Services, tmp_path: Path) -> None:
     assert all(isinstance(f, Finding) for f in findings)
     ranks = [f.severity.rank for f in findings]
     assert ranks == sorted(ranks, reverse=True)
-    fplans = svc.resolve(m, ("pytorch", "tensorflow", "jax"), python_version="3.11")
+    here = f"{sys.version_info[0]}.{sys.version_info[1]}"  # a Python this computer has: no "get-python" step first
+    fplans = svc.resolve(m, ("pytorch", "tensorflow", "jax"), python_version=here)
     assert [p.framework for p in fplans] == ["pytorch", "tensorflow", "jax"]
     torch = fplans[0]
     assert torch.ok and torch.choice is not None and torch.choice.variant.startswith("cu")
