@@ -233,10 +233,19 @@ def from_journal(journal_dir: Path | None = None, runner: Runner | None = None,
     out: list[Installed] = []
     seen: set[str] = set()
     conda: list[list[str]] = []  # conda's environment folders, asked for at most once
+    env = dict(os.environ) if env is None else env
 
     def conda_prefix(name: str) -> str | None:
+        # where conda installations keep their environments first (no process: the wizard asks this when Verify
+        # starts), then conda itself, for one kept elsewhere
+        home = Path(env.get("HOME") or str(Path.home()))
+        roots = [Path(env["CONDA_EXE"]).parent.parent] if env.get("CONDA_EXE") else []
+        for root in [*roots, *(home / r for r in CONDA_ROOTS)]:
+            folder = root if name == "base" else root / "envs" / name
+            if interpreter_in(folder) is not None:
+                return str(folder)
         if not conda:
-            conda.append(_conda_envs(runner or SubprocessRunner(), dict(os.environ) if env is None else env))
+            conda.append(_conda_envs(runner or SubprocessRunner(), env))
         return conda_env_folder(name, conda[0])
 
     for d in folders:

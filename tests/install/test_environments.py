@@ -183,6 +183,13 @@ def test_a_conda_environment_named_in_the_plan_is_proven_after_a_restart(venvs, 
     assert checked.ok and checked.found == {"torch": "2.9.1+cpu"}, "the proof can run there"
     # no conda on this computer: nothing to prove there, and no error
     assert environments.from_journal(jdir, env={"PATH": str(tmp_path / "empty")}) == []
+    # in a conda installation's usual folder it is found without running conda at all
+    home = tmp_path / "home"
+    (home / "miniconda3" / "envs").mkdir(parents=True)
+    (home / "miniconda3" / "envs" / "gpu").symlink_to(with_torch, target_is_directory=True)
+    found = environments.from_journal(jdir, env={"HOME": str(home), "CONDA_EXE": str(tmp_path / "no" / "bin" / "conda"),
+                                                 "PATH": ""})
+    assert [m.python for m in found] == [str(home / "miniconda3" / "envs" / "gpu" / "bin" / "python")]
     assert environments.conda_env_folder("base", [str(base), str(base / "envs" / "gpu")]) == str(base)
     assert environments.conda_env_folder("gp", [str(base), str(base / "envs" / "gpu")]) is None
 
