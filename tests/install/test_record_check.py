@@ -8,6 +8,7 @@ check runs in the environment being installed, whatever its Python)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -77,3 +78,25 @@ def test_a_file_missing_after_the_install_is_found(python: str, prelude: str, tm
     assert seen.returncode == 1, seen.stdout + seen.stderr
     assert "tinypkg 1.0: 1 file(s) missing or different from its RECORD, e.g. missing: tinypkg/blob.bin" in seen.stdout
     assert '"broken": {"tinypkg": "1.0"}' in seen.stdout
+
+
+@pytest.mark.parametrize("python", [p for _, p, pre in PYTHONS if not pre], ids=[i for i, _, pre in PYTHONS if not pre])
+def test_the_other_checks_run_in_any_python_the_environment_has(python: str, tmp_path: Path) -> None:
+    """What the installer runs in the target environment after pip — the list of what is installed, the version
+    check against the plan, the import in a fresh interpreter — works whatever that environment's Python is."""
+    wheel = build_wheel(tmp_path, "tinypkg", "1.0")
+    env = tmp_path / "env"
+    subprocess.run([python, "-m", "venv", "--without-pip", str(env)], check=True, timeout=120)
+    _install(wheel, env)
+    py = str(env / "bin" / "python")
+
+    def run(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([py, "-I", "-c", code, *args], capture_output=True, text=True, timeout=120)
+
+    listed = run(snippets.LIST)
+    assert listed.returncode == 0 and json.loads(listed.stdout) == {"tinypkg": "1.0"}, listed.stderr
+    assert run(snippets.VERIFY, "tinypkg==1.0").stdout == "Verified: tinypkg 1.0\n"
+    wrong = run(snippets.VERIFY, "tinypkg==2.0")
+    assert wrong.returncode == 1 and "tinypkg 1.0 is installed, but the plan is tinypkg 2.0" in wrong.stderr
+    imported = run(snippets.IMPORT, "60", "tinypkg")
+    assert imported.returncode == 0 and imported.stdout.startswith("tinypkg 1.0: imports"), imported.stderr
