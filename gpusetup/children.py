@@ -483,6 +483,14 @@ def install_signal_handlers() -> None:
             if signal.getsignal(sig) is signal.SIG_DFL:
                 signal.signal(sig, _on_signal)
     atexit.register(stop_all)
+    # Before the interpreter waits for its worker threads (the wizard runs steps in one): from Python 3.13 an
+    # uncaught Ctrl-C (KeyboardInterrupt) makes it wait for them, and a worker waiting on a child that runs for
+    # minutes kept gpusetup alive — atexit comes only after that wait. Python ≤ 3.12 ended without waiting.
+    # threading._register_atexit (3.9+; what concurrent.futures uses) runs first; the trees stopped, the workers end.
+    register = getattr(threading, "_register_atexit", None)
+    if register is not None:
+        with contextlib.suppress(RuntimeError):  # the interpreter is already shutting down
+            register(stop_all)
 
 
 # ------------------------------------------------------------------------------------- after a kill -9

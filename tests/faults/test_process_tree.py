@@ -7,9 +7,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import textwrap
 import time
 from pathlib import Path
@@ -47,7 +49,7 @@ def _cleanup(tag: str) -> None:
             p.kill()
 
 
-def _gpusetup_running_a_step(tag: str, home: Path, how: str) -> subprocess.Popen[str]:
+def _gpusetup_running_a_step(tag: str, home: Path, how: str, python: str = sys.executable) -> subprocess.Popen[str]:
     if how == "install":  # through the installer's executor, as `gpusetup install` runs a step
         body = f"""
             import sys
@@ -78,7 +80,9 @@ def _gpusetup_running_a_step(tag: str, home: Path, how: str) -> subprocess.Popen
             SubprocessRunner().run([sys.executable, "-c", {STEP.format(tag=tag).replace("print('ready', flush=True); ", "")!r}], timeout=300)
         """
     env = {**os.environ, "GPUSETUP_HOME": str(home)}
-    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(body)], stdout=subprocess.PIPE, text=True,
+    if python != sys.executable:  # another Python: gpusetup from this checkout, its dependencies from this venv
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), sysconfig.get_paths()["purelib"]])
+    proc = subprocess.Popen([python, "-c", textwrap.dedent(body)], stdout=subprocess.PIPE, text=True,
                             env=env, cwd=ROOT)
     assert proc.stdout is not None
     end = time.monotonic() + 60
@@ -108,6 +112,44 @@ def test_a_signal_to_gpusetup_stops_the_whole_tree(sig: signal.Signals, how: str
         while _left(tag) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not _left(tag), f"left running after {sig.name}: {[p.info['cmdline'] for p in _left(tag)]}"
+    finally:
+        proc.kill()
+        _cleanup(tag)
+
+
+def _newer_pythons() -> list[str]:
+    """Pythons 3.13+ this machine has (PATH, pyenv's versions) that can import gpusetup with this venv's packages:
+    from 3.13 an uncaught Ctrl-C makes the interpreter wait for its worker threads before atexit runs."""
+    found = [shutil.which(f"python3.{minor}") for minor in range(13, 16)]
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    found += sorted(str(p) for p in pyenv.glob("3.1[3-9]*/bin/python3"))
+    out, seen = [], set()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), sysconfig.get_paths()["purelib"]])}
+    for exe in (f for f in found if f):
+        res = subprocess.run([exe, "-c", "import sys, gpusetup.children, gpusetup.install.stream; "
+                              "print('%d.%d' % sys.version_info[:2])"], capture_output=True, text=True, env=env,
+                             timeout=60, cwd=ROOT)
+        if res.returncode == 0 and res.stdout.strip() not in seen:
+            seen.add(res.stdout.strip())
+            out.append(exe)
+    return out
+
+
+@pytest.mark.parametrize("python", [sys.executable, *_newer_pythons()],
+                         ids=["this-python", *(f"python-{i}" for i, _ in enumerate(_newer_pythons()))])
+def test_ctrl_c_with_the_step_in_a_worker_thread_ends_gpusetup_on_any_python(python: str, tmp_path: Path) -> None:
+    """Found in a fresh Debian 13 root (Python 3.13): after Ctrl-C the interpreter waited for the wizard's worker
+    thread, which waited on the step's child for minutes; the trees are now stopped before that wait."""
+    tag = f"tree-py-{Path(python).parent.parent.name}-{os.getpid()}"
+    proc = _gpusetup_running_a_step(tag, tmp_path, "worker", python)
+    try:
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while _left(tag) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _left(tag), [p.info["cmdline"] for p in _left(tag)]
     finally:
         proc.kill()
         _cleanup(tag)

@@ -75,15 +75,18 @@ def _plan_indexes(services: Services, tmp_path: Path) -> str:
     from gpusetup.compat.resolver import resolve
 
     m = FakeServices("rtx3060").machine
-    plan = Services.build_plan(services, resolve(m, ["pytorch"]), m, Target("venv", str(tmp_path / "env")))
+    # PyTorch (its own index, or the PyTorch mirror) and JAX (from PyPI, or the PyPI mirror): whether pip itself is
+    # updated from the PyPI mirror depends on the Python's own pip (3.13's is new enough), so that is not relied on
+    plan = Services.build_plan(services, resolve(m, ["pytorch", "jax"]), m, Target("venv", str(tmp_path / "env")))
     return " ".join(plan.indexes) + " " + " ".join(str(k) for k in plan.download_query.get("groups", {}))
 
 
 def test_clearing_a_mirror_really_clears_it(tmp_path: Path, _config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A mistyped mirror could not be taken back: an empty field left the old one in use (issue 21)."""
     proxies = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")
-    for var in proxies:  # recorded as unset, so whatever the wizard sets is undone after the test (a proxy left
-        monkeypatch.delenv(var, raising=False)  # in the environment sent a later test's downloads to proxy.example)
+    for var in proxies:  # recorded as unset, so whatever the wizard sets is undone after the test, even a failed
+        monkeypatch.setenv(var, "")  # one (a proxy left in the environment sent a later test's downloads to
+        monkeypatch.delenv(var)  # proxy.example); delenv alone records nothing for a variable that is not set
     s = Services(tmp_path / "state")
     s.use_network(index_url="https://wrong.example/simple", proxy="http://proxy.example:3128")
     assert "wrong.example" in _plan_indexes(s, tmp_path)
