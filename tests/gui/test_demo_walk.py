@@ -120,8 +120,14 @@ def test_chinese_docker_setup_words_the_host_check_in_chinese(qtbot, tmp_path: P
 
             assert not plan_page.isComplete() and set(plan_page.refusals) == set(w.state.frameworks)
             out = next(iter(plan_page.refusals.values()))
-            visible = " ".join(lb.text() for lb in plan_page.findChildren(QLabel) if lb.isVisibleTo(plan_page))
-            assert render(out.refused_code, "zh_CN") in visible and render(out.alternative_code, "zh_CN") in visible
+
+            def visible() -> str:
+                return " ".join(lb.text() for lb in plan_page.findChildren(QLabel) if lb.isVisibleTo(plan_page))
+
+            # the refusal's card is drawn after the plan's result arrives (a later turn of the event loop: on a
+            # loaded machine the headline was there before it)
+            qtbot.waitUntil(lambda: render(out.refused_code, "zh_CN") in visible(), timeout=10000)
+            assert render(out.refused_code, "zh_CN") in visible() and render(out.alternative_code, "zh_CN") in visible()
             assert "gpusetup" not in render(out.alternative_code, "zh_CN")  # the wizard's way, not a command
             m = w.state.machine
             found = problems(w, [n for g in (m.gpus if m else []) for n in (g.name, g.pci.device_name) if n])
