@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from gpusetup import resources
+from gpusetup import paths, resources
 from gpusetup.compat import db as compat_db
 from gpusetup.compat import fetch
 from gpusetup.credentials import scrub
@@ -348,17 +348,7 @@ def write_floor(dest: Path, version: str) -> None:
         return
     path = _floor_path(dest)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(json.dumps({"version": version}).encode() + b"\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    paths.write_private(path, json.dumps({"version": version}) + "\n")
 
 
 def _clean_leftovers(dest: Path) -> None:
