@@ -303,6 +303,17 @@ def compat_table(file: str, table: str) -> tuple[dict[str, Any], ...]:
     return tuple(r for r in rows if isinstance(r, dict))
 
 
+def toolkit_cc_ranges() -> list[tuple[Version, Version, ComputeCapability, ComputeCapability]]:
+    """(first CUDA, last CUDA, lowest, highest compute capability it compiles for), oldest first."""
+    out = []
+    for row in compat_table("cuda_arch", "toolkit_targets"):
+        lo, hi = Version(row.get("cuda_min")), Version(row.get("cuda_max"))
+        a, b = ComputeCapability.parse(row.get("lowest_cc")), ComputeCapability.parse(row.get("highest_cc"))
+        if lo and hi and a and b:
+            out.append((lo, hi, a, b))
+    return sorted(out, key=lambda r: r[0])
+
+
 def min_driver_for_cuda(cuda: Version | str | None, windows: bool = False) -> str | None:
     """Lowest driver that runs CUDA ``cuda`` via minor-version compatibility (from compat data)."""
     try:

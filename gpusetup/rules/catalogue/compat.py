@@ -11,7 +11,6 @@ from gpusetup.rules import rule
 from gpusetup.rules._util import (
     arch_supports,
     build_cuda,
-    compat_table,
     driver_branch,
     driver_version,
     frameworks,
@@ -23,6 +22,7 @@ from gpusetup.rules._util import (
     min_driver_for_cuda,
     search,
     strip_log_prefix,
+    toolkit_cc_ranges,
     torch_installs,
     ver,
 )
@@ -224,15 +224,11 @@ _NO_KERNEL = re.compile(
 
 
 def _highest_cc_for_cuda(cuda: Version | None) -> ComputeCapability | None:
-    t = cuda
-    if not t or t.major_minor is None:
+    mm = cuda.major_minor if cuda else None
+    if mm is None:
         return None
-    t2 = t.major_minor
-    for row in compat_table("cuda_arch", "toolkit_targets"):
-        lo, hi = Version(row.get("cuda_min")).major_minor, Version(row.get("cuda_max")).major_minor
-        if lo and hi and lo <= t2 <= hi:
-            return ComputeCapability.parse(row.get("highest_cc"))
-    return None
+    return next((hi for first, last, _, hi in toolkit_cc_ranges()
+                 if first.major_minor and last.major_minor and first.major_minor <= mm <= last.major_minor), None)
 
 
 def arch_verdicts(machine: Machine) -> list[_ArchVerdict]:

@@ -25,12 +25,12 @@ from gpusetup.model import Finding, Machine, Message, Severity
 from gpusetup.rules import rule
 from gpusetup.rules._util import (
     build_cuda,
-    compat_table,
     driver_version,
     grep,
     make,
     min_driver_for_cuda,
     search,
+    toolkit_cc_ranges,
     torch_installs,
 )
 from gpusetup.versions import ComputeCapability, Version
@@ -171,17 +171,6 @@ _ARCH_REFUSED = re.compile(
 )
 # the nvcc a build ran, when its path names the release ("/usr/local/cuda-8.0/bin/nvcc")
 _NVCC_PATH = re.compile(r"cuda-(\d{1,2}\.\d)[/\\]bin[/\\]nvcc", re.IGNORECASE)
-
-
-def toolkit_cc_ranges() -> list[tuple[Version, Version, ComputeCapability, ComputeCapability]]:
-    """(first CUDA, last CUDA, lowest, highest compute capability it compiles for), oldest first."""
-    out = []
-    for row in compat_table("cuda_arch", "toolkit_targets"):
-        lo, hi = Version(row.get("cuda_min")), Version(row.get("cuda_max"))
-        a, b = ComputeCapability.parse(row.get("lowest_cc")), ComputeCapability.parse(row.get("highest_cc"))
-        if lo and hi and a and b:
-            out.append((lo, hi, a, b))
-    return sorted(out, key=lambda r: r[0])
 
 
 def _toolkit_in_use(machine: Machine) -> Version | None:
