@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from other_pythons import other_pythons
 
 pytestmark = [pytest.mark.faults,
               pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="PR_SET_PDEATHSIG is Linux's (/proc)")]
@@ -117,26 +117,15 @@ def test_a_signal_to_gpusetup_stops_the_whole_tree(sig: signal.Signals, how: str
         _cleanup(tag)
 
 
-def _newer_pythons() -> list[str]:
-    """Pythons 3.13+ this machine has (PATH, pyenv's versions) that can import gpusetup with this venv's packages:
-    from 3.13 an uncaught Ctrl-C makes the interpreter wait for its worker threads before atexit runs."""
-    found = [shutil.which(f"python3.{minor}") for minor in range(13, 16)]
-    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
-    found += sorted(str(p) for p in pyenv.glob("3.1[3-9]*/bin/python3"))
-    out, seen = [], set()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), sysconfig.get_paths()["purelib"]])}
-    for exe in (f for f in found if f):
-        res = subprocess.run([exe, "-c", "import sys, gpusetup.children, gpusetup.install.stream; "
-                              "print('%d.%d' % sys.version_info[:2])"], capture_output=True, text=True, env=env,
-                             timeout=60, cwd=ROOT)
-        if res.returncode == 0 and res.stdout.strip() not in seen:
-            seen.add(res.stdout.strip())
-            out.append(exe)
-    return out
+# Pythons 3.13+ that import gpusetup with this venv's packages: from 3.13 an uncaught Ctrl-C makes the interpreter
+# wait for its worker threads before atexit runs
+NEWER = other_pythons((3, 13), "import gpusetup.children, gpusetup.install.stream",
+                      env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), sysconfig.get_paths()["purelib"]])},
+                      cwd=ROOT)
 
 
-@pytest.mark.parametrize("python", [sys.executable, *_newer_pythons()],
-                         ids=["this-python", *(f"python-{i}" for i, _ in enumerate(_newer_pythons()))])
+@pytest.mark.parametrize("python", [sys.executable, *(exe for _, exe in NEWER)],
+                         ids=["this-python", *(f"python{version}" for version, _ in NEWER)])
 def test_ctrl_c_with_the_step_in_a_worker_thread_ends_gpusetup_on_any_python(python: str, tmp_path: Path) -> None:
     """Found in a fresh Debian 13 root (Python 3.13): after Ctrl-C the interpreter waited for the wizard's worker
     thread, which waited on the step's child for minutes; the trees are now stopped before that wait."""

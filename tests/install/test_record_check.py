@@ -9,14 +9,13 @@ check runs in the environment being installed, whatever its Python)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+from other_pythons import other_pythons
 
 from gpusetup.install import snippets
 from install.stand_ins import build_wheel
@@ -33,22 +32,9 @@ _md.Distribution.files = property(
 
 def _pythons() -> list[tuple[str, str, str]]:
     """(id, interpreter, prelude): this one as it is, this one acting like 3.12, and each other Python 3.8+ this
-    machine has (on PATH, or installed by pyenv: its shims only answer inside a selected version)."""
-    out = [("this-python", sys.executable, ""), ("files-as-in-3.12", sys.executable, AS_IN_312)]
-    seen = {(sys.version_info[0], sys.version_info[1])}
-    found = [shutil.which(f"python3.{minor}") for minor in range(8, 16)]
-    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
-    found += sorted(str(p) for p in pyenv.glob("3.*/bin/python3") if p.is_file())
-    for exe in (f for f in found if f):
-        res = subprocess.run([exe, "-c", "import sys, venv; print('%d.%d' % sys.version_info[:2])"],
-                             capture_output=True, text=True, timeout=60)
-        if res.returncode != 0:
-            continue  # a pyenv shim with no version selected, a broken interpreter
-        major, minor = (int(x) for x in res.stdout.split("."))
-        if (major, minor) >= (3, 8) and (major, minor) not in seen:
-            seen.add((major, minor))
-            out.append((f"python{major}.{minor}", exe, ""))
-    return out
+    machine has."""
+    return [("this-python", sys.executable, ""), ("files-as-in-3.12", sys.executable, AS_IN_312),
+            *((f"python{version}", exe, "") for version, exe in other_pythons((3, 8)))]
 
 
 def _install(wheel: Path, env: Path) -> None:
